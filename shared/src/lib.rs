@@ -1,0 +1,9 @@
+//! Code shared by the `api` and `worker` binaries: configuration, telemetry, graceful shutdown,
+//! the domain types, the Postgres repositories and the Azure Storage clients.
+
+pub mod config;
+pub mod db;
+pub mod domain;
+pub mod shutdown;
+pub mod storage;
+pub mod telemetry;

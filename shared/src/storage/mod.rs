@@ -1,0 +1,1 @@
+//! Azure Storage (Blob and Queue) clients, connection strings and Shared Key signing.
