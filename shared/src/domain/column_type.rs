@@ -1,0 +1,332 @@
+//! The type of a parsed column, and the rules that decide it. The worker infers a CSV column's
+//! type with [`TypeSet::of`] while it streams the file and stores every CSV cell as the original
+//! string; the API turns those strings into typed JSON at read time with [`render`]. Keeping the
+//! recognisers and the renderer in one module guarantees that a column typed `integer` always
+//! renders as numbers. Excel cells arrive already typed, so `render` leaves non-strings alone.
+
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The inferred type of one column of a sheet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ColumnType {
+    Integer,
+    Decimal,
+    Boolean,
+    Date,
+    DateTime,
+    Text,
+    /// Excel only: the cells of the column carry different types (numbers and text, …).
+    Mixed,
+}
+
+impl ColumnType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ColumnType::Integer => "integer",
+            ColumnType::Decimal => "decimal",
+            ColumnType::Boolean => "boolean",
+            ColumnType::Date => "date",
+            ColumnType::DateTime => "date_time",
+            ColumnType::Text => "text",
+            ColumnType::Mixed => "mixed",
+        }
+    }
+}
+
+/// The set of column types one value (or every value of a column so far) is compatible with.
+/// Integers are also decimals and dates are also datetimes, so a column of `1` and `1.5` is a
+/// decimal column and a column of dates and datetimes is a datetime column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeSet(u8);
+
+impl TypeSet {
+    pub const INTEGER: u8 = 1;
+    pub const DECIMAL: u8 = 2;
+    pub const BOOLEAN: u8 = 4;
+    pub const DATE: u8 = 8;
+    pub const DATETIME: u8 = 16;
+    /// Every type still possible: the state of a column before its first non-empty value.
+    pub const ANY: TypeSet = TypeSet(31);
+    /// Nothing but text.
+    pub const TEXT: TypeSet = TypeSet(0);
+
+    /// The types a non-empty CSV value belongs to.
+    pub fn of(s: &str) -> TypeSet {
+        let Some(&first) = s.as_bytes().first() else {
+            return TypeSet::TEXT;
+        };
+        match first {
+            b'0'..=b'9' | b'-' | b'+' | b'.' => {
+                if parse_integer(s).is_some() {
+                    TypeSet(Self::INTEGER | Self::DECIMAL)
+                } else if parse_decimal(s).is_some() {
+                    TypeSet(Self::DECIMAL)
+                } else if first.is_ascii_digit() && parse_date(s).is_some() {
+                    TypeSet(Self::DATE | Self::DATETIME)
+                } else if first.is_ascii_digit() && parse_datetime(s).is_some() {
+                    TypeSet(Self::DATETIME)
+                } else {
+                    TypeSet::TEXT
+                }
+            }
+            b't' | b'T' | b'f' | b'F' if parse_bool(s).is_some() => TypeSet(Self::BOOLEAN),
+            _ => TypeSet::TEXT,
+        }
+    }
+
+    pub fn intersect(self, other: TypeSet) -> TypeSet {
+        TypeSet(self.0 & other.0)
+    }
+
+    pub fn is_text(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The narrowest column type left. `seen_values` is false for a column with no non-empty
+    /// value at all, which is reported as text.
+    pub fn column_type(self, seen_values: bool) -> ColumnType {
+        let b = self.0;
+        if !seen_values || b == 0 {
+            ColumnType::Text
+        } else if b & Self::INTEGER != 0 {
+            ColumnType::Integer
+        } else if b & Self::DECIMAL != 0 {
+            ColumnType::Decimal
+        } else if b & Self::BOOLEAN != 0 {
+            ColumnType::Boolean
+        } else if b & Self::DATE != 0 {
+            ColumnType::Date
+        } else {
+            ColumnType::DateTime
+        }
+    }
+}
+
+/// Converts a stored cell to the JSON the rows endpoint returns for a column of type `ty`.
+/// Strings that do not match the type (which inference never produces) are returned unchanged,
+/// as are nulls and values that are already typed.
+pub fn render(value: Value, ty: ColumnType) -> Value {
+    let Value::String(s) = &value else {
+        return value;
+    };
+    let converted = match ty {
+        ColumnType::Integer => parse_integer(s).map(Value::from),
+        ColumnType::Decimal => parse_integer(s).map(Value::from).or_else(|| {
+            parse_decimal(s).and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+        }),
+        ColumnType::Boolean => parse_bool(s).map(Value::Bool),
+        ColumnType::Date => parse_date(s).map(|d| Value::String(d.format("%Y-%m-%d").to_string())),
+        ColumnType::DateTime => parse_date(s)
+            .map(|d| d.and_time(NaiveTime::MIN))
+            .map(|dt| Value::String(format_datetime(dt, "")))
+            .or_else(|| parse_datetime(s).map(Value::String)),
+        ColumnType::Text | ColumnType::Mixed => None,
+    };
+    converted.unwrap_or(value)
+}
+
+/// An integer as people write it: optional sign, digits, no leading zero (`00123` is an
+/// identifier, not a number), within `i64`.
+pub fn parse_integer(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s).as_bytes();
+    if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if digits.len() > 1 && digits[0] == b'0' {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// A decimal: optional sign, an integer part without leading zeros, a fraction and/or an
+/// exponent. At most 17 significant digits, so that the value survives the trip through `f64`.
+pub fn parse_decimal(s: &str) -> Option<f64> {
+    let body = s.strip_prefix(['-', '+']).unwrap_or(s).as_bytes();
+    let (mantissa, exponent) = match body.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (int_part, frac_part) = match mantissa.iter().position(|&b| b == b'.') {
+        Some(i) => (&mantissa[..i], Some(&mantissa[i + 1..])),
+        None => (mantissa, None),
+    };
+    let all_digits = |p: &[u8]| !p.is_empty() && p.iter().all(u8::is_ascii_digit);
+    if !all_digits(int_part) || (int_part.len() > 1 && int_part[0] == b'0') {
+        return None;
+    }
+    if let Some(f) = frac_part {
+        if !all_digits(f) {
+            return None;
+        }
+    }
+    if let Some(e) = exponent {
+        if !all_digits(
+            e.strip_prefix(b"-")
+                .or_else(|| e.strip_prefix(b"+"))
+                .unwrap_or(e),
+        ) {
+            return None;
+        }
+    }
+    if frac_part.is_none() && exponent.is_none() {
+        return None;
+    }
+    if int_part.len() + frac_part.map_or(0, <[u8]>::len) > 17 {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+/// `true`/`false` in any case. `yes`, `1` and friends are not booleans: they are too often
+/// answers or codes.
+pub fn parse_bool(s: &str) -> Option<bool> {
+    if s.eq_ignore_ascii_case("true") {
+        Some(true)
+    } else if s.eq_ignore_ascii_case("false") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// A calendar date written year first: `2024-01-31` or `2024/01/31` (day-first forms are
+/// ambiguous between locales, so they stay text).
+pub fn parse_date(s: &str) -> Option<NaiveDate> {
+    let b = s.as_bytes();
+    if b.len() != 10 || !b[0..4].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let sep = b[4];
+    if (sep != b'-' && sep != b'/') || b[7] != sep {
+        return None;
+    }
+    let fmt = if sep == b'-' { "%Y-%m-%d" } else { "%Y/%m/%d" };
+    NaiveDate::parse_from_str(s, fmt).ok()
+}
+
+/// A date and time, `T` or space separated, minutes or seconds (with an optional fraction),
+/// with an optional `Z` or `±hh:mm` offset. Returns the ISO 8601 form
+/// (`2024-01-31T09:05:00`, offset kept as written in normalised form).
+pub fn parse_datetime(s: &str) -> Option<String> {
+    if s.len() < 16 || s.len() > 40 || !s.is_char_boundary(10) {
+        return None;
+    }
+    let date = parse_date(&s[..10])?;
+    let rest = &s[10..];
+    let rest = rest.strip_prefix('T').or_else(|| rest.strip_prefix(' '))?;
+    let (time_part, offset) = split_offset(rest)?;
+    let time = ["%H:%M:%S%.f", "%H:%M"]
+        .iter()
+        .find_map(|f| NaiveTime::parse_from_str(time_part, f).ok())?;
+    Some(format_datetime(date.and_time(time), offset))
+}
+
+fn split_offset(rest: &str) -> Option<(&str, &str)> {
+    if let Some(t) = rest.strip_suffix('Z') {
+        return Some((t, "Z"));
+    }
+    if rest.len() > 6 {
+        let (t, off) = rest.split_at(rest.len() - 6);
+        let ob = off.as_bytes();
+        if (ob[0] == b'+' || ob[0] == b'-')
+            && ob[1].is_ascii_digit()
+            && ob[2].is_ascii_digit()
+            && ob[3] == b':'
+            && ob[4].is_ascii_digit()
+            && ob[5].is_ascii_digit()
+        {
+            return Some((t, off));
+        }
+    }
+    Some((rest, ""))
+}
+
+fn format_datetime(dt: NaiveDateTime, offset: &str) -> String {
+    let base = if dt.and_utc().timestamp_subsec_nanos() == 0 {
+        dt.format("%Y-%m-%dT%H:%M:%S").to_string()
+    } else {
+        dt.format("%Y-%m-%dT%H:%M:%S%.3f").to_string()
+    };
+    format!("{base}{offset}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn column(values: &[&str]) -> ColumnType {
+        let set = values
+            .iter()
+            .fold(TypeSet::ANY, |acc, v| acc.intersect(TypeSet::of(v)));
+        set.column_type(!values.is_empty())
+    }
+
+    #[test]
+    fn columns_are_typed_only_when_every_value_fits() {
+        assert_eq!(column(&["1", "-42", "+7"]), ColumnType::Integer);
+        assert_eq!(column(&["1", "2.5", "1e3"]), ColumnType::Decimal);
+        assert_eq!(column(&["TRUE", "false"]), ColumnType::Boolean);
+        assert_eq!(column(&["2024-01-31", "2024/02/29"]), ColumnType::Date);
+        assert_eq!(
+            column(&["2024-01-31", "2024-01-31 09:05"]),
+            ColumnType::DateTime
+        );
+        assert_eq!(column(&["1", "x"]), ColumnType::Text);
+        assert_eq!(column(&[]), ColumnType::Text);
+    }
+
+    #[test]
+    fn identifiers_with_leading_zeros_and_phone_numbers_stay_text() {
+        assert_eq!(column(&["00123"]), ColumnType::Text);
+        assert_eq!(column(&["123", "00123"]), ColumnType::Text);
+        assert_eq!(column(&["090-1234-5678"]), ColumnType::Text);
+        assert_eq!(column(&["+81 3 1234 5678"]), ColumnType::Text);
+        assert_eq!(column(&["01.5"]), ColumnType::Text);
+        assert_eq!(column(&["12345678901234567890"]), ColumnType::Text);
+        assert_eq!(column(&["2024-02-30"]), ColumnType::Text);
+    }
+
+    #[test]
+    fn render_turns_strings_into_typed_json() {
+        assert_eq!(render(json!("-42"), ColumnType::Integer), json!(-42));
+        assert_eq!(render(json!("2.5"), ColumnType::Decimal), json!(2.5));
+        assert_eq!(render(json!("3"), ColumnType::Decimal), json!(3));
+        assert_eq!(render(json!("TRUE"), ColumnType::Boolean), json!(true));
+        assert_eq!(
+            render(json!("2024/01/05"), ColumnType::Date),
+            json!("2024-01-05")
+        );
+        assert_eq!(
+            render(json!("2024-01-05 10:30"), ColumnType::DateTime),
+            json!("2024-01-05T10:30:00")
+        );
+        assert_eq!(
+            render(json!("2024-01-05T10:30:00.5+09:00"), ColumnType::DateTime),
+            json!("2024-01-05T10:30:00.500+09:00")
+        );
+        assert_eq!(
+            render(json!("2024-01-05"), ColumnType::DateTime),
+            json!("2024-01-05T00:00:00")
+        );
+    }
+
+    #[test]
+    fn render_leaves_text_nulls_and_typed_values_alone() {
+        assert_eq!(render(json!("00123"), ColumnType::Text), json!("00123"));
+        assert_eq!(render(Value::Null, ColumnType::Integer), Value::Null);
+        assert_eq!(render(json!(1.5), ColumnType::Mixed), json!(1.5));
+        assert_eq!(render(json!("oops"), ColumnType::Integer), json!("oops"));
+    }
+
+    #[test]
+    fn column_types_serialize_in_snake_case() {
+        assert_eq!(
+            serde_json::to_string(&ColumnType::DateTime).ok().as_deref(),
+            Some("\"date_time\"")
+        );
+    }
+}
