@@ -1,1 +1,12 @@
-//! Domain types.
+//! Domain types shared by the api and the worker: file formats, task and outbox states, and the
+//! queue message envelope the relay sends and the consumer reads.
+
+pub mod column_type;
+pub mod envelope;
+pub mod format;
+pub mod status;
+
+pub use column_type::{ColumnType, TypeSet};
+pub use envelope::{Envelope, MessageEncoding, ParseTaskPayload, PARSE_TASK};
+pub use format::FileFormat;
+pub use status::{OutboxStatus, TaskStatus};

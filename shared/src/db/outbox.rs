@@ -1,0 +1,189 @@
+//! `outbox_messages`: what the api promised to send, and the relay's record of sending it.
+//! Claims are one short statement (`FOR UPDATE SKIP LOCKED` + a lease), sends happen outside any
+//! transaction, and each outcome is recorded conditionally on the row still being ours.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::PgExecutor;
+use uuid::Uuid;
+
+use crate::domain::OutboxStatus;
+
+/// The default number of send attempts before a message is DEAD.
+pub const DEFAULT_MAX_ATTEMPTS: i32 = 10;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxMessage {
+    pub id: Uuid,
+    pub event_type: String,
+    pub payload: serde_json::Value,
+    pub status: OutboxStatus,
+    pub attempts: i32,
+    pub max_attempts: i32,
+    pub available_at: DateTime<Utc>,
+    pub locked_until: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub processed_at: Option<DateTime<Utc>>,
+}
+
+pub async fn enqueue(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    event_type: &str,
+    payload: &serde_json::Value,
+) -> sqlx::Result<()> {
+    sqlx::query!(
+        "INSERT INTO outbox_messages (id, event_type, payload, max_attempts) VALUES ($1, $2, $3, $4)",
+        id,
+        event_type,
+        payload,
+        DEFAULT_MAX_ATTEMPTS
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<OutboxMessage>> {
+    sqlx::query_as!(
+        OutboxMessage,
+        r#"SELECT id, event_type, payload, status AS "status: OutboxStatus", attempts, max_attempts,
+                  available_at, locked_until, last_error, created_at, processed_at
+           FROM outbox_messages WHERE id = $1"#,
+        id
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// Claims up to `limit` due messages for `lease`: new or retry-due ones, and PROCESSING ones whose
+/// relay let the lease expire (it crashed). Safe with any number of relays at once.
+pub async fn claim_batch(
+    db: impl PgExecutor<'_>,
+    limit: i64,
+    lease: Duration,
+) -> sqlx::Result<Vec<OutboxMessage>> {
+    sqlx::query_as!(
+        OutboxMessage,
+        r#"UPDATE outbox_messages
+           SET status = 'PROCESSING', locked_until = now() + make_interval(secs => $2)
+           WHERE id IN (
+               SELECT id FROM outbox_messages
+               WHERE (status IN ('PENDING', 'FAILED') AND available_at <= now())
+                  OR (status = 'PROCESSING' AND locked_until < now())
+               ORDER BY available_at
+               LIMIT $1
+               FOR UPDATE SKIP LOCKED)
+           RETURNING id, event_type, payload, status AS "status: OutboxStatus", attempts,
+                     max_attempts, available_at, locked_until, last_error, created_at, processed_at"#,
+        limit,
+        lease.as_secs_f64()
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// Records successful sends. Returns how many rows were still ours.
+pub async fn mark_sent(db: impl PgExecutor<'_>, ids: &[Uuid]) -> sqlx::Result<u64> {
+    let done = sqlx::query!(
+        r#"UPDATE outbox_messages
+           SET status = 'COMPLETED', attempts = attempts + 1, processed_at = now(),
+               locked_until = NULL
+           WHERE id = ANY($1) AND status = 'PROCESSING'"#,
+        ids
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Records a failed send: FAILED and due again after `retry_in`, or DEAD once `max_attempts` is
+/// reached. Returns the new status, or `None` if the row was no longer ours.
+pub async fn mark_failed(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    error: &str,
+    retry_in: Duration,
+) -> sqlx::Result<Option<(OutboxStatus, i32)>> {
+    let row = sqlx::query!(
+        r#"UPDATE outbox_messages
+           SET attempts = attempts + 1, last_error = $2, locked_until = NULL,
+               status = CASE WHEN attempts + 1 >= max_attempts
+                             THEN 'DEAD'::outbox_status ELSE 'FAILED'::outbox_status END,
+               available_at = now() + make_interval(secs => $3)
+           WHERE id = $1 AND status = 'PROCESSING'
+           RETURNING status AS "status: OutboxStatus", attempts"#,
+        id,
+        error,
+        retry_in.as_secs_f64()
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| (r.status, r.attempts)))
+}
+
+/// Hands claimed but unsent messages back at shutdown, due at once.
+pub async fn release(db: impl PgExecutor<'_>, ids: &[Uuid]) -> sqlx::Result<u64> {
+    let done = sqlx::query!(
+        r#"UPDATE outbox_messages SET status = 'PENDING', locked_until = NULL, available_at = now()
+           WHERE id = ANY($1) AND status = 'PROCESSING'"#,
+        ids
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Deletes up to `batch` COMPLETED messages processed longer than `retention` ago. Small batches
+/// keep each delete short; call until it returns less than `batch`.
+pub async fn purge_completed(
+    db: impl PgExecutor<'_>,
+    retention: Duration,
+    batch: i64,
+) -> sqlx::Result<u64> {
+    let done = sqlx::query!(
+        r#"DELETE FROM outbox_messages WHERE id IN (
+               SELECT id FROM outbox_messages
+               WHERE status = 'COMPLETED' AND processed_at < now() - make_interval(secs => $1)
+               LIMIT $2
+               FOR UPDATE SKIP LOCKED)"#,
+        retention.as_secs_f64(),
+        batch
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Gives DEAD messages a fresh set of attempts (an operator's decision, after fixing the cause).
+/// `last_error` is kept as a record of why they died.
+pub async fn requeue_dead(db: impl PgExecutor<'_>) -> sqlx::Result<u64> {
+    let done = sqlx::query!(
+        r#"UPDATE outbox_messages SET status = 'PENDING', attempts = 0, available_at = now()
+           WHERE status = 'DEAD'"#
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StatusCount {
+    pub status: OutboxStatus,
+    pub count: i64,
+    pub oldest_created_at: Option<DateTime<Utc>>,
+}
+
+/// How many messages are in each status, and the oldest of each: the relay's health at a glance.
+pub async fn stats(db: impl PgExecutor<'_>) -> sqlx::Result<Vec<StatusCount>> {
+    sqlx::query_as!(
+        StatusCount,
+        r#"SELECT status AS "status!: OutboxStatus", count(*) AS "count!",
+                  min(created_at) AS oldest_created_at
+           FROM outbox_messages GROUP BY status ORDER BY status"#
+    )
+    .fetch_all(db)
+    .await
+}

@@ -1,0 +1,164 @@
+//! `tasks`: the parse job of one source file. Every state change is a conditional update, so a
+//! redelivered queue message or a racing consumer can never move a task backwards or twice.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::PgExecutor;
+use uuid::Uuid;
+
+use crate::domain::TaskStatus;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub id: Uuid,
+    pub source_file_id: Uuid,
+    pub status: TaskStatus,
+    pub attempts: i32,
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+    pub result: Option<serde_json::Value>,
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+pub async fn insert(db: impl PgExecutor<'_>, id: Uuid, source_file_id: Uuid) -> sqlx::Result<Task> {
+    sqlx::query_as!(
+        Task,
+        r#"INSERT INTO tasks (id, source_file_id) VALUES ($1, $2)
+           RETURNING id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
+                     error_message, result, lease_expires_at, created_at, started_at, finished_at"#,
+        id,
+        source_file_id
+    )
+    .fetch_one(db)
+    .await
+}
+
+pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task>> {
+    sqlx::query_as!(
+        Task,
+        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
+                  error_message, result, lease_expires_at, created_at, started_at, finished_at
+           FROM tasks WHERE id = $1"#,
+        id
+    )
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn find_by_source_file(
+    db: impl PgExecutor<'_>,
+    source_file_id: Uuid,
+) -> sqlx::Result<Option<Task>> {
+    sqlx::query_as!(
+        Task,
+        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
+                  error_message, result, lease_expires_at, created_at, started_at, finished_at
+           FROM tasks WHERE source_file_id = $1"#,
+        source_file_id
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// Takes the task for processing: PENDING → RUNNING, or a RUNNING task whose holder's lease ran
+/// out (its consumer died). `None` when someone else holds it or it is already final.
+pub async fn start(db: impl PgExecutor<'_>, id: Uuid, lease: Duration) -> sqlx::Result<Option<Task>> {
+    sqlx::query_as!(
+        Task,
+        r#"UPDATE tasks
+           SET status = 'RUNNING', attempts = attempts + 1, started_at = now(),
+               lease_expires_at = now() + make_interval(secs => $2)
+           WHERE id = $1
+             AND (status = 'PENDING' OR (status = 'RUNNING' AND lease_expires_at < now()))
+           RETURNING id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
+                     error_message, result, lease_expires_at, created_at, started_at, finished_at"#,
+        id,
+        lease.as_secs_f64()
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// Extends the lease of the attempt we hold; `false` means we no longer hold it.
+pub async fn renew_lease(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    attempt: i32,
+    lease: Duration,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query!(
+        r#"UPDATE tasks SET lease_expires_at = now() + make_interval(secs => $3)
+           WHERE id = $1 AND status = 'RUNNING' AND attempts = $2"#,
+        id,
+        attempt,
+        lease.as_secs_f64()
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Gives the task back (shutdown, or a transient failure): RUNNING → PENDING, so the redelivered
+/// message can start it again at once instead of waiting for the lease to run out.
+pub async fn release(db: impl PgExecutor<'_>, id: Uuid, attempt: i32) -> sqlx::Result<bool> {
+    let done = sqlx::query!(
+        r#"UPDATE tasks SET status = 'PENDING', lease_expires_at = NULL
+           WHERE id = $1 AND status = 'RUNNING' AND attempts = $2"#,
+        id,
+        attempt
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// RUNNING (our attempt) → COMPLETED with its summary. Meant to run in the transaction that
+/// stored the rows, so rows and status commit together; `false` means we lost the task and the
+/// caller must roll back.
+pub async fn complete(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    attempt: i32,
+    result: &serde_json::Value,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query!(
+        r#"UPDATE tasks
+           SET status = 'COMPLETED', result = $3, finished_at = now(), lease_expires_at = NULL
+           WHERE id = $1 AND status = 'RUNNING' AND attempts = $2"#,
+        id,
+        attempt,
+        result
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Fails a task that is not final yet (a file that cannot be parsed, a poison message). When
+/// `attempt` is given, only that attempt of a RUNNING task may fail it.
+pub async fn fail(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    attempt: Option<i32>,
+    code: &str,
+    message: &str,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query!(
+        r#"UPDATE tasks
+           SET status = 'FAILED', error_code = $3, error_message = $4, finished_at = now(),
+               lease_expires_at = NULL
+           WHERE id = $1 AND status IN ('PENDING', 'RUNNING')
+             AND ($2::int IS NULL OR (status = 'RUNNING' AND attempts = $2))"#,
+        id,
+        attempt,
+        code,
+        message
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

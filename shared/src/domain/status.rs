@@ -1,0 +1,35 @@
+//! The lifecycle states of a task and of an outbox message, mirrored by Postgres enum types
+//! (`task_status`, `outbox_status`) so an impossible state cannot be stored.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a parse task stands. `PENDING → RUNNING → COMPLETED | FAILED`; a RUNNING task whose
+/// worker died goes back to PENDING when its message is redelivered after its lease expired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "task_status", rename_all = "SCREAMING_SNAKE_CASE")]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TaskStatus {
+    Pending,
+    Running,
+    Completed,
+    Failed,
+}
+
+impl TaskStatus {
+    pub fn is_final(self) -> bool {
+        matches!(self, TaskStatus::Completed | TaskStatus::Failed)
+    }
+}
+
+/// Where an outbox message stands: `FAILED` means "waiting for a retry at `available_at`", `DEAD`
+/// means "retries exhausted, kept for an operator".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[sqlx(type_name = "outbox_status", rename_all = "SCREAMING_SNAKE_CASE")]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OutboxStatus {
+    Pending,
+    Processing,
+    Completed,
+    Failed,
+    Dead,
+}
