@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# Helpers for the local stack scripts (up.sh, down.sh, test.sh): install and start Postgres and
+# Azurite on loopback, plus small polling helpers. Source it; every function logs what it does on
+# stderr (stdout is kept for values a caller captures).
+#
+#   source tests/stack/lib.sh
+#   ensure_postgres && ensure_azurite
+#   start_postgres /some/dir 55432 && start_azurite /other/dir 10000 10001 10002
+#
+# Postgres refuses to run as root: when root, the data directory belongs to the `postgres` system
+# user and initdb/pg_ctl run through `runuser -u postgres --`.
+set -euo pipefail
+
+STACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$STACK_DIR/../.." && pwd)"
+PG_SUPERUSER=postgres
+
+log() { printf '==> %s\n' "$*" >&2; }
+warn() { printf '!!! %s\n' "$*" >&2; }
+die() {
+  printf 'ERROR: %s\n' "$*" >&2
+  exit 1
+}
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# Run a command as root: directly when we are root, through sudo otherwise.
+as_root() {
+  if is_root; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    die "need root for: $* (and sudo is not installed)"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Waiting: poll, never sleep blindly.
+
+# wait_until TIMEOUT_SECONDS DESCRIPTION COMMAND... — run COMMAND every 0.2 s until it succeeds.
+wait_until() {
+  local timeout=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      warn "timed out after ${timeout}s waiting for $what"
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+# wait_for_port HOST PORT [TIMEOUT] — until something accepts TCP connections there.
+wait_for_port() {
+  local host=$1 port=$2 timeout=${3:-60}
+  wait_until "$timeout" "$host:$port to accept connections" port_open "$host" "$port"
+}
+
+http_status_is() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$2")" = "$1" ]; }
+
+# wait_for_http URL [STATUS] [TIMEOUT] — until GET URL answers with STATUS (default 200).
+wait_for_http() {
+  local url=$1 status=${2:-200} timeout=${3:-60}
+  wait_until "$timeout" "GET $url to answer $status" http_status_is "$status" "$url"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Background processes with pid files.
+
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+
+pidfile_alive() { [ -s "$1" ] && pid_alive "$(cat "$1")"; }
+
+# start_bg PIDFILE LOGFILE COMMAND... — start COMMAND in its own session (a Ctrl-C in this
+# terminal does not reach it), output appended to LOGFILE, pid written to PIDFILE.
+start_bg() {
+  local pidfile=$1 logfile=$2
+  shift 2
+  mkdir -p "$(dirname "$pidfile")" "$(dirname "$logfile")"
+  # setsid does not fork here (a background job of a non-interactive shell is not a process
+  # group leader), so $! is the pid of COMMAND itself.
+  setsid "$@" >>"$logfile" 2>&1 </dev/null &
+  echo $! >"$pidfile"
+}
+
+# stop_pidfile PIDFILE NAME — SIGTERM, wait up to 20 s, then SIGKILL. No-op when not running.
+stop_pidfile() {
+  local pidfile=$1 name=$2 pid
+  if ! pidfile_alive "$pidfile"; then
+    log "$name is not running"
+    rm -f "$pidfile"
+    return 0
+  fi
+  pid=$(cat "$pidfile")
+  log "stopping $name (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  if ! wait_until 20 "$name to exit" bash -c "! kill -0 $pid"; then
+    warn "$name did not exit on SIGTERM: killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Postgres
+
+# The newest Debian Postgres bin directory (/usr/lib/postgresql/<version>/bin), if any.
+pg_bindir() {
+  local dir
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# ensure_postgres — install Debian's postgresql package when no server binaries exist; sets PG_BIN.
+ensure_postgres() {
+  if PG_BIN=$(pg_bindir); then
+    log "Postgres server binaries: $PG_BIN"
+  else
+    log "Postgres server not installed: installing Debian's postgresql package"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql
+    PG_BIN=$(pg_bindir) || die "postgresql installed but no /usr/lib/postgresql/*/bin/initdb found"
+    log "Postgres server binaries: $PG_BIN"
+  fi
+  export PG_BIN
+}
+
+# The system user that owns clusters when we are root (created by the Debian package).
+ensure_postgres_user() {
+  if ! id -u postgres >/dev/null 2>&1; then
+    log "creating system user postgres"
+    useradd --system --user-group --home-dir /var/lib/postgresql --no-create-home \
+      --shell /bin/sh postgres
+  fi
+}
+
+# Run a Postgres server tool as the cluster owner: `postgres` when root, ourselves otherwise.
+pg_run() {
+  if is_root; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+# postgres_data_dir PREFERRED — PREFERRED, unless we are root and the postgres user cannot reach
+# it (e.g. a clone under /root, which is mode 0700): then a stable directory under /var/lib.
+postgres_data_dir() {
+  local preferred=$1 parent
+  parent=$(dirname "$preferred")
+  if ! is_root; then
+    echo "$preferred"
+    return 0
+  fi
+  ensure_postgres_user
+  mkdir -p "$parent"
+  if runuser -u postgres -- test -x "$parent"; then
+    echo "$preferred"
+  else
+    local key
+    key=$(printf '%s' "$preferred" | cksum | cut -d' ' -f1)
+    warn "user postgres cannot reach $parent: keeping the cluster in /var/lib/sheetrelay-dev/$key"
+    mkdir -p "/var/lib/sheetrelay-dev/$key"
+    chmod 755 /var/lib/sheetrelay-dev "/var/lib/sheetrelay-dev/$key"
+    echo "/var/lib/sheetrelay-dev/$key/postgres"
+  fi
+}
+
+postgres_running() {
+  [ -f "$1/PG_VERSION" ] && pg_run "$PG_BIN/pg_ctl" -D "$1" status >/dev/null 2>&1
+}
+
+# start_postgres DIR PORT — initdb DIR (once) and start it on 127.0.0.1:PORT, trust auth for
+# loopback, superuser `postgres`. Durability is off: for development and tests only.
+start_postgres() {
+  local dir=$1 port=$2
+  [ -n "${PG_BIN:-}" ] || ensure_postgres
+  if postgres_running "$dir"; then
+    log "Postgres already running from $dir"
+  else
+    if [ ! -f "$dir/PG_VERSION" ]; then
+      log "creating Postgres cluster in $dir"
+      mkdir -p "$dir"
+      chmod 700 "$dir"
+      if is_root; then
+        ensure_postgres_user
+        chown postgres:postgres "$dir"
+        runuser -u postgres -- test -w "$dir" ||
+          die "user postgres cannot write $dir: a parent directory is not searchable"
+      fi
+      pg_run "$PG_BIN/initdb" -D "$dir" -U "$PG_SUPERUSER" --auth=trust --no-locale -E UTF8 \
+        --no-sync >"$dir.initdb.log" 2>&1 || {
+        cat "$dir.initdb.log" >&2
+        die "initdb failed"
+      }
+      cat >>"$dir/postgresql.conf" <<'EOF'
+
+# sheetrelay dev/test settings (tests/stack/lib.sh): loopback only, no durability.
+listen_addresses = '127.0.0.1'
+unix_socket_directories = ''
+max_connections = 300
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+EOF
+    fi
+    log "starting Postgres on 127.0.0.1:$port (log: $dir/server.log)"
+    pg_run "$PG_BIN/pg_ctl" -D "$dir" -l "$dir/server.log" -o "-p $port" -w -t 60 start >/dev/null || {
+      tail -n 30 "$dir/server.log" >&2 || true
+      die "Postgres did not start"
+    }
+  fi
+  wait_for_postgres "$port"
+}
+
+wait_for_postgres() {
+  local port=$1
+  wait_until 60 "Postgres on 127.0.0.1:$port" \
+    "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" -d postgres ||
+    die "Postgres is not accepting connections on 127.0.0.1:$port"
+}
+
+# stop_postgres DIR — fast shutdown (disconnects clients). No-op when not running.
+stop_postgres() {
+  local dir=$1
+  [ -n "${PG_BIN:-}" ] || PG_BIN=$(pg_bindir) || {
+    log "Postgres is not installed: nothing to stop"
+    return 0
+  }
+  if postgres_running "$dir"; then
+    log "stopping Postgres ($dir)"
+    pg_run "$PG_BIN/pg_ctl" -D "$dir" -m fast -w -t 60 stop >/dev/null
+  else
+    log "Postgres is not running ($dir)"
+  fi
+}
+
+# psql_admin PORT ARGS... — psql as the superuser on database postgres.
+psql_admin() {
+  local port=$1
+  shift
+  "$PG_BIN/psql" -X -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" -d postgres "$@"
+}
+
+# create_database PORT NAME — CREATE DATABASE NAME unless it exists.
+create_database() {
+  local port=$1 name=$2
+  if [ "$(psql_admin "$port" -tAc "select 1 from pg_database where datname = '$name'")" = 1 ]; then
+    log "database $name exists"
+  else
+    log "creating database $name"
+    psql_admin "$port" -qc "create database \"$name\""
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Azurite (pinned in package.json / package-lock.json)
+
+AZURITE_BIN="$REPO_ROOT/node_modules/.bin/azurite"
+NPM_STAMP="$REPO_ROOT/node_modules/.sheetrelay-package-lock.sha256"
+
+# ensure_azurite — `npm ci` when Azurite is missing or package-lock.json changed since the last one.
+ensure_azurite() {
+  local want
+  want=$(sha256sum "$REPO_ROOT/package-lock.json" | cut -d' ' -f1)
+  if [ -x "$AZURITE_BIN" ] && [ "$(cat "$NPM_STAMP" 2>/dev/null || true)" = "$want" ]; then
+    log "Azurite installed: $AZURITE_BIN"
+    return 0
+  fi
+  command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js 20 (with npm) first"
+  log "installing Azurite with npm ci (package-lock.json)"
+  (cd "$REPO_ROOT" && npm ci --no-audit --no-fund)
+  [ -x "$AZURITE_BIN" ] || die "npm ci did not install $AZURITE_BIN"
+  echo "$want" >"$NPM_STAMP"
+}
+
+# start_azurite DIR BLOBPORT QUEUEPORT [TABLEPORT] — Azurite on 127.0.0.1 with data in DIR,
+# pid in DIR/azurite.pid, log in DIR/azurite.log. No-op when the one started from DIR runs.
+start_azurite() {
+  local dir=$1 blob=$2 queue=$3 table=${4:-$(($3 + 1))}
+  local pidfile="$dir/azurite.pid" logfile="$dir/azurite.log" port
+  [ -x "$AZURITE_BIN" ] || ensure_azurite
+  mkdir -p "$dir"
+  if pidfile_alive "$pidfile"; then
+    log "Azurite already running (pid $(cat "$pidfile"))"
+  else
+    for port in "$blob" "$queue" "$table"; do
+      if port_open 127.0.0.1 "$port"; then
+        die "port $port is taken by another process: stop it (is another Azurite running?)"
+      fi
+    done
+    log "starting Azurite: blob 127.0.0.1:$blob, queue :$queue, table :$table (log: $logfile)"
+    start_bg "$pidfile" "$logfile" "$AZURITE_BIN" --silent --skipApiVersionCheck \
+      --disableTelemetry --loose \
+      --blobHost 127.0.0.1 --queueHost 127.0.0.1 --tableHost 127.0.0.1 \
+      --blobPort "$blob" --queuePort "$queue" --tablePort "$table" --location "$dir"
+  fi
+  for port in "$blob" "$queue" "$table"; do
+    if ! wait_for_port 127.0.0.1 "$port" 60 || ! pidfile_alive "$pidfile"; then
+      tail -n 30 "$logfile" >&2 || true
+      die "Azurite did not come up"
+    fi
+  done
+}
+
+stop_azurite() { stop_pidfile "$1/azurite.pid" Azurite; }

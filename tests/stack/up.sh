@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# README command #1: the whole stack on this machine, then one upload end to end.
+#
+# Installs what is missing (Postgres from Debian's packages, Azurite with npm ci), starts both on
+# loopback with state in .local/ (Postgres 55432, Azurite 10000/10001/10002), builds and
+# (re)starts the api and the worker, uploads tests/stack/sample.csv and prints its task and first
+# rows. Run it again at any time: running services are reused, api and worker restart on the new
+# build. Stop everything with tests/stack/down.sh. Logs: .local/logs/.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+STATE_DIR="$REPO_ROOT/.local"
+LOG_DIR="$STATE_DIR/logs"
+PG_PORT=55432
+DB_NAME=sheetrelay
+API="http://127.0.0.1:8080"
+TASK_TIMEOUT=${TASK_TIMEOUT:-60}
+
+mkdir -p "$LOG_DIR"
+
+# --- services ---------------------------------------------------------------------------------
+ensure_postgres
+ensure_azurite
+start_postgres "$(postgres_data_dir "$STATE_DIR/postgres")" "$PG_PORT"
+create_database "$PG_PORT" "$DB_NAME"
+start_azurite "$STATE_DIR/azurite" 10000 10001 10002
+
+# --- api and worker ---------------------------------------------------------------------------
+log "building api and worker (cargo build --release)"
+(cd "$REPO_ROOT" && cargo build --release -p api -p worker)
+
+export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/$DB_NAME"
+export AZURE_STORAGE_CONNECTION_STRING="UseDevelopmentStorage=true"
+export LISTEN_ADDR="127.0.0.1:8080"
+export RUST_LOG="${RUST_LOG:-info}"
+
+# Restart so that they run the build we just made.
+stop_pidfile "$STATE_DIR/worker.pid" worker
+stop_pidfile "$STATE_DIR/api.pid" api
+if port_open 127.0.0.1 8080; then
+  die "port 8080 is taken by a process up.sh did not start: stop it first"
+fi
+
+log "starting api (log: $LOG_DIR/api.log); it applies migrations at start"
+start_bg "$STATE_DIR/api.pid" "$LOG_DIR/api.log" "$REPO_ROOT/target/release/api"
+log "starting worker (log: $LOG_DIR/worker.log)"
+start_bg "$STATE_DIR/worker.pid" "$LOG_DIR/worker.log" "$REPO_ROOT/target/release/worker" run
+
+api_up() { pidfile_alive "$STATE_DIR/api.pid" && http_status_is 200 "$API/readyz"; }
+if ! wait_until 90 "$API/readyz to answer 200" api_up; then
+  tail -n 40 "$LOG_DIR/api.log" >&2 || true
+  die "the api is not ready (log above: $LOG_DIR/api.log)"
+fi
+log "api ready: $API"
+if ! pidfile_alive "$STATE_DIR/worker.pid"; then
+  tail -n 20 "$LOG_DIR/worker.log" >&2 || true
+  warn "the worker is not running (log above): the task will stay PENDING"
+fi
+
+# --- one upload end to end --------------------------------------------------------------------
+# Pretty-print JSON when python3 is around; print it as is otherwise.
+pretty() {
+  local body
+  body=$(cat)
+  if command -v python3 >/dev/null 2>&1 && printf '%s' "$body" | python3 -m json.tool 2>/dev/null; then
+    return 0
+  fi
+  printf '%s\n' "$body"
+}
+
+# json_string KEY — the value of the first "KEY": "value" in the JSON on stdin (empty if none).
+json_string() {
+  { grep -o "\"$1\"[[:space:]]*:[[:space:]]*\"[^\"]*\"" || true; } | head -n 1 | sed 's/.*"\([^"]*\)"$/\1/'
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+log "uploading tests/stack/sample.csv: POST $API/api/v1/files"
+status=$(curl -sS -o "$tmp/upload.json" -D "$tmp/upload.headers" -w '%{http_code}' \
+  -F "file=@$STACK_DIR/sample.csv" "$API/api/v1/files")
+echo "HTTP $status"
+pretty <"$tmp/upload.json"
+[ "$status" = 202 ] || die "upload was not accepted (HTTP $status)"
+
+# The contract's Location header names the task: /api/v1/tasks/{task_id}.
+task_path=$(tr -d '\r' <"$tmp/upload.headers" | sed -n 's/^[Ll]ocation:[[:space:]]*//p' | head -n 1)
+[ -n "$task_path" ] || die "the 202 has no Location header"
+
+log "waiting for the task: GET $API$task_path (up to ${TASK_TIMEOUT}s)"
+deadline=$((SECONDS + TASK_TIMEOUT))
+while :; do
+  curl -sS -o "$tmp/task.json" "$API$task_path"
+  task_status=$(json_string status <"$tmp/task.json")
+  case "$task_status" in
+  COMPLETED | FAILED) break ;;
+  esac
+  if [ "$SECONDS" -ge "$deadline" ]; then
+    pretty <"$tmp/task.json"
+    die "the task is still ${task_status:-unknown} after ${TASK_TIMEOUT}s (worker log: $LOG_DIR/worker.log)"
+  fi
+  sleep 0.5
+done
+
+echo "Task:"
+pretty <"$tmp/task.json"
+[ "$task_status" = COMPLETED ] || die "the task FAILED (worker log: $LOG_DIR/worker.log)"
+
+source_file_id=$(json_string source_file_id <"$tmp/task.json")
+echo "First rows: GET /api/v1/files/$source_file_id/rows?sheet=0&limit=5"
+curl -sS "$API/api/v1/files/$source_file_id/rows?sheet=0&limit=5" | pretty
+
+log "stack is up: api $API, Postgres $DATABASE_URL, Azurite 127.0.0.1:10000/10001"
+log "logs in $LOG_DIR; stop everything with tests/stack/down.sh"
