@@ -1,1 +1,2 @@
 //! harness.
+pub mod services;
