@@ -16,6 +16,15 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "PENDING",
+            TaskStatus::Running => "RUNNING",
+            TaskStatus::Completed => "COMPLETED",
+            TaskStatus::Failed => "FAILED",
+        }
+    }
+
     pub fn is_final(self) -> bool {
         matches!(self, TaskStatus::Completed | TaskStatus::Failed)
     }

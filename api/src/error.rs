@@ -1,0 +1,114 @@
+//! The one error type of the HTTP layer. Every error becomes the contract's body
+//! `{"error": {"code", "message"}}` with a stable machine code; 5xx answers are generic and the
+//! full error chain goes to the log instead.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{message}")]
+    BadRequest { code: &'static str, message: String },
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    #[error("the file is larger than the limit of {limit} bytes")]
+    PayloadTooLarge { limit: u64 },
+    #[error("{0}")]
+    UnsupportedFormat(String),
+    #[error("the database is unavailable")]
+    DatabaseUnavailable(#[source] sqlx::Error),
+    #[error("the upload could not be recorded and nothing was kept")]
+    NotRecorded(#[source] sqlx::Error),
+    #[error("blob storage is unavailable")]
+    StorageUnavailable(#[source] shared::storage::StorageError),
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+/// The error body of the contract, also used in the OpenAPI document.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// Stable, machine-readable snake_case code.
+    pub code: String,
+    /// Human-readable explanation.
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        ApiError::BadRequest { code, message: message.into() }
+    }
+
+    fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            ApiError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
+            ApiError::PayloadTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ApiError::UnsupportedFormat(_) => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_format")
+            }
+            ApiError::DatabaseUnavailable(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "database_unavailable")
+            }
+            ApiError::StorageUnavailable(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "storage_unavailable")
+            }
+            ApiError::NotRecorded(e) if shared::db::is_unavailable(e) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "database_unavailable")
+            }
+            ApiError::NotRecorded(_) => (StatusCode::SERVICE_UNAVAILABLE, "upload_not_recorded"),
+            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(err: sqlx::Error) -> Self {
+        if shared::db::is_unavailable(&err) {
+            ApiError::DatabaseUnavailable(err)
+        } else {
+            ApiError::Internal(err.into())
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        if status.is_server_error() {
+            tracing::error!(error = %error_chain(&self), code, "request failed");
+        }
+        let message = match &self {
+            ApiError::DatabaseUnavailable(_)
+            | ApiError::StorageUnavailable(_)
+            | ApiError::NotRecorded(_) => {
+                format!("{self}; please retry later")
+            }
+            other => other.to_string(),
+        };
+        let body = ErrorBody { error: ErrorDetail { code: code.to_owned(), message } };
+        (status, Json(body)).into_response()
+    }
+}
+
+/// `outer: cause: root cause`, for logs.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
+}

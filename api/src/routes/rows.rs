@@ -1,0 +1,101 @@
+//! `GET /api/v1/files/{id}/rows`: keyset pagination over the parsed rows of one sheet. CSV cells
+//! are stored as text and typed here from the sheet's inferred column types, so the parse needs
+//! one pass and no memory of the whole file.
+
+use axum::extract::{Path, Query, State};
+use axum::Json;
+use serde::Deserialize;
+use shared::db;
+use shared::domain::{column_type, ColumnType, TaskStatus};
+use uuid::Uuid;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+use crate::views::{RowView, RowsPage, SheetView};
+
+const DEFAULT_LIMIT: i64 = 100;
+const MAX_LIMIT: i64 = 1000;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RowsQuery {
+    /// Sheet index (0 for CSV/TSV).
+    pub sheet: Option<i32>,
+    /// Return rows after this row index (the previous page's `next_after`).
+    pub after: Option<i64>,
+    /// Page size, 1..1000 (default 100).
+    pub limit: Option<i64>,
+}
+
+/// A page of parsed rows of one sheet.
+#[utoipa::path(
+    get,
+    path = "/api/v1/files/{source_file_id}/rows",
+    tag = "files",
+    params(("source_file_id" = Uuid, Path, description = "Source file id"), RowsQuery),
+    responses(
+        (status = 200, body = RowsPage),
+        (status = 400, description = "Bad sheet/after/limit", body = ErrorBody),
+        (status = 404, description = "Unknown file, or no such sheet", body = ErrorBody),
+        (status = 409, description = "The file is not parsed (yet, or it failed)", body = ErrorBody),
+    )
+)]
+pub async fn list_rows(
+    State(state): State<AppState>,
+    Path(id): Path<Uuid>,
+    query: Result<Query<RowsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<RowsPage>, ApiError> {
+    let Query(q) = query.map_err(|e| ApiError::bad_request("invalid_parameter", e.body_text()))?;
+    let sheet_index = q.sheet.unwrap_or(0);
+    let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::bad_request("invalid_parameter", "limit must be between 1 and 1000"));
+    }
+    if sheet_index < 0 || q.after.is_some_and(|a| a < 0) {
+        return Err(ApiError::bad_request("invalid_parameter", "sheet and after must be ≥ 0"));
+    }
+    let task = db::tasks::find_by_source_file(&state.db, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no source file {id}")))?;
+    if task.status != TaskStatus::Completed {
+        return Err(ApiError::Conflict {
+            code: "not_parsed",
+            message: format!("the file has no rows to show: its task is {}", task.status.as_str()),
+        });
+    }
+    let sheet = db::rows::find_sheet(&state.db, id, sheet_index)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("file {id} has no sheet {sheet_index}")))?;
+    let types: Vec<ColumnType> = serde_json::from_value(sheet.column_types).unwrap_or_default();
+    let columns: Vec<String> = serde_json::from_value(sheet.columns).unwrap_or_default();
+
+    // One extra row tells whether another page follows.
+    let mut rows = db::rows::page(&state.db, id, sheet_index, q.after, limit + 1).await?;
+    let next_after = if rows.len() as i64 > limit {
+        rows.truncate(limit as usize);
+        rows.last().map(|r| r.row_index)
+    } else {
+        None
+    };
+    let rows = rows
+        .into_iter()
+        .map(|r| RowView { index: r.row_index, values: typed(r.values, &types) })
+        .collect();
+    Ok(Json(RowsPage {
+        sheet: SheetView { index: sheet.sheet_index, name: sheet.name, columns },
+        rows,
+        next_after,
+    }))
+}
+
+fn typed(values: serde_json::Value, types: &[ColumnType]) -> Vec<serde_json::Value> {
+    let serde_json::Value::Array(values) = values else { return vec![values] };
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| match types.get(i) {
+            Some(&ty) => column_type::render(v, ty),
+            None => v,
+        })
+        .collect()
+}

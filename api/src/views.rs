@@ -1,0 +1,113 @@
+//! The JSON shapes of the HTTP contract, built from database rows. Kept apart from the
+//! repositories so the wire format can only change here.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use shared::db::{source_files::SourceFile, tasks::Task};
+use shared::domain::TaskStatus;
+use uuid::Uuid;
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SourceFileView {
+    pub id: Uuid,
+    pub file_name: String,
+    pub content_type: String,
+    /// One of csv, tsv, xlsx, xlsm, xlsb, xls, ods.
+    pub format: String,
+    pub size_bytes: i64,
+    /// Lowercase hex SHA-256 of the uploaded bytes.
+    pub sha256: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<&SourceFile> for SourceFileView {
+    fn from(f: &SourceFile) -> Self {
+        Self {
+            id: f.id,
+            file_name: f.file_name.clone(),
+            content_type: f.content_type.clone(),
+            format: f.format.clone(),
+            size_bytes: f.size_bytes,
+            sha256: f.sha256.clone(),
+            created_at: f.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TaskErrorView {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TaskView {
+    pub id: Uuid,
+    pub source_file_id: Uuid,
+    pub status: TaskStatus,
+    pub attempts: i32,
+    pub error: Option<TaskErrorView>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// `{"rows_total", "sheets": [{"index", "name", "rows", "columns", …}]}` once COMPLETED.
+    #[schema(value_type = Option<Object>)]
+    pub result: Option<serde_json::Value>,
+}
+
+impl From<&Task> for TaskView {
+    fn from(t: &Task) -> Self {
+        Self {
+            id: t.id,
+            source_file_id: t.source_file_id,
+            status: t.status,
+            attempts: t.attempts,
+            error: t.error_code.as_ref().map(|code| TaskErrorView {
+                code: code.clone(),
+                message: t.error_message.clone().unwrap_or_default(),
+            }),
+            created_at: t.created_at,
+            started_at: t.started_at,
+            finished_at: t.finished_at,
+            result: t.result.clone(),
+        }
+    }
+}
+
+/// `202` body of an upload.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct UploadView {
+    pub source_file: SourceFileView,
+    pub task: TaskView,
+}
+
+/// `GET /api/v1/files/{id}`: the file plus its task.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct FileView {
+    #[serde(flatten)]
+    pub source_file: SourceFileView,
+    pub task: TaskView,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SheetView {
+    pub index: i32,
+    pub name: String,
+    pub columns: Vec<String>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct RowView {
+    pub index: i64,
+    /// Cell values: strings, numbers, booleans, null; dates as ISO 8601 strings.
+    #[schema(value_type = Vec<Object>)]
+    pub values: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct RowsPage {
+    pub sheet: SheetView,
+    pub rows: Vec<RowView>,
+    /// Pass as `after` to get the next page; null on the last page.
+    pub next_after: Option<i64>,
+}
