@@ -1,1 +1,30 @@
-//! worker.
+//! The worker: an outbox relay (Postgres → Azure Queue Storage) and a queue consumer (queue →
+//! parse → rows), run side by side under one supervisor ([`supervisor`]). `main` is a thin shell
+//! around [`run`]; tests drive [`relay::run_once`] and [`consumer::Consumer::run_once`] directly.
+
+pub mod config;
+pub mod consumer;
+pub mod outbox_cli;
+pub mod parse;
+pub mod relay;
+pub mod supervisor;
+
+use tokio_util::sync::CancellationToken;
+
+pub use supervisor::run;
+
+/// The two stages of a graceful shutdown, shared by both loops.
+#[derive(Debug, Clone, Default)]
+pub struct Shutdown {
+    /// Stop claiming and receiving; finish what is in hand.
+    pub stop: CancellationToken,
+    /// The grace period is over: abandon in-flight work and release it (outbox rows back to
+    /// PENDING, tasks back to PENDING, messages visible again).
+    pub abort: CancellationToken,
+}
+
+impl Shutdown {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}

@@ -124,6 +124,33 @@ pub async fn mark_failed(
     Ok(row.map(|r| (r.status, r.attempts)))
 }
 
+/// [`mark_failed`] with the relay's own attempt limit: DEAD once `attempts` reaches the smaller
+/// of the row's `max_attempts` and `max_attempts` (the relay's configuration).
+pub async fn mark_failed_capped(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    error: &str,
+    retry_in: Duration,
+    max_attempts: i32,
+) -> sqlx::Result<Option<(OutboxStatus, i32)>> {
+    let row = sqlx::query!(
+        r#"UPDATE outbox_messages
+           SET attempts = attempts + 1, last_error = $2, locked_until = NULL,
+               status = CASE WHEN attempts + 1 >= LEAST(max_attempts, $4)
+                             THEN 'DEAD'::outbox_status ELSE 'FAILED'::outbox_status END,
+               available_at = now() + make_interval(secs => $3)
+           WHERE id = $1 AND status = 'PROCESSING'
+           RETURNING status AS "status: OutboxStatus", attempts"#,
+        id,
+        error,
+        retry_in.as_secs_f64(),
+        max_attempts
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| (r.status, r.attempts)))
+}
+
 /// Hands claimed but unsent messages back at shutdown, due at once.
 pub async fn release(db: impl PgExecutor<'_>, ids: &[Uuid]) -> sqlx::Result<u64> {
     let done = sqlx::query!(

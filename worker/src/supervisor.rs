@@ -1,0 +1,165 @@
+//! Runs the relay and the consumer under one [`Shutdown`] and one `TaskTracker`. A signal (the
+//! caller's token) stops both loops; they finish in-flight work within the grace period, after
+//! which the abort token makes them release what is left. If one loop ends with an error — or,
+//! outside `--drain`, ends at all without being asked to — the other is stopped the same way and
+//! [`run`] returns an error, so the process exits non-zero instead of running half-alive.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use shared::storage::{BlobStore, QueueClient};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::RunConfig;
+use crate::consumer::{self, Consumer};
+use crate::parse::isolate::Isolation;
+use crate::relay::{self, QueueSender};
+use crate::Shutdown;
+
+/// How long loops get to release their work after the grace period before we give up on them.
+const ABORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Builds the clients from `cfg` and runs the configured loops until `signal` fires (exit 0
+/// after a clean drain of in-flight work), or with `--drain` until the work is done.
+pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()> {
+    let db = cfg.database.pool().context("invalid DATABASE_URL")?;
+    let queue = QueueClient::new(&cfg.storage, &cfg.storage.queue_name)
+        .context("configuring the queue client")?;
+    let poison_name = format!("{}-poison", cfg.storage.queue_name);
+    let poison = QueueClient::new(&cfg.storage, &poison_name)
+        .context("configuring the poison queue client")?;
+    let blobs = BlobStore::new(&cfg.storage).context("configuring the blob client")?;
+    queue.ensure_exists().await.context("creating the queue")?;
+    if cfg.role.runs_consumer() {
+        poison
+            .ensure_exists()
+            .await
+            .context("creating the poison queue")?;
+    }
+    let exe = match &cfg.parse.parser_exe {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("locating the worker executable")?,
+    };
+    let isolation = Isolation {
+        exe,
+        limits: cfg.parse.limits(),
+    };
+
+    let relay = cfg.role.runs_relay().then(|| {
+        let sender: Arc<dyn QueueSender> = Arc::new(queue.clone());
+        (db.clone(), sender, cfg.relay.clone())
+    });
+    let consumer = cfg.role.runs_consumer().then(|| {
+        Consumer::new(
+            db.clone(),
+            queue.clone(),
+            poison,
+            blobs,
+            isolation,
+            cfg.consumer.clone(),
+        )
+    });
+    supervise(relay, consumer, cfg.drain, cfg.shutdown_grace, signal).await
+}
+
+/// Runs the given loops (either may be absent) until they end; see the module docs.
+pub async fn supervise(
+    relay: Option<(
+        sqlx::PgPool,
+        Arc<dyn QueueSender>,
+        crate::config::RelayConfig,
+    )>,
+    consumer: Option<Consumer>,
+    drain: bool,
+    grace: Duration,
+    signal: CancellationToken,
+) -> anyhow::Result<()> {
+    let shutdown = Shutdown::new();
+    let tracker = TaskTracker::new();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(&'static str, anyhow::Result<()>)>();
+    let relay_done = CancellationToken::new();
+    let mut pending = 0;
+
+    if let Some((db, sender, cfg)) = relay {
+        pending += 1;
+        let (shutdown, tx, done) = (shutdown.clone(), tx.clone(), relay_done.clone());
+        tracker.spawn(async move {
+            let result = relay::run(db, sender, cfg, shutdown, drain).await;
+            done.cancel();
+            let _ = tx.send(("relay", result));
+        });
+    } else {
+        relay_done.cancel();
+    }
+    if let Some(consumer) = consumer {
+        pending += 1;
+        let (shutdown, tx, done) = (shutdown.clone(), tx.clone(), relay_done.clone());
+        tracker.spawn(async move {
+            let result = consumer::run(consumer, shutdown, drain, done).await;
+            let _ = tx.send(("consumer", result));
+        });
+    }
+    tracker.close();
+    drop(tx);
+
+    let mut first_error: Option<anyhow::Error> = None;
+    let mut grace_ends: Option<Instant> = None;
+    let mut abort_ends: Option<Instant> = None;
+    let begin_stop = |grace_ends: &mut Option<Instant>| {
+        if grace_ends.is_none() {
+            shutdown.stop.cancel();
+            *grace_ends = Some(Instant::now() + grace);
+        }
+    };
+    while pending > 0 {
+        let deadline = abort_ends.or(grace_ends);
+        tokio::select! {
+            () = signal.cancelled(), if grace_ends.is_none() => {
+                tracing::info!(grace_secs = grace.as_secs_f64(), "stopping: finishing in-flight work");
+                begin_stop(&mut grace_ends);
+            }
+            Some((name, result)) = rx.recv() => {
+                pending -= 1;
+                match result {
+                    Err(e) => {
+                        tracing::error!(task = name, error = format!("{e:#}"), "loop failed; stopping the worker");
+                        first_error.get_or_insert(e.context(format!("the {name} loop failed")));
+                        begin_stop(&mut grace_ends);
+                    }
+                    Ok(()) if !drain && !shutdown.stop.is_cancelled() => {
+                        tracing::error!(task = name, "loop ended unexpectedly; stopping the worker");
+                        first_error.get_or_insert(anyhow::anyhow!("the {name} loop ended unexpectedly"));
+                        begin_stop(&mut grace_ends);
+                    }
+                    Ok(()) => tracing::info!(task = name, "loop finished"),
+                }
+            }
+            () = sleep_until_opt(deadline) => {
+                if abort_ends.is_none() {
+                    tracing::warn!("grace period over: releasing in-flight work");
+                    shutdown.abort.cancel();
+                    abort_ends = Some(Instant::now() + ABORT_TIMEOUT);
+                } else {
+                    return Err(first_error.unwrap_or_else(|| {
+                        anyhow::anyhow!("loops did not stop within the grace period")
+                    }));
+                }
+            }
+        }
+    }
+    tracker.wait().await;
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
