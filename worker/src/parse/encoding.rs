@@ -1,0 +1,198 @@
+//! Text encoding of CSV/TSV uploads, decided from the content alone: a BOM (UTF-8, UTF-16 LE/BE),
+//! else UTF-16 without BOM recognised by its NUL bytes, else UTF-8 when the sample is valid UTF-8,
+//! else whatever `chardetng` finds most likely (Shift_JIS/CP932, Windows-1252, …). Non-UTF-8 input
+//! is transcoded to UTF-8 incrementally by [`DecodingReader`], so the file is never loaded whole;
+//! malformed bytes become U+FFFD instead of errors.
+
+use std::io::{self, Read};
+
+use encoding_rs::{CoderResult, Decoder, Encoding, UTF_16BE, UTF_16LE, UTF_8};
+
+/// How many leading bytes the detectors look at.
+pub(crate) const SAMPLE_LEN: usize = 256 * 1024;
+
+/// The detected encoding and the length of its BOM (to skip).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Detected {
+    pub encoding: &'static Encoding,
+    pub bom_len: usize,
+}
+
+/// Detects the encoding of a file from its first bytes. `complete` says the sample is the whole
+/// file (so a multi-byte sequence cut at its end is really malformed, not truncated).
+pub(crate) fn detect(sample: &[u8], complete: bool) -> Detected {
+    if let Some((encoding, bom_len)) = Encoding::for_bom(sample) {
+        return Detected { encoding, bom_len };
+    }
+    if let Some(encoding) = utf16_without_bom(sample) {
+        return Detected {
+            encoding,
+            bom_len: 0,
+        };
+    }
+    let utf8 = match std::str::from_utf8(sample) {
+        Ok(_) => true,
+        // A sequence cut by the end of the sample is fine when more of the file follows.
+        Err(e) => e.error_len().is_none() && !complete,
+    };
+    if utf8 {
+        return Detected {
+            encoding: UTF_8,
+            bom_len: 0,
+        };
+    }
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    detector.feed(sample, complete);
+    Detected {
+        encoding: detector.guess(None, chardetng::Utf8Detection::Deny),
+        bom_len: 0,
+    }
+}
+
+/// UTF-16 text without a BOM has a NUL in every other byte while it is ASCII.
+fn utf16_without_bom(sample: &[u8]) -> Option<&'static Encoding> {
+    let head = &sample[..sample.len().min(4096) & !1];
+    if head.len() < 4 {
+        return None;
+    }
+    let pairs = head.len() / 2;
+    let even_nul = head.iter().step_by(2).filter(|&&b| b == 0).count();
+    let odd_nul = head.iter().skip(1).step_by(2).filter(|&&b| b == 0).count();
+    if odd_nul * 10 >= pairs * 7 && even_nul * 10 <= pairs {
+        Some(UTF_16LE)
+    } else if even_nul * 10 >= pairs * 7 && odd_nul * 10 <= pairs {
+        Some(UTF_16BE)
+    } else {
+        None
+    }
+}
+
+/// Decodes a byte stream in any encoding into UTF-8 bytes, chunk by chunk.
+pub(crate) struct DecodingReader<R> {
+    inner: R,
+    decoder: Decoder,
+    input: Vec<u8>,
+    in_pos: usize,
+    in_len: usize,
+    output: Vec<u8>,
+    out_pos: usize,
+    out_len: usize,
+    eof: bool,
+    finished: bool,
+}
+
+impl<R: Read> DecodingReader<R> {
+    /// `inner` must start after the BOM, if any.
+    pub fn new(inner: R, encoding: &'static Encoding) -> Self {
+        const CHUNK: usize = 64 * 1024;
+        Self {
+            inner,
+            decoder: encoding.new_decoder_without_bom_handling(),
+            input: vec![0; CHUNK],
+            in_pos: 0,
+            in_len: 0,
+            output: vec![0; CHUNK * 3 + 16],
+            out_pos: 0,
+            out_len: 0,
+            eof: false,
+            finished: false,
+        }
+    }
+}
+
+impl<R: Read> Read for DecodingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.out_pos < self.out_len {
+                let n = buf.len().min(self.out_len - self.out_pos);
+                buf[..n].copy_from_slice(&self.output[self.out_pos..self.out_pos + n]);
+                self.out_pos += n;
+                return Ok(n);
+            }
+            if self.finished {
+                return Ok(0);
+            }
+            if self.in_pos == self.in_len && !self.eof {
+                let n = self.inner.read(&mut self.input)?;
+                self.in_pos = 0;
+                self.in_len = n;
+                self.eof = n == 0;
+            }
+            let (result, read, written, _had_errors) = self.decoder.decode_to_utf8(
+                &self.input[self.in_pos..self.in_len],
+                &mut self.output,
+                self.eof,
+            );
+            self.in_pos += read;
+            self.out_pos = 0;
+            self.out_len = written;
+            if self.eof && result == CoderResult::InputEmpty {
+                self.finished = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(bytes: &[u8]) -> String {
+        let d = detect(bytes, true);
+        let mut out = String::new();
+        let r = DecodingReader::new(&bytes[d.bom_len..], d.encoding).read_to_string(&mut out);
+        assert!(r.is_ok());
+        out
+    }
+
+    #[test]
+    fn boms_decide_the_encoding() {
+        assert_eq!(detect(b"\xEF\xBB\xBFa,b", true).encoding, UTF_8);
+        assert_eq!(detect(b"\xEF\xBB\xBFa,b", true).bom_len, 3);
+        assert_eq!(detect(b"\xFF\xFEa\0", true).encoding, UTF_16LE);
+        assert_eq!(detect(b"\xFE\xFF\0a", true).encoding, UTF_16BE);
+    }
+
+    #[test]
+    fn utf16_without_bom_is_recognised() {
+        let le: Vec<u8> = "id,name\n1,x\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(detect(&le, true).encoding, UTF_16LE);
+        assert_eq!(decode_all(&le), "id,name\n1,x\n");
+    }
+
+    #[test]
+    fn shift_jis_is_detected_and_decoded() {
+        let text = "氏名,住所\n山田太郎,東京都千代田区\n鈴木花子,大阪府大阪市\n";
+        let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode(text);
+        assert_eq!(detect(&bytes, true).encoding, encoding_rs::SHIFT_JIS);
+        assert_eq!(decode_all(&bytes), text);
+    }
+
+    #[test]
+    fn a_utf8_sequence_cut_by_the_sample_end_is_still_utf8() {
+        let bytes = "名前".as_bytes();
+        assert_eq!(detect(&bytes[..4], false).encoding, UTF_8);
+    }
+
+    #[test]
+    fn windows_1252_is_the_fallback_and_decodes_through_small_reads() {
+        let bytes = b"name,city\nJos\xE9,Z\xFCrich\n";
+        assert_eq!(detect(bytes, true).encoding, encoding_rs::WINDOWS_1252);
+        let mut r = DecodingReader::new(&bytes[..], encoding_rs::WINDOWS_1252);
+        let mut out = Vec::new();
+        let mut buf = [0u8; 3];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(
+            String::from_utf8(out).ok().as_deref(),
+            Some("name,city\nJosé,Zürich\n")
+        );
+    }
+}

@@ -1,0 +1,432 @@
+//! Workbooks through calamine: every worksheet in workbook order with its name and hidden flag,
+//! cells emitted already typed (numbers, booleans, strings, error texts, ISO 8601 dates under
+//! either date system, cached formula results). xlsx and xlsb are streamed cell by cell with
+//! calamine's cells readers, so memory does not grow with the sheet; xls and ods have no such
+//! reader and are loaded a sheet at a time (the isolated child's memory limit bounds them).
+//! Fully empty rows are skipped, as in CSV; merged cells keep their value in the top-left cell
+//! because that is where Excel stores it.
+
+use std::fmt::{Display, Write};
+use std::fs::File;
+use std::io::{self, BufReader};
+use std::path::Path;
+
+use calamine::{Cell, Data, DataRef, Reader, SheetType, SheetVisible, Xls, Xlsb, Xlsx};
+
+use super::container::ZipKind;
+use super::sheet::{check_cell, check_rows, Kind, SheetBuilder};
+use super::{json, ParseErrorCode, ParseEvent, ParseFailure, ParseLimits, ParseSummary};
+
+/// The workbook formats read here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Book {
+    Xlsx,
+    Xlsb,
+    Xls,
+    Ods,
+}
+
+impl From<ZipKind> for Book {
+    fn from(k: ZipKind) -> Self {
+        match k {
+            ZipKind::Xlsx => Book::Xlsx,
+            ZipKind::Xlsb => Book::Xlsb,
+            ZipKind::Ods => Book::Ods,
+        }
+    }
+}
+
+type Sink<'s> = &'s mut dyn FnMut(ParseEvent) -> io::Result<()>;
+
+/// Parses every worksheet of a workbook.
+pub(crate) fn parse(
+    path: &Path,
+    book: Book,
+    limits: &ParseLimits,
+    on_event: Sink<'_>,
+) -> Result<ParseSummary, ParseFailure> {
+    let file = File::open(path)
+        .map_err(|e| ParseFailure::corrupt(format!("cannot read the file: {e}")))?;
+    let rs = BufReader::with_capacity(64 * 1024, file);
+    let mut run = Run {
+        limits,
+        on_event,
+        summary: ParseSummary::default(),
+        emitted: 0,
+    };
+    match book {
+        Book::Xlsx => {
+            let mut wb = Xlsx::new(rs).map_err(|e| open_error(&e, password(&e)))?;
+            for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
+                let index = run.start(&name, hidden)?;
+                let mut cells = wb
+                    .worksheet_cells_reader(&name)
+                    .map_err(|e| sheet_error(&name, &e, password(&e)))?;
+                let sheet = run.stream(index, name.clone(), hidden, || cells.next_cell())?;
+                run.finish(sheet)?;
+            }
+        }
+        Book::Xlsb => {
+            let mut wb = Xlsb::new(rs)
+                .map_err(|e| open_error(&e, matches!(e, calamine::XlsbError::Password)))?;
+            for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
+                let index = run.start(&name, hidden)?;
+                let mut cells = wb
+                    .worksheet_cells_reader(&name)
+                    .map_err(|e| sheet_error(&name, &e, false))?;
+                let sheet = run.stream(index, name.clone(), hidden, || cells.next_cell())?;
+                run.finish(sheet)?;
+            }
+        }
+        Book::Xls => {
+            let mut wb = Xls::new(rs)
+                .map_err(|e| open_error(&e, matches!(e, calamine::XlsError::Password)))?;
+            ranges(&mut run, &mut wb)?;
+        }
+        Book::Ods => {
+            let mut wb = calamine::Ods::new(rs)
+                .map_err(|e| open_error(&e, matches!(e, calamine::OdsError::Password)))?;
+            ranges(&mut run, &mut wb)?;
+        }
+    }
+    Ok(run.summary)
+}
+
+/// Formats without a cells reader: load each sheet's range, then walk its used cells.
+fn ranges<RS, R>(run: &mut Run<'_, '_>, wb: &mut R) -> Result<(), ParseFailure>
+where
+    RS: io::Read + io::Seek,
+    R: Reader<RS>,
+    R::Error: Display,
+{
+    for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
+        let index = run.start(&name, hidden)?;
+        let range = wb
+            .worksheet_range(&name)
+            .map_err(|e| sheet_error(&name, &e, false))?;
+        let (row0, col0) = range.start().unwrap_or((0, 0));
+        let mut used = range.used_cells();
+        let sheet = run.stream(index, name.clone(), hidden, || {
+            Ok::<_, std::convert::Infallible>(
+                used.next()
+                    .map(|(r, c, d)| Cell::new((row0 + r as u32, col0 + c as u32), data_ref(d))),
+            )
+        })?;
+        run.finish(sheet)?;
+    }
+    Ok(())
+}
+
+fn data_ref(d: &Data) -> DataRef<'_> {
+    match d {
+        Data::Int(i) => DataRef::Int(*i),
+        Data::Float(f) => DataRef::Float(*f),
+        Data::String(s) => DataRef::SharedString(s),
+        Data::Bool(b) => DataRef::Bool(*b),
+        Data::DateTime(dt) => DataRef::DateTime(*dt),
+        Data::DateTimeIso(s) => DataRef::DateTimeIso(s.clone()),
+        Data::DurationIso(s) => DataRef::DurationIso(s.clone()),
+        Data::Error(e) => DataRef::Error(e.clone()),
+        Data::Empty => DataRef::Empty,
+    }
+}
+
+struct Run<'l, 's> {
+    limits: &'l ParseLimits,
+    on_event: Sink<'s>,
+    summary: ParseSummary,
+    /// Data rows emitted so far in the whole workbook (the row limit counts all sheets).
+    emitted: u64,
+}
+
+impl Run<'_, '_> {
+    /// The worksheets to read, in workbook order; other parts are reported as skipped.
+    fn worksheets(&mut self, sheets: &[calamine::Sheet]) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        for s in sheets {
+            let what = match s.typ {
+                SheetType::WorkSheet => {
+                    out.push((s.name.clone(), s.visible != SheetVisible::Visible));
+                    continue;
+                }
+                SheetType::ChartSheet => "chart sheet",
+                SheetType::MacroSheet => "Excel 4.0 macro sheet",
+                SheetType::DialogSheet => "dialog sheet",
+                SheetType::Vba => "VBA module",
+            };
+            self.summary
+                .skipped_parts
+                .push(format!("{what} '{}' not readable", s.name));
+        }
+        out
+    }
+
+    fn start(&mut self, name: &str, hidden: bool) -> Result<u32, ParseFailure> {
+        let index = self.summary.sheets.len() as u32;
+        (self.on_event)(ParseEvent::SheetStart {
+            index,
+            name: name.to_owned(),
+            hidden,
+        })
+        .map_err(ParseFailure::sink)?;
+        Ok(index)
+    }
+
+    fn finish(&mut self, sheet: SheetBuilder) -> Result<(), ParseFailure> {
+        let summary = sheet.finish();
+        self.summary.rows_total += summary.rows;
+        (self.on_event)(ParseEvent::SheetEnd(summary.clone())).map_err(ParseFailure::sink)?;
+        self.summary.sheets.push(summary);
+        Ok(())
+    }
+
+    /// Assembles rows from cells arriving in row-major order and emits them.
+    fn stream<'a, E: Display>(
+        &mut self,
+        index: u32,
+        name: String,
+        hidden: bool,
+        mut next: impl FnMut() -> Result<Option<Cell<DataRef<'a>>>, E>,
+    ) -> Result<SheetBuilder, ParseFailure> {
+        let mut sheet = SheetBuilder::new(index, name, hidden, true, self.limits.max_columns);
+        let mut current: Option<u32> = None;
+        let mut cells: Vec<(u32, DataRef<'a>)> = Vec::new();
+        loop {
+            let cell = next().map_err(|e| {
+                ParseFailure::corrupt(format!(
+                    "sheet '{}' near row {}: {e}",
+                    sheet.name,
+                    current.map_or(1, |r| r + 1)
+                ))
+            })?;
+            let Some(cell) = cell else { break };
+            let (row, col) = cell.get_position();
+            if current != Some(row) {
+                if let Some(prev) = current {
+                    if row < prev {
+                        return Err(ParseFailure::corrupt(format!(
+                            "sheet '{}': row {} comes after row {}",
+                            sheet.name,
+                            row + 1,
+                            prev + 1
+                        )));
+                    }
+                    self.flush(&mut sheet, &mut cells)?;
+                }
+                current = Some(row);
+            }
+            if col >= self.limits.max_columns {
+                sheet.ensure_width(col as usize + 1)?;
+            }
+            let value = cell.get_value();
+            if !matches!(value, DataRef::Empty) {
+                cells.push((col, value.clone()));
+            }
+        }
+        self.flush(&mut sheet, &mut cells)?;
+        Ok(sheet)
+    }
+
+    fn flush(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        cells: &mut Vec<(u32, DataRef<'_>)>,
+    ) -> Result<(), ParseFailure> {
+        if cells.is_empty() {
+            return Ok(());
+        }
+        if !cells.windows(2).all(|w| w[0].0 < w[1].0) {
+            cells.sort_by_key(|c| c.0);
+            cells.dedup_by_key(|c| c.0);
+        }
+        let width = cells.last().map_or(0, |c| c.0 as usize + 1);
+        if !sheet.has_header() {
+            let mut names = vec![String::new(); width];
+            for (col, value) in cells.iter() {
+                names[*col as usize] = header_text(value);
+            }
+            cells.clear();
+            return sheet.set_header(names);
+        }
+        sheet.ensure_width(width)?;
+        let mut row = String::with_capacity(16 * width + 2);
+        row.push('[');
+        let mut next_col = 0usize;
+        for (col, value) in cells.iter() {
+            let col = *col as usize;
+            while next_col < col {
+                row.push_str(if next_col == 0 { "null" } else { ",null" });
+                next_col += 1;
+            }
+            if col > 0 {
+                row.push(',');
+            }
+            if let Some(kind) = push_value(&mut row, value, self.limits.max_cell_bytes, sheet)? {
+                sheet.columns_acc[col].observe_kind(kind);
+            }
+            next_col = col + 1;
+        }
+        for _ in next_col..sheet.header_len() {
+            row.push_str(if next_col == 0 { "null" } else { ",null" });
+            next_col += 1;
+        }
+        row.push(']');
+        cells.clear();
+        self.emitted += 1;
+        check_rows(self.emitted, self.limits.max_rows)?;
+        (self.on_event)(ParseEvent::Row {
+            sheet: sheet.index,
+            index: sheet.rows,
+            values: row,
+        })
+        .map_err(ParseFailure::sink)?;
+        sheet.rows += 1;
+        Ok(())
+    }
+}
+
+/// Writes one typed cell as JSON and says what kind of value it was (`None` for null).
+fn push_value(
+    out: &mut String,
+    value: &DataRef<'_>,
+    max_cell: usize,
+    sheet: &SheetBuilder,
+) -> Result<Option<Kind>, ParseFailure> {
+    let kind = match value {
+        DataRef::Int(i) => {
+            let _ = write!(out, "{i}");
+            Kind::Integer
+        }
+        DataRef::Float(f) => {
+            json::push_f64(out, *f);
+            if f.fract() == 0.0 {
+                Kind::Integer
+            } else {
+                Kind::Decimal
+            }
+        }
+        DataRef::String(s) => return push_text(out, s, max_cell, sheet),
+        DataRef::SharedString(s) => return push_text(out, s, max_cell, sheet),
+        DataRef::Bool(b) => {
+            out.push_str(if *b { "true" } else { "false" });
+            Kind::Boolean
+        }
+        DataRef::DateTime(dt) => {
+            let (text, kind) = excel_datetime(dt);
+            json::push_str(out, &text);
+            kind
+        }
+        DataRef::DateTimeIso(s) => {
+            json::push_str(out, s);
+            if s.contains('T') {
+                Kind::DateTime
+            } else if s.len() == 10 {
+                Kind::Date
+            } else {
+                Kind::Text
+            }
+        }
+        DataRef::DurationIso(s) => {
+            json::push_str(out, s);
+            Kind::Text
+        }
+        DataRef::Error(e) => {
+            json::push_str(out, &e.to_string());
+            Kind::Text
+        }
+        DataRef::Empty => {
+            out.push_str("null");
+            return Ok(None);
+        }
+    };
+    Ok(Some(kind))
+}
+
+fn push_text(
+    out: &mut String,
+    s: &str,
+    max_cell: usize,
+    sheet: &SheetBuilder,
+) -> Result<Option<Kind>, ParseFailure> {
+    if s.is_empty() {
+        out.push_str("null");
+        return Ok(None);
+    }
+    check_cell(s.len(), max_cell, &sheet.name, sheet.rows)?;
+    json::push_str(out, s);
+    Ok(Some(Kind::Text))
+}
+
+/// An Excel serial date as ISO 8601: a date when it has no time of day, a datetime otherwise,
+/// a time of day alone below 1.0, and an ISO 8601 duration for duration formats (`[h]:mm`).
+fn excel_datetime(dt: &calamine::ExcelDateTime) -> (String, Kind) {
+    if dt.is_duration() {
+        let total_ms = (dt.as_f64() * 86_400_000.0).round() as i64;
+        let sign = if total_ms < 0 { "-" } else { "" };
+        let ms = total_ms.unsigned_abs();
+        let (h, m, s, frac) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+        let secs = if frac == 0 {
+            format!("{s}")
+        } else {
+            format!("{s}.{frac:03}")
+        };
+        return (format!("{sign}PT{h}H{m}M{secs}S"), Kind::Text);
+    }
+    let (y, mo, d, h, mi, s, ms) = dt.to_ymd_hms_milli();
+    let time = if ms == 0 {
+        format!("{h:02}:{mi:02}:{s:02}")
+    } else {
+        format!("{h:02}:{mi:02}:{s:02}.{ms:03}")
+    };
+    let v = dt.as_f64();
+    if (0.0..1.0).contains(&v) {
+        (time, Kind::Text)
+    } else if h == 0 && mi == 0 && s == 0 && ms == 0 {
+        (format!("{y:04}-{mo:02}-{d:02}"), Kind::Date)
+    } else {
+        (format!("{y:04}-{mo:02}-{d:02}T{time}"), Kind::DateTime)
+    }
+}
+
+/// A header cell's text, whatever its type.
+fn header_text(value: &DataRef<'_>) -> String {
+    match value {
+        DataRef::String(s) => s.clone(),
+        DataRef::SharedString(s) => (*s).to_owned(),
+        DataRef::DateTime(dt) => excel_datetime(dt).0,
+        DataRef::Float(f) => {
+            let mut s = String::new();
+            json::push_f64(&mut s, *f);
+            s
+        }
+        DataRef::Int(i) => i.to_string(),
+        DataRef::Bool(b) => b.to_string(),
+        DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => s.clone(),
+        DataRef::Error(e) => e.to_string(),
+        DataRef::Empty => String::new(),
+    }
+}
+
+fn password(e: &calamine::XlsxError) -> bool {
+    matches!(e, calamine::XlsxError::Password)
+}
+
+fn open_error(e: &impl Display, encrypted: bool) -> ParseFailure {
+    if encrypted {
+        return ParseFailure::new(
+            ParseErrorCode::EncryptedFile,
+            "the workbook is password protected",
+        );
+    }
+    ParseFailure::corrupt(format!("cannot open the workbook: {e}"))
+}
+
+fn sheet_error(name: &str, e: &impl Display, encrypted: bool) -> ParseFailure {
+    if encrypted {
+        return ParseFailure::new(
+            ParseErrorCode::EncryptedFile,
+            "the workbook is password protected",
+        );
+    }
+    ParseFailure::corrupt(format!("sheet '{name}': {e}"))
+}

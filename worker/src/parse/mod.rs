@@ -1,0 +1,97 @@
+//! Turning an uploaded file into rows. [`parse_file`] decides what the file really is from its
+//! bytes, runs the CSV/TSV or workbook parser, and reports sheets and rows through a callback as
+//! they are read, so nothing but the current row is held. It runs inside an isolated child
+//! process ([`isolate`]) because calamine can abort or balloon on hostile files; the parent
+//! only sees events, a summary, or a [`ParseFailure`] with a stable code.
+
+mod container;
+pub mod csv;
+mod delimiter;
+mod encoding;
+mod error;
+mod excel;
+pub mod isolate;
+mod json;
+mod limits;
+mod sheet;
+
+use std::io;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+pub use error::{ParseErrorCode, ParseFailure};
+pub use limits::ParseLimits;
+pub use shared::domain::{ColumnType, FileFormat};
+
+/// What the parser reports while it reads, in order: for each sheet a `SheetStart`, its rows,
+/// then a `SheetEnd` carrying the sheet's final columns (ragged rows can add some at the end).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParseEvent {
+    SheetStart {
+        index: u32,
+        name: String,
+        hidden: bool,
+    },
+    /// One data row. `values` is a JSON array text with one element per column (a row may be
+    /// shorter than the sheet's final `columns`; missing trailing values are null). CSV cells are
+    /// strings or null, to be typed at read time by [`shared::domain::column_type::render`];
+    /// workbook cells are already typed.
+    Row {
+        sheet: u32,
+        index: u64,
+        values: String,
+    },
+    SheetEnd(SheetSummary),
+}
+
+/// One sheet's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SheetSummary {
+    /// Position among the sheets read (0 for CSV/TSV).
+    pub index: u32,
+    pub name: String,
+    pub hidden: bool,
+    /// Data rows, the header excluded.
+    pub rows: u64,
+    pub columns: Vec<String>,
+    pub column_types: Vec<ColumnType>,
+    /// Columns beyond the header, named `column_N`, that ragged rows brought.
+    pub extra_columns: u32,
+}
+
+/// The outcome of a successful parse.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ParseSummary {
+    pub sheets: Vec<SheetSummary>,
+    pub rows_total: u64,
+    /// Workbook parts that could not be read (chart sheets, macro sheets), in words.
+    pub skipped_parts: Vec<String>,
+}
+
+/// Parses `path` in this process. `format` is what the upload was recorded as; the content
+/// decides where the two disagree (a CSV named `.xlsx` is parsed as CSV, a zip holding an
+/// xlsb is read as xlsb). Used inside the isolated child and by benchmarks.
+pub fn parse_file(
+    path: &Path,
+    format: FileFormat,
+    limits: &ParseLimits,
+    on_event: &mut dyn FnMut(ParseEvent) -> io::Result<()>,
+) -> Result<ParseSummary, ParseFailure> {
+    match container::sniff(path)? {
+        container::Content::Text => csv::parse(path, format == FileFormat::Tsv, limits, on_event),
+        container::Content::Zip => {
+            let kind = container::check_zip(path, limits)?;
+            excel::parse(path, kind.into(), limits, on_event)
+        }
+        container::Content::Cfb => {
+            if container::cfb_is_encrypted(path)? {
+                return Err(ParseFailure::new(
+                    ParseErrorCode::EncryptedFile,
+                    "the workbook is password protected",
+                ));
+            }
+            excel::parse(path, excel::Book::Xls, limits, on_event)
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! What every format shares once cells are decoded: the header (first non-empty row, blank names
+//! filled in, duplicates made unique), generated names for the extra cells of ragged rows, row
+//! numbering, the row and column limits, and per-column type inference. The format modules feed
+//! it cells and write each row's JSON text themselves.
+
+use std::collections::HashSet;
+
+use shared::domain::{ColumnType, TypeSet};
+
+use super::{ParseErrorCode, ParseFailure, SheetSummary};
+
+/// What kind of typed value an Excel cell held, for column type reporting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Integer = 1,
+    Decimal = 2,
+    Boolean = 4,
+    Date = 8,
+    DateTime = 16,
+    Text = 32,
+}
+
+/// Per-column inference state.
+#[derive(Debug, Clone)]
+pub(crate) struct ColumnAcc {
+    /// CSV: the types every value so far fits.
+    pub set: TypeSet,
+    /// Whether any non-empty value was seen.
+    pub seen: bool,
+    /// Excel: the kinds of typed value seen (a bit per [`Kind`]).
+    kinds: u8,
+}
+
+impl ColumnAcc {
+    fn new() -> Self {
+        Self {
+            set: TypeSet::ANY,
+            seen: false,
+            kinds: 0,
+        }
+    }
+
+    /// Records a non-empty CSV value.
+    #[inline]
+    pub fn observe_text(&mut self, s: &str) {
+        self.seen = true;
+        if !self.set.is_text() {
+            self.set = self.set.intersect(TypeSet::of(s));
+        }
+    }
+
+    /// Records a non-empty typed (Excel) value.
+    #[inline]
+    pub fn observe_kind(&mut self, kind: Kind) {
+        self.seen = true;
+        self.kinds |= kind as u8;
+    }
+
+    fn column_type(&self, typed: bool) -> ColumnType {
+        if !typed {
+            return self.set.column_type(self.seen);
+        }
+        const NUM: u8 = Kind::Integer as u8 | Kind::Decimal as u8;
+        const DATES: u8 = Kind::Date as u8 | Kind::DateTime as u8;
+        match self.kinds {
+            0 => ColumnType::Text,
+            k if k == Kind::Integer as u8 => ColumnType::Integer,
+            k if k & !NUM == 0 => ColumnType::Decimal,
+            k if k == Kind::Boolean as u8 => ColumnType::Boolean,
+            k if k == Kind::Date as u8 => ColumnType::Date,
+            k if k & !DATES == 0 => ColumnType::DateTime,
+            k if k == Kind::Text as u8 => ColumnType::Text,
+            _ => ColumnType::Mixed,
+        }
+    }
+}
+
+/// One sheet being parsed.
+pub(crate) struct SheetBuilder {
+    pub index: u32,
+    pub name: String,
+    pub hidden: bool,
+    /// Column names: the header's, then generated ones for extra cells.
+    columns: Vec<String>,
+    header_len: usize,
+    has_header: bool,
+    pub columns_acc: Vec<ColumnAcc>,
+    /// Data rows emitted so far.
+    pub rows: u64,
+    /// Cells carry their own types (Excel) rather than being inferred from text (CSV).
+    typed: bool,
+    max_columns: u32,
+}
+
+impl SheetBuilder {
+    pub fn new(index: u32, name: String, hidden: bool, typed: bool, max_columns: u32) -> Self {
+        Self {
+            index,
+            name,
+            hidden,
+            columns: Vec::new(),
+            header_len: 0,
+            has_header: false,
+            columns_acc: Vec::new(),
+            rows: 0,
+            typed,
+            max_columns,
+        }
+    }
+
+    pub fn has_header(&self) -> bool {
+        self.has_header
+    }
+
+    /// Sets the header from the first non-empty row's texts.
+    pub fn set_header(&mut self, names: Vec<String>) -> Result<(), ParseFailure> {
+        self.check_width(names.len())?;
+        let mut seen = HashSet::with_capacity(names.len());
+        self.columns = Vec::with_capacity(names.len());
+        for (i, raw) in names.into_iter().enumerate() {
+            let trimmed = raw.trim();
+            let base = if trimmed.is_empty() {
+                format!("column_{}", i + 1)
+            } else {
+                trimmed.to_owned()
+            };
+            let name = unique(&mut seen, base);
+            self.columns.push(name);
+        }
+        self.header_len = self.columns.len();
+        self.columns_acc = vec![ColumnAcc::new(); self.header_len];
+        self.has_header = true;
+        Ok(())
+    }
+
+    /// Makes room for a row of `width` cells, naming any extra columns it brings.
+    #[inline]
+    pub fn ensure_width(&mut self, width: usize) -> Result<(), ParseFailure> {
+        if width <= self.columns.len() {
+            return Ok(());
+        }
+        self.check_width(width)?;
+        let mut seen: HashSet<String> = self.columns.iter().cloned().collect();
+        for i in self.columns.len()..width {
+            let name = unique(&mut seen, format!("column_{}", i + 1));
+            self.columns.push(name);
+            self.columns_acc.push(ColumnAcc::new());
+        }
+        Ok(())
+    }
+
+    /// The width a data row is padded to: the header's (extra cells come on top).
+    pub fn header_len(&self) -> usize {
+        self.header_len
+    }
+
+    fn check_width(&self, width: usize) -> Result<(), ParseFailure> {
+        if width > self.max_columns as usize {
+            return Err(ParseFailure::new(
+                ParseErrorCode::TooManyColumns,
+                format!(
+                    "sheet '{}' has {} columns, more than the limit of {}",
+                    self.name, width, self.max_columns
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> SheetSummary {
+        let typed = self.typed;
+        SheetSummary {
+            index: self.index,
+            name: self.name,
+            hidden: self.hidden,
+            rows: self.rows,
+            column_types: self
+                .columns_acc
+                .iter()
+                .map(|c| c.column_type(typed))
+                .collect(),
+            extra_columns: (self.columns.len() - self.header_len) as u32,
+            columns: self.columns,
+        }
+    }
+}
+
+fn unique(seen: &mut HashSet<String>, base: String) -> String {
+    if seen.insert(base.clone()) {
+        return base;
+    }
+    let mut n = 2;
+    loop {
+        let candidate = format!("{base}_{n}");
+        if seen.insert(candidate.clone()) {
+            return candidate;
+        }
+        n += 1;
+    }
+}
+
+/// Fails when the file's data rows pass the limit.
+#[inline]
+pub(crate) fn check_rows(rows_total: u64, max_rows: u64) -> Result<(), ParseFailure> {
+    if rows_total > max_rows {
+        return Err(ParseFailure::new(
+            ParseErrorCode::TooManyRows,
+            format!("the file has more than {max_rows} data rows"),
+        ));
+    }
+    Ok(())
+}
+
+/// Fails when one cell's text passes the limit.
+#[inline]
+pub(crate) fn check_cell(
+    len: usize,
+    max: usize,
+    sheet: &str,
+    row: u64,
+) -> Result<(), ParseFailure> {
+    if len > max {
+        return Err(ParseFailure::new(
+            ParseErrorCode::CellTooLarge,
+            format!(
+                "sheet '{sheet}', data row {row}: a cell of {len} bytes exceeds the limit of {max}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_and_duplicate_header_names_are_filled_in() {
+        let mut s = SheetBuilder::new(0, "s".into(), false, false, 100);
+        let names = ["id", "", "id", " name ", "id"].map(String::from).to_vec();
+        assert!(s.set_header(names).is_ok());
+        assert!(s.ensure_width(7).is_ok());
+        let summary = s.finish();
+        assert_eq!(
+            summary.columns,
+            ["id", "column_2", "id_2", "name", "id_3", "column_6", "column_7"]
+        );
+        assert_eq!(summary.extra_columns, 2);
+    }
+
+    #[test]
+    fn generated_names_do_not_collide_with_header_names() {
+        let mut s = SheetBuilder::new(0, "s".into(), false, false, 100);
+        assert!(s.set_header(vec!["column_2".into()]).is_ok());
+        assert!(s.ensure_width(2).is_ok());
+        assert_eq!(s.finish().columns, ["column_2", "column_2_2"]);
+    }
+
+    #[test]
+    fn too_wide_rows_fail() {
+        let mut s = SheetBuilder::new(0, "s".into(), false, false, 2);
+        assert!(s.set_header(vec!["a".into()]).is_ok());
+        let err = s.ensure_width(3).err().map(|e| e.code);
+        assert_eq!(err, Some(ParseErrorCode::TooManyColumns));
+    }
+}
