@@ -2,6 +2,8 @@
 //! unless `SHEETRELAY_TEST_STORAGE` holds a connection string, e.g. `UseDevelopmentStorage=true`.
 //! The 1 GiB memory measurement also needs `SHEETRELAY_TEST_STORAGE_BIG=1`.
 
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
 use bytes::Bytes;
 use futures::stream;
 use shared::storage::{BlobStore, QueueClient, StorageConfig, UploadError};

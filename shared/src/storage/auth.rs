@@ -136,6 +136,7 @@ pub(crate) fn child_url(endpoint: &Url, segment: &str) -> Result<Url, StorageErr
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
 

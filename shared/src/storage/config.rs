@@ -118,6 +118,7 @@ impl fmt::Debug for StorageConfig {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
     use clap::Parser;

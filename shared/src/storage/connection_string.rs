@@ -213,6 +213,7 @@ pub(crate) fn parse_endpoint(raw: &str, label: &'static str) -> Result<Url, Conn
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
 

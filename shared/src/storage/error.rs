@@ -88,6 +88,7 @@ impl From<azure_core::Error> for StorageError {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
 

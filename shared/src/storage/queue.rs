@@ -194,6 +194,7 @@ fn seconds(d: Duration) -> i32 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
 

@@ -167,6 +167,7 @@ fn unfold(value: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
     use azure_core::http::Method;
