@@ -28,6 +28,26 @@ pub const AZURITE_KEY: &str =
 
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 const PG_SUPERUSER: &str = "postgres";
+const INITDB_ARGS: [&str; 7] = [
+    "-U",
+    PG_SUPERUSER,
+    "--auth=trust",
+    "--no-locale",
+    "-E",
+    "UTF8",
+    "--no-sync",
+];
+/// Appended to postgresql.conf: loopback only, no durability (throwaway test clusters).
+const PG_CONF: &str = "
+# sheetrelay test settings (tests/harness/services.rs)
+listen_addresses = '127.0.0.1'
+unix_socket_directories = ''
+max_connections = 300
+shared_buffers = 64MB
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+";
 
 /// The shared servers of this test run.
 pub struct Services {
@@ -169,43 +189,22 @@ impl Cluster {
             run(chown, "chown postgres").await;
         }
         let data = root.join("data");
-        let mut initdb = as_cluster_owner(&bin.join("initdb"));
-        initdb
-            .arg("-D")
-            .arg(&data)
-            .args([
-                "-U",
-                PG_SUPERUSER,
-                "--auth=trust",
-                "--no-locale",
-                "-E",
-                "UTF8",
-            ])
-            .arg("--no-sync");
-        run(initdb, "initdb").await;
-        OpenOptions::new()
-            .append(true)
-            .open(data.join("postgresql.conf"))
-            .and_then(|mut conf| {
-                conf.write_all(
-            b"\n# sheetrelay test settings (tests/harness/services.rs): loopback, no durability.\n\
-              listen_addresses = '127.0.0.1'\n\
-              unix_socket_directories = ''\n\
-              max_connections = 300\n\
-              shared_buffers = 64MB\n\
-              fsync = off\n\
-              synchronous_commit = off\n\
-              full_page_writes = off\n",
-            )
-            })
-            .expect("append to postgresql.conf");
-
-        // The watchdog runs `pg_ctl stop -m immediate` and deletes `root` once we are gone.
+        // Before anything can be left behind: the watchdog runs `pg_ctl stop -m immediate` and
+        // deletes `root` once we are gone (also if this future is dropped half-way).
         let mut stop = as_cluster_owner(&bin.join("pg_ctl"));
         stop.arg("-D")
             .arg(&data)
             .args(["-m", "immediate", "-w", "stop"]);
         let watchdog = spawn_watchdog(&root, WatchdogMode::Stop, &stop, None);
+
+        let mut initdb = as_cluster_owner(&bin.join("initdb"));
+        initdb.arg("-D").arg(&data).args(INITDB_ARGS);
+        run(initdb, "initdb").await;
+        OpenOptions::new()
+            .append(true)
+            .open(data.join("postgresql.conf"))
+            .and_then(|mut conf| conf.write_all(PG_CONF.as_bytes()))
+            .expect("append to postgresql.conf");
 
         let mut cluster = Cluster {
             bin,
@@ -381,7 +380,10 @@ struct Azurite {
 
 impl Azurite {
     async fn start() -> Self {
-        let azurite = repo_root().join("node_modules/.bin/azurite");
+        // The version pinned in package.json, unless SHEETRELAY_AZURITE names another binary.
+        let azurite = std::env::var_os("SHEETRELAY_AZURITE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join("node_modules/.bin/azurite"));
         assert!(
             azurite.is_file(),
             "{} is missing: run tests/stack/test.sh (or `npm ci` at the repo root)",
