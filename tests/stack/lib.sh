@@ -295,7 +295,7 @@ start_azurite() {
   else
     for port in "$blob" "$queue" "$table"; do
       if port_open 127.0.0.1 "$port"; then
-        die "port $port is taken by another process: stop it (is another Azurite running?)"
+        die "port $port is taken by another process (another Azurite?): stop it or pick other ports"
       fi
     done
     log "starting Azurite: blob 127.0.0.1:$blob, queue :$queue, table :$table (log: $logfile)"

@@ -2,7 +2,8 @@
 # README command #1: the whole stack on this machine, then one upload end to end.
 #
 # Installs what is missing (Postgres from Debian's packages, Azurite with npm ci), starts both on
-# loopback with state in .local/ (Postgres 55432, Azurite 10000/10001/10002), builds and
+# loopback with state in .local/ (Postgres 55432, Azurite 10000/10001/10002; PG_PORT, BLOB_PORT,
+# QUEUE_PORT, TABLE_PORT and API_PORT override the ports when they are taken), builds and
 # (re)starts the api and the worker, uploads tests/stack/sample.csv and prints its task and first
 # rows. Run it again at any time: running services are reused, api and worker restart on the new
 # build. Stop everything with tests/stack/down.sh. Logs: .local/logs/.
@@ -11,9 +12,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STATE_DIR="$REPO_ROOT/.local"
 LOG_DIR="$STATE_DIR/logs"
-PG_PORT=55432
 DB_NAME=sheetrelay
-API="http://127.0.0.1:8080"
+# Fixed dev ports; override them only when something else already holds one.
+PG_PORT=${PG_PORT:-55432}
+BLOB_PORT=${BLOB_PORT:-10000}
+QUEUE_PORT=${QUEUE_PORT:-10001}
+TABLE_PORT=${TABLE_PORT:-10002}
+API_PORT=${API_PORT:-8080}
+API="http://127.0.0.1:$API_PORT"
 TASK_TIMEOUT=${TASK_TIMEOUT:-60}
 
 mkdir -p "$LOG_DIR"
@@ -23,22 +29,27 @@ ensure_postgres
 ensure_azurite
 start_postgres "$(postgres_data_dir "$STATE_DIR/postgres")" "$PG_PORT"
 create_database "$PG_PORT" "$DB_NAME"
-start_azurite "$STATE_DIR/azurite" 10000 10001 10002
+start_azurite "$STATE_DIR/azurite" "$BLOB_PORT" "$QUEUE_PORT" "$TABLE_PORT"
 
 # --- api and worker ---------------------------------------------------------------------------
 log "building api and worker (cargo build --release)"
 (cd "$REPO_ROOT" && cargo build --release -p api -p worker)
 
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/$DB_NAME"
-export AZURE_STORAGE_CONNECTION_STRING="UseDevelopmentStorage=true"
-export LISTEN_ADDR="127.0.0.1:8080"
+if [ "$BLOB_PORT:$QUEUE_PORT" = 10000:10001 ]; then
+  export AZURE_STORAGE_CONNECTION_STRING="UseDevelopmentStorage=true"
+else
+  AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+  export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$AZURITE_KEY;BlobEndpoint=http://127.0.0.1:$BLOB_PORT/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$QUEUE_PORT/devstoreaccount1"
+fi
+export LISTEN_ADDR="127.0.0.1:$API_PORT"
 export RUST_LOG="${RUST_LOG:-info}"
 
 # Restart so that they run the build we just made.
 stop_pidfile "$STATE_DIR/worker.pid" worker
 stop_pidfile "$STATE_DIR/api.pid" api
-if port_open 127.0.0.1 8080; then
-  die "port 8080 is taken by a process up.sh did not start: stop it first"
+if port_open 127.0.0.1 "$API_PORT"; then
+  die "port $API_PORT is taken by a process up.sh did not start: stop it, or set API_PORT"
 fi
 
 log "starting api (log: $LOG_DIR/api.log); it applies migrations at start"
@@ -110,5 +121,5 @@ source_file_id=$(json_string source_file_id <"$tmp/task.json")
 echo "First rows: GET /api/v1/files/$source_file_id/rows?sheet=0&limit=5"
 curl -sS "$API/api/v1/files/$source_file_id/rows?sheet=0&limit=5" | pretty
 
-log "stack is up: api $API, Postgres $DATABASE_URL, Azurite 127.0.0.1:10000/10001"
+log "stack is up: api $API, Postgres $DATABASE_URL, Azurite 127.0.0.1:$BLOB_PORT/$QUEUE_PORT"
 log "logs in $LOG_DIR; stop everything with tests/stack/down.sh"
