@@ -9,7 +9,8 @@ use super::{
 };
 use azure_core::{
     credentials::TokenCredential,
-    http::{policies::Policy, ClientOptions},
+    http::{policies::Policy, ClientOptions, ExponentialRetryOptions, RetryOptions},
+    time::Duration,
 };
 use azure_identity::{
     DeveloperToolsCredential, ManagedIdentityCredential, ManagedIdentityCredentialOptions,
@@ -34,10 +35,19 @@ impl ResolvedAuth {
         }
     }
 
-    /// Client options carrying the Shared Key signer, if any, as a per-try policy.
+    /// Client options carrying the Shared Key signer, if any, as a per-try policy, and a retry
+    /// budget sized for a service: the SDK default (8 retries, 60 s) kept a call against an
+    /// unreachable endpoint hanging for 81 s, far too long for a readiness probe or a request
+    /// handler. Callers above us (the outbox relay, queue redelivery) retry anyway.
     pub fn client_options(&self) -> ClientOptions {
         ClientOptions {
             per_try_policies: self.per_try_policies.clone(),
+            retry: RetryOptions::exponential(ExponentialRetryOptions {
+                initial_delay: Duration::milliseconds(200),
+                max_retries: 4,
+                max_total_elapsed: Duration::seconds(15),
+                max_delay: Duration::seconds(5),
+            }),
             ..Default::default()
         }
     }

@@ -252,6 +252,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_unreachable_endpoint_is_a_transient_error() {
+        let cfg = StorageConfig::from_connection_string(
+            "BlobEndpoint=http://127.0.0.1:9/a;QueueEndpoint=http://127.0.0.1:9/a;SharedAccessSignature=sv=1&sig=secret",
+            "c",
+            "q",
+        );
+        let started = std::time::Instant::now();
+        let err = BlobStore::new(&cfg).unwrap().ping().await.unwrap_err();
+        eprintln!("{err} after {:?}", started.elapsed());
+        assert!(err.is_transient(), "{err:?}");
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+
+    #[tokio::test]
     async fn a_body_error_is_returned_as_body_and_nothing_is_sent() {
         // Port 9 (discard) is never an Azure endpoint: any request would fail as Transport.
         let cfg = StorageConfig::from_connection_string(

@@ -16,9 +16,10 @@ pub enum StorageError {
         code: Option<String>,
     },
     /// The service could not be reached, or the connection broke mid-request (after the SDK's
-    /// own retries).
-    #[error("could not reach Azure Storage")]
-    Transport(#[source] azure_core::Error),
+    /// own retries). Holds the rendered error chain with any SAS signature redacted, because
+    /// reqwest's errors print the full request URL.
+    #[error("could not reach Azure Storage: {0}")]
+    Transport(String),
     /// The answer did not have the shape we expected (missing header, unparsable XML…).
     #[error("unexpected answer from Azure Storage: {0}")]
     Response(String),
@@ -80,11 +81,39 @@ impl From<azure_core::Error> for StorageError {
                 status: u16::from(*status),
                 code: error_code.clone(),
             },
-            ErrorKind::Connection | ErrorKind::Io => Self::Transport(err),
+            ErrorKind::Connection | ErrorKind::Io => Self::Transport(redacted_chain(&err)),
             ErrorKind::Credential => Self::Config(format!("credential: {err}")),
             _ => Self::Response(err.to_string()),
         }
     }
+}
+
+/// The error and its sources joined by `: `, with `sig=` query values replaced.
+fn redacted_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    redact_sig(&text)
+}
+
+fn redact_sig(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("sig=") {
+        out.push_str(&rest[..at + 4]);
+        out.push_str("REDACTED");
+        rest = &rest[at + 4..];
+        let end = rest
+            .find(|c: char| c == '&' || c == ')' || c.is_whitespace())
+            .unwrap_or(rest.len());
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -110,6 +139,14 @@ mod tests {
             "connection refused",
         );
         assert!(StorageError::from(connect).is_transient());
+    }
+
+    #[test]
+    fn transport_errors_never_carry_a_sas_signature() {
+        assert_eq!(
+            redact_sig("error sending request for url (http://h/c?sv=1&sig=abc%2B&se=2) x sig=zz"),
+            "error sending request for url (http://h/c?sv=1&sig=REDACTED&se=2) x sig=REDACTED"
+        );
     }
 
     #[test]
