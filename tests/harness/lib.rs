@@ -1,2 +1,3 @@
 //! harness.
 pub mod services;
+pub mod worker;

@@ -1,2 +1,5 @@
 //! it.
 mod services;
+mod consumer;
+mod relay;
+mod worker_process;

@@ -23,6 +23,9 @@ use uuid::Uuid;
 use crate::config::RelayConfig;
 use crate::Shutdown;
 
+/// Re-exported so fakes in other crates can implement [`QueueSender`].
+pub use async_trait::async_trait;
+
 /// The one I/O seam of the relay: sends one encoded message body. Implemented by
 /// [`QueueClient`]; tests inject a sender that fails on demand.
 #[async_trait::async_trait]

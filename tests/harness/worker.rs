@@ -1,0 +1,495 @@
+//! Driving the worker in tests: a [`WorkerEnv`] is a fresh database (migrated) plus fresh queue,
+//! poison queue and container names on the run's Azurite. Uploads are created the way the api
+//! creates them (blob first, then source file + task + outbox row in one transaction), so these
+//! tests do not depend on the HTTP api. The relay and consumer are driven step by step
+//! ([`WorkerEnv::relay_until_idle`], [`WorkerEnv::consume_until_idle`]) or run as the real
+//! `worker` binary ([`worker_exe`], [`WorkerEnv::command`]).
+//!
+//! The binary is `target/<profile>/worker`, next to the test executable's `deps/` directory.
+//! `cargo test --workspace` builds it (the worker package has an integration test of its own,
+//! which makes cargo build its binary); `cargo test -p sheetrelay-tests` alone does not, so run
+//! `cargo build -p worker` first in that case.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use shared::db::{self, outbox::OutboxMessage, tasks::Task};
+use shared::domain::{Envelope, ParseTaskPayload, PARSE_TASK};
+use shared::storage::{BlobStore, QueueClient, StorageConfig};
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+use worker::config::{ConsumerConfig, ParseConfig, RelayConfig};
+use worker::consumer::{Consumer, Outcome};
+use worker::parse::isolate::Isolation;
+use worker::relay::{self, BatchReport, QueueSender};
+
+use crate::services::{fresh_database, services, unique_name};
+
+/// A small CSV with a header and two data rows.
+pub const SAMPLE_CSV: &str = "id,name\n1,alice\n2,bob\n";
+
+/// The worker executable built by cargo for this profile.
+pub fn worker_exe() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    // target/<profile>/deps/it-<hash> → target/<profile>/worker
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test executable lives in target/<profile>/deps");
+    let worker = dir.join("worker");
+    assert!(
+        worker.exists(),
+        "{} is missing: run `cargo build -p worker` (cargo test --workspace builds it)",
+        worker.display()
+    );
+    worker
+}
+
+/// A test's own database, queues and container.
+pub struct WorkerEnv {
+    pub database_url: String,
+    pub db: PgPool,
+    pub storage: StorageConfig,
+    pub queue: QueueClient,
+    pub poison: QueueClient,
+    pub blobs: BlobStore,
+}
+
+/// One upload as the api would have created it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Upload {
+    pub task_id: Uuid,
+    pub source_file_id: Uuid,
+    pub outbox_id: Uuid,
+}
+
+impl WorkerEnv {
+    /// A fresh database on the shared cluster.
+    pub async fn new() -> Self {
+        Self::with_database(&fresh_database().await).await
+    }
+
+    /// Uses the (empty) database at `url`, e.g. one on a [`crate::services::DedicatedPostgres`].
+    pub async fn with_database(url: &str) -> Self {
+        let services = services().await;
+        let db = shared::db::DatabaseConfig::new(url).pool().expect("pool");
+        shared::db::MIGRATOR
+            .run(&db)
+            .await
+            .expect("migrations apply");
+        let storage = StorageConfig::from_connection_string(
+            services.storage_connection_string.clone(),
+            unique_name("uploads"),
+            unique_name("tasks"),
+        );
+        let queue = QueueClient::new(&storage, &storage.queue_name).expect("queue client");
+        let poison = QueueClient::new(&storage, &format!("{}-poison", storage.queue_name))
+            .expect("poison queue client");
+        let blobs = BlobStore::new(&storage).expect("blob client");
+        queue.ensure_exists().await.expect("create queue");
+        poison.ensure_exists().await.expect("create poison queue");
+        blobs.ensure_container().await.expect("create container");
+        Self {
+            database_url: url.to_owned(),
+            db,
+            storage,
+            queue,
+            poison,
+            blobs,
+        }
+    }
+
+    /// Relay settings for tests: short backoffs so retries come due quickly.
+    pub fn relay_config() -> RelayConfig {
+        RelayConfig {
+            backoff_base: Duration::from_millis(200),
+            backoff_cap: Duration::from_secs(2),
+            poll_interval: Duration::from_secs(1),
+            ..RelayConfig::default()
+        }
+    }
+
+    /// Consumer settings for tests: short visibility and retry backoff.
+    pub fn consumer_config() -> ConsumerConfig {
+        ConsumerConfig {
+            visibility_timeout: Duration::from_secs(5),
+            task_lease: Duration::from_secs(5),
+            idle_backoff_min: Duration::from_millis(20),
+            idle_backoff_max: Duration::from_millis(500),
+            retry_backoff_base: Duration::from_secs(1),
+            retry_backoff_cap: Duration::from_secs(2),
+            ..ConsumerConfig::default()
+        }
+    }
+
+    /// A consumer on this env's queues, its parse children being the built `worker` binary.
+    pub fn consumer(&self, cfg: ConsumerConfig) -> Consumer {
+        self.consumer_with_parser(cfg, worker_exe())
+    }
+
+    /// A consumer whose parse children are started from `exe` (e.g. a slow wrapper script).
+    pub fn consumer_with_parser(&self, cfg: ConsumerConfig, exe: PathBuf) -> Consumer {
+        let isolation = Isolation {
+            exe,
+            limits: ParseConfig::default().limits(),
+        };
+        Consumer::new(
+            self.db.clone(),
+            self.queue.clone(),
+            self.poison.clone(),
+            self.blobs.clone(),
+            isolation,
+            cfg,
+        )
+    }
+
+    /// Uploads `content` as a blob and commits its source file, task and outbox message.
+    pub async fn create_upload(&self, file_name: &str, content: &[u8]) -> Upload {
+        let upload = self.upload_blob(file_name, content).await;
+        let mut tx = self.db.begin().await.expect("begin");
+        insert_upload(&mut tx, &upload, file_name, content.len()).await;
+        tx.commit().await.expect("commit");
+        upload.0
+    }
+
+    /// Like [`create_upload`](Self::create_upload) but the transaction rolls back.
+    pub async fn create_rolled_back_upload(&self, content: &[u8]) -> Upload {
+        let upload = self.upload_blob("rolled-back.csv", content).await;
+        let mut tx = self.db.begin().await.expect("begin");
+        insert_upload(&mut tx, &upload, "rolled-back.csv", content.len()).await;
+        tx.rollback().await.expect("rollback");
+        upload.0
+    }
+
+    /// `n` uploads of `content`, `concurrency` at a time (blobs are what takes the time).
+    pub async fn create_uploads(
+        &self,
+        n: usize,
+        content: &[u8],
+        concurrency: usize,
+    ) -> Vec<Upload> {
+        use futures::StreamExt as _;
+        futures::stream::iter(0..n)
+            .map(|i| async move { self.create_upload(&format!("file-{i}.csv"), content).await })
+            .buffer_unordered(concurrency)
+            .collect()
+            .await
+    }
+
+    async fn upload_blob(&self, file_name: &str, content: &[u8]) -> (Upload, String) {
+        let upload = Upload {
+            task_id: Uuid::now_v7(),
+            source_file_id: Uuid::now_v7(),
+            outbox_id: Uuid::now_v7(),
+        };
+        let blob_name = format!("{}/{file_name}", upload.source_file_id);
+        let body =
+            futures::stream::iter([Ok::<_, std::io::Error>(Bytes::copy_from_slice(content))]);
+        self.blobs
+            .upload(&blob_name, "text/csv", body)
+            .await
+            .expect("upload blob");
+        (upload, blob_name)
+    }
+
+    /// Claims and sends until a claim comes back empty; returns the summed reports.
+    pub async fn relay_until_idle(
+        &self,
+        sender: &dyn QueueSender,
+        cfg: &RelayConfig,
+    ) -> BatchReport {
+        let never = CancellationToken::new();
+        let mut total = BatchReport::default();
+        loop {
+            let r = relay::run_once(&self.db, sender, cfg, &never)
+                .await
+                .expect("relay run_once");
+            total.claimed += r.claimed;
+            total.sent += r.sent;
+            total.failed += r.failed;
+            total.dead += r.dead;
+            if r.claimed == 0 {
+                return total;
+            }
+        }
+    }
+
+    /// Receives and processes until a receive comes back empty; returns every outcome.
+    pub async fn consume_until_idle(&self, consumer: &Consumer) -> Vec<Outcome> {
+        let never = CancellationToken::new();
+        let mut all = Vec::new();
+        loop {
+            let outcomes = consumer.run_once(&never).await.expect("consumer run_once");
+            if outcomes.is_empty() {
+                return all;
+            }
+            all.extend(outcomes);
+        }
+    }
+
+    pub async fn task(&self, id: Uuid) -> Task {
+        db::tasks::find(&self.db, id)
+            .await
+            .expect("find task")
+            .expect("task exists")
+    }
+
+    pub async fn outbox(&self, id: Uuid) -> OutboxMessage {
+        db::outbox::find(&self.db, id)
+            .await
+            .expect("find outbox message")
+            .expect("outbox message exists")
+    }
+
+    /// Rows stored for a source file.
+    pub async fn row_count(&self, source_file_id: Uuid) -> i64 {
+        sqlx::query_scalar("SELECT count(*) FROM parsed_rows WHERE source_file_id = $1")
+            .bind(source_file_id)
+            .fetch_one(&self.db)
+            .await
+            .expect("count rows")
+    }
+
+    pub async fn count(&self, sql: &str) -> i64 {
+        sqlx::query_scalar(sql)
+            .fetch_one(&self.db)
+            .await
+            .expect("count")
+    }
+
+    /// Receives (and deletes) everything visible in `queue`; returns the bodies.
+    pub async fn drain_queue(queue: &QueueClient) -> Vec<String> {
+        let mut bodies = Vec::new();
+        loop {
+            let batch = queue
+                .receive(32, Duration::from_secs(30))
+                .await
+                .expect("receive");
+            if batch.is_empty() {
+                return bodies;
+            }
+            for m in batch {
+                queue.delete(&m.id, &m.pop_receipt).await.expect("delete");
+                bodies.push(m.body);
+            }
+        }
+    }
+
+    /// Environment for a `worker` child process on this env (fast test settings).
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(worker_exe());
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
+            )
+            .env("DATABASE_URL", &self.database_url)
+            .env(
+                "AZURE_STORAGE_CONNECTION_STRING",
+                self.storage
+                    .connection_string
+                    .as_deref()
+                    .unwrap_or_default(),
+            )
+            .env("QUEUE_NAME", &self.storage.queue_name)
+            .env("BLOB_CONTAINER", &self.storage.blob_container)
+            .env("RELAY_POLL_INTERVAL", "1s")
+            .env("RELAY_BACKOFF_BASE", "200ms")
+            .env("RELAY_BACKOFF_CAP", "2s")
+            .env("VISIBILITY_TIMEOUT", "5s")
+            .env("TASK_LEASE", "5s")
+            .env("IDLE_BACKOFF_MAX", "500ms")
+            .env("RETRY_BACKOFF_BASE", "1s")
+            .env("RETRY_BACKOFF_CAP", "2s")
+            .env("DATABASE_ACQUIRE_TIMEOUT_MS", "1000")
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// Waits until every task in `ids` is COMPLETED.
+    pub async fn wait_all_completed(&self, ids: &[Uuid], within: Duration) {
+        let ids = ids.to_vec();
+        let want = ids.len() as i64;
+        eventually(within, "all tasks COMPLETED", || {
+            let db = self.db.clone();
+            let ids = ids.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT count(*) FROM tasks WHERE id = ANY($1) AND status = 'COMPLETED'",
+                )
+                .bind(&ids)
+                .fetch_one(&db)
+                .await
+                .is_ok_and(|n| n == want)
+            }
+        })
+        .await;
+    }
+}
+
+async fn insert_upload(
+    tx: &mut sqlx::PgConnection,
+    (upload, blob_name): &(Upload, String),
+    file_name: &str,
+    size: usize,
+) {
+    let sha = "0".repeat(64);
+    db::source_files::insert(
+        &mut *tx,
+        &db::source_files::NewSourceFile {
+            id: upload.source_file_id,
+            file_name,
+            content_type: "text/csv",
+            format: "csv",
+            size_bytes: size as i64,
+            sha256: &sha,
+            blob_name,
+            idempotency_key: None,
+        },
+    )
+    .await
+    .expect("insert source file");
+    db::tasks::insert(&mut *tx, upload.task_id, upload.source_file_id)
+        .await
+        .expect("insert task");
+    let payload = serde_json::to_value(ParseTaskPayload {
+        task_id: upload.task_id,
+        source_file_id: upload.source_file_id,
+    })
+    .expect("payload");
+    db::outbox::enqueue(&mut *tx, upload.outbox_id, PARSE_TASK, &payload)
+        .await
+        .expect("enqueue");
+}
+
+/// Polls `condition` until it holds, failing the test after `within`.
+pub async fn eventually<F, Fut>(within: Duration, what: &str, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if condition().await {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {within:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A queue sender that fails its first `fail_first` sends (or all of them), then forwards to a
+/// real queue. Records every body it was asked to send.
+pub struct FlakySender {
+    inner: QueueClient,
+    fail_first: usize,
+    calls: AtomicUsize,
+    pub attempted: Mutex<Vec<String>>,
+}
+
+impl FlakySender {
+    pub fn new(inner: QueueClient, fail_first: usize) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            fail_first,
+            calls: AtomicUsize::new(0),
+            attempted: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+#[worker::relay::async_trait]
+impl QueueSender for FlakySender {
+    async fn send(&self, body: &str) -> anyhow::Result<()> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut a) = self.attempted.lock() {
+            a.push(body.to_owned());
+        }
+        if n < self.fail_first {
+            anyhow::bail!("injected send failure #{}", n + 1);
+        }
+        self.inner.send(body).await.map_err(anyhow::Error::new)
+    }
+}
+
+/// Decodes queue bodies into envelopes' message ids.
+pub fn message_ids(bodies: &[String]) -> Vec<Uuid> {
+    let mut ids: Vec<Uuid> = bodies
+        .iter()
+        .map(|b| Envelope::decode(b).expect("valid envelope").message_id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// A parser executable that waits `delay` before running the real parse child: a long parse on
+/// demand. The script lives in the temp directory.
+pub fn slow_parser(delay: Duration) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = std::env::temp_dir().join(format!("slow-parser-{}.sh", Uuid::new_v4().simple()));
+    let script = format!(
+        "#!/bin/sh\nsleep {}\nexec '{}' \"$@\"\n",
+        delay.as_secs_f64(),
+        worker_exe().display()
+    );
+    std::fs::write(&path, script).expect("write slow parser script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+/// A `worker` child process whose stdout and stderr go to a log file (read it with
+/// [`WorkerProcess::log`] when an assertion fails).
+pub struct WorkerProcess {
+    pub child: tokio::process::Child,
+    pub log_path: PathBuf,
+}
+
+impl WorkerProcess {
+    pub fn spawn(mut cmd: tokio::process::Command) -> Self {
+        let log_path = std::env::temp_dir().join(format!("worker-{}.log", Uuid::new_v4().simple()));
+        let log = std::fs::File::create(&log_path).expect("create worker log");
+        let err = log.try_clone().expect("clone log handle");
+        cmd.stdout(log).stderr(err);
+        let child = cmd.spawn().expect("spawn worker");
+        Self { child, log_path }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    /// Sends SIGTERM (what container platforms send before killing).
+    pub fn terminate(&self) {
+        let pid = self.child.id().expect("worker is running");
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM {pid}");
+    }
+
+    /// Waits for the exit, failing the test (with the log) after `within`.
+    pub async fn wait(&mut self, within: Duration) -> std::process::ExitStatus {
+        match tokio::time::timeout(within, self.child.wait()).await {
+            Ok(status) => status.expect("wait for worker"),
+            Err(_) => panic!(
+                "the worker did not exit within {within:?}; log:\n{}",
+                self.log()
+            ),
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! The outbox relay against real Postgres and Azurite: exactly the committed messages are sent,
+//! failed sends are retried with backoff until DEAD, a crashed relay's batch is rescued, and the
+//! relay wakes on NOTIFY.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use harness::worker::{eventually, message_ids, FlakySender, WorkerEnv, SAMPLE_CSV};
+use shared::db;
+use shared::domain::{Envelope, MessageEncoding, OutboxStatus, PARSE_TASK};
+use tokio_util::sync::CancellationToken;
+use worker::config::RelayConfig;
+use worker::relay::{self, QueueSender};
+
+#[tokio::test]
+async fn the_relay_sends_exactly_the_committed_messages() {
+    let env = WorkerEnv::new().await;
+    let mut committed = Vec::new();
+    for i in 0..3 {
+        committed.push(
+            env.create_upload(&format!("f{i}.csv"), SAMPLE_CSV.as_bytes())
+                .await,
+        );
+    }
+    env.create_rolled_back_upload(SAMPLE_CSV.as_bytes()).await;
+
+    let report = env
+        .relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    assert_eq!((report.claimed, report.sent, report.failed), (3, 3, 0));
+
+    let bodies = WorkerEnv::drain_queue(&env.queue).await;
+    let mut expected: Vec<_> = committed.iter().map(|u| u.outbox_id).collect();
+    expected.sort();
+    assert_eq!(message_ids(&bodies), expected);
+    for upload in &committed {
+        let row = env.outbox(upload.outbox_id).await;
+        assert_eq!(row.status, OutboxStatus::Completed);
+        assert_eq!(row.attempts, 1);
+        assert!(row.processed_at.is_some() && row.locked_until.is_none());
+    }
+    // Each body is a base64 envelope carrying the task.
+    let envelope = Envelope::decode(&bodies[0]).expect("envelope");
+    assert!(!bodies[0].contains('{'), "base64 by default");
+    assert_eq!(envelope.event_type, PARSE_TASK);
+    let payload = envelope.parse_task().expect("parse task payload");
+    assert!(committed.iter().any(|u| u.task_id == payload.task_id));
+    assert!(bodies.iter().all(|b| b.len() < 64 * 1024));
+}
+
+#[tokio::test]
+async fn a_rolled_back_upload_sends_nothing() {
+    let env = WorkerEnv::new().await;
+    env.create_rolled_back_upload(SAMPLE_CSV.as_bytes()).await;
+
+    let report = env
+        .relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    assert_eq!(report.claimed, 0);
+    assert_eq!(env.count("SELECT count(*) FROM outbox_messages").await, 0);
+    assert!(WorkerEnv::drain_queue(&env.queue).await.is_empty());
+}
+
+#[tokio::test]
+async fn text_encoding_sends_plain_json_envelopes() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    let cfg = RelayConfig {
+        encoding: MessageEncoding::Text,
+        ..WorkerEnv::relay_config()
+    };
+    env.relay_until_idle(&env.queue, &cfg).await;
+    let bodies = WorkerEnv::drain_queue(&env.queue).await;
+    assert_eq!(bodies.len(), 1);
+    assert!(bodies[0].starts_with('{'));
+    let json: serde_json::Value = serde_json::from_str(&bodies[0]).expect("json body");
+    assert_eq!(json["message_id"], upload.outbox_id.to_string());
+    assert_eq!(json["payload"]["task_id"], upload.task_id.to_string());
+}
+
+#[tokio::test]
+async fn a_sender_failing_twice_records_attempts_and_backoff_then_sends() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    let sender = FlakySender::new(env.queue.clone(), 2);
+    let cfg = WorkerEnv::relay_config(); // backoff 200 ms doubling, jittered in the upper half
+    let never = CancellationToken::new();
+
+    let before = Utc::now();
+    let r = relay::run_once(&env.db, sender.as_ref(), &cfg, &never)
+        .await
+        .expect("run_once");
+    assert_eq!((r.claimed, r.failed), (1, 1));
+    let row = env.outbox(upload.outbox_id).await;
+    assert_eq!(row.status, OutboxStatus::Failed);
+    assert_eq!(row.attempts, 1);
+    assert!(row
+        .last_error
+        .as_deref()
+        .is_some_and(|e| e.contains("injected send failure #1")));
+    let delay = (row.available_at - before).num_milliseconds();
+    assert!(
+        (100..=1_000).contains(&delay),
+        "first retry after ~100–200 ms, got {delay} ms"
+    );
+
+    // Not due yet: an immediate claim finds nothing.
+    let r = relay::run_once(&env.db, sender.as_ref(), &cfg, &never)
+        .await
+        .expect("run_once");
+    assert_eq!(r.claimed, 0);
+
+    // Second failure: delay doubles (200–400 ms).
+    eventually(
+        Duration::from_secs(5),
+        "the retry to be sent and fail",
+        || async {
+            relay::run_once(&env.db, sender.as_ref(), &cfg, &never)
+                .await
+                .is_ok_and(|r| r.failed == 1)
+        },
+    )
+    .await;
+    let row = env.outbox(upload.outbox_id).await;
+    assert_eq!((row.status, row.attempts), (OutboxStatus::Failed, 2));
+    assert!(row.last_error.as_deref().is_some_and(|e| e.contains("#2")));
+
+    eventually(
+        Duration::from_secs(5),
+        "the third attempt to be sent",
+        || async {
+            relay::run_once(&env.db, sender.as_ref(), &cfg, &never)
+                .await
+                .is_ok_and(|r| r.sent == 1)
+        },
+    )
+    .await;
+    let row = env.outbox(upload.outbox_id).await;
+    assert_eq!((row.status, row.attempts), (OutboxStatus::Completed, 3));
+    assert_eq!(sender.calls(), 3);
+    assert_eq!(WorkerEnv::drain_queue(&env.queue).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_message_whose_sends_keep_failing_ends_dead_and_stays_until_requeued() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    let always_failing = FlakySender::new(env.queue.clone(), usize::MAX);
+    let cfg = RelayConfig {
+        max_attempts: 3,
+        backoff_base: Duration::from_millis(50),
+        backoff_cap: Duration::from_millis(100),
+        retention: Duration::ZERO,
+        ..WorkerEnv::relay_config()
+    };
+    let never = CancellationToken::new();
+    eventually(
+        Duration::from_secs(10),
+        "the message to be DEAD",
+        || async {
+            let _ = relay::run_once(&env.db, always_failing.as_ref(), &cfg, &never).await;
+            env.outbox(upload.outbox_id).await.status == OutboxStatus::Dead
+        },
+    )
+    .await;
+    let row = env.outbox(upload.outbox_id).await;
+    assert_eq!(row.attempts, 3);
+    assert_eq!(always_failing.calls(), 3);
+    assert!(row.last_error.as_deref().is_some_and(|e| e.contains("#3")));
+
+    // DEAD is never claimed again, nor purged by retention.
+    let r = relay::run_once(&env.db, always_failing.as_ref(), &cfg, &never)
+        .await
+        .expect("run_once");
+    assert_eq!(r.claimed, 0);
+    relay::purge(&env.db, &cfg).await.expect("purge");
+    assert_eq!(
+        env.outbox(upload.outbox_id).await.status,
+        OutboxStatus::Dead
+    );
+
+    // An operator requeues it; a healthy sender delivers it.
+    assert_eq!(db::outbox::requeue_dead(&env.db).await.expect("requeue"), 1);
+    let report = env.relay_until_idle(&env.queue, &cfg).await;
+    assert_eq!(report.sent, 1);
+    assert_eq!(
+        env.outbox(upload.outbox_id).await.status,
+        OutboxStatus::Completed
+    );
+    assert_eq!(WorkerEnv::drain_queue(&env.queue).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_batch_claimed_by_a_relay_that_died_is_rescued_after_its_lease_expires() {
+    let env = WorkerEnv::new().await;
+    let uploads = [
+        env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await,
+        env.create_upload("b.csv", SAMPLE_CSV.as_bytes()).await,
+    ];
+    // A relay claims the batch with a 1 s lease and dies before sending anything.
+    let claimed = db::outbox::claim_batch(&env.db, 10, Duration::from_secs(1))
+        .await
+        .expect("claim");
+    assert_eq!(claimed.len(), 2);
+
+    let cfg = WorkerEnv::relay_config();
+    let never = CancellationToken::new();
+    let r = relay::run_once(&env.db, &env.queue, &cfg, &never)
+        .await
+        .expect("run_once");
+    assert_eq!(r.claimed, 0, "a live lease is respected");
+
+    eventually(
+        Duration::from_secs(10),
+        "another relay to rescue the batch",
+        || async {
+            relay::run_once(&env.db, &env.queue, &cfg, &never)
+                .await
+                .is_ok_and(|r| r.sent == 2)
+        },
+    )
+    .await;
+    let bodies = WorkerEnv::drain_queue(&env.queue).await;
+    let mut expected: Vec<_> = uploads.iter().map(|u| u.outbox_id).collect();
+    expected.sort();
+    assert_eq!(message_ids(&bodies), expected);
+}
+
+#[tokio::test]
+async fn the_relay_loop_wakes_on_notify_without_waiting_for_its_poll() {
+    let env = WorkerEnv::new().await;
+    let cfg = RelayConfig {
+        poll_interval: Duration::from_secs(60),
+        ..WorkerEnv::relay_config()
+    };
+    let shutdown = worker::Shutdown::new();
+    let sender: Arc<dyn QueueSender> = Arc::new(env.queue.clone());
+    let handle = tokio::spawn(relay::run(
+        env.db.clone(),
+        sender,
+        cfg,
+        shutdown.clone(),
+        false,
+    ));
+    // The first (empty) claim and the LISTEN happen right away; give it a moment to park.
+    eventually(Duration::from_secs(5), "the relay to listen", || async {
+        env.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'").await >= 1
+    })
+    .await;
+
+    let upload = env.create_upload("late.csv", SAMPLE_CSV.as_bytes()).await;
+    eventually(
+        Duration::from_secs(5),
+        "the upload to be relayed",
+        || async { env.outbox(upload.outbox_id).await.status == OutboxStatus::Completed },
+    )
+    .await;
+
+    shutdown.stop.cancel();
+    handle.await.expect("join").expect("relay stops cleanly");
+    assert_eq!(WorkerEnv::drain_queue(&env.queue).await.len(), 1);
+}
+
+#[tokio::test]
+async fn completed_messages_past_retention_are_purged() {
+    let env = WorkerEnv::new().await;
+    env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    let keep = RelayConfig {
+        retention: Duration::from_secs(3600),
+        ..WorkerEnv::relay_config()
+    };
+    assert_eq!(relay::purge(&env.db, &keep).await.expect("purge"), 0);
+    let purge_all = RelayConfig {
+        retention: Duration::ZERO,
+        ..WorkerEnv::relay_config()
+    };
+    assert_eq!(relay::purge(&env.db, &purge_all).await.expect("purge"), 1);
+    assert_eq!(env.count("SELECT count(*) FROM outbox_messages").await, 0);
+}

@@ -1,0 +1,213 @@
+//! The real `worker` binary as a child process: SIGTERM drains or releases in-flight work,
+//! `--drain` exits when the work is done, a database restart loses nothing, a dying loop stops
+//! the process with a non-zero status, and the outbox CLI. The binary must be built (see
+//! `harness::worker`).
+
+use std::time::Duration;
+
+use harness::services::DedicatedPostgres;
+use harness::worker::{eventually, slow_parser, WorkerEnv, WorkerProcess, SAMPLE_CSV};
+use shared::domain::TaskStatus;
+
+async fn wait_running(env: &WorkerEnv, task_id: uuid::Uuid, worker: &WorkerProcess) {
+    let mut seen = false;
+    for _ in 0..400 {
+        if env.task(task_id).await.status == TaskStatus::Running {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(seen, "the task never started; log:\n{}", worker.log());
+}
+
+#[tokio::test]
+async fn sigterm_lets_in_flight_work_finish_and_exits_zero() {
+    let env = WorkerEnv::new().await;
+    let parser = slow_parser(Duration::from_secs(2));
+    let mut cmd = env.command(&["run"]);
+    cmd.env("PARSER_EXE", &parser).env("SHUTDOWN_GRACE", "20s");
+    let mut worker = WorkerProcess::spawn(cmd);
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    wait_running(&env, upload.task_id, &worker).await;
+
+    worker.terminate();
+    let status = worker.wait(Duration::from_secs(30)).await;
+    assert!(status.success(), "exit {status:?}; log:\n{}", worker.log());
+    let task = env.task(upload.task_id).await;
+    assert_eq!(task.status, TaskStatus::Completed, "log:\n{}", worker.log());
+    assert_eq!(env.row_count(upload.source_file_id).await, 2);
+    assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
+}
+
+#[tokio::test]
+async fn sigterm_releases_work_that_cannot_finish_within_the_grace_period() {
+    let env = WorkerEnv::new().await;
+    let parser = slow_parser(Duration::from_secs(60));
+    let mut cmd = env.command(&["run"]);
+    cmd.env("PARSER_EXE", &parser)
+        .env("SHUTDOWN_GRACE", "1s")
+        .env("VISIBILITY_TIMEOUT", "60s")
+        .env("TASK_LEASE", "60s");
+    let mut worker = WorkerProcess::spawn(cmd);
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    wait_running(&env, upload.task_id, &worker).await;
+
+    worker.terminate();
+    let status = worker.wait(Duration::from_secs(20)).await;
+    assert!(status.success(), "exit {status:?}; log:\n{}", worker.log());
+    let task = env.task(upload.task_id).await;
+    assert_eq!(
+        task.status,
+        TaskStatus::Pending,
+        "released; log:\n{}",
+        worker.log()
+    );
+    assert!(task.lease_expires_at.is_none());
+    // Visible again at once, although it was received with a 60 s visibility timeout.
+    let again = env
+        .queue
+        .receive(1, Duration::from_secs(30))
+        .await
+        .expect("receive");
+    assert_eq!(again.len(), 1, "the message is visible again");
+    assert_eq!(again[0].dequeue_count, 2);
+    assert_eq!(env.row_count(upload.source_file_id).await, 0);
+}
+
+#[tokio::test]
+async fn drain_mode_exits_zero_once_the_outbox_and_queue_are_empty() {
+    let env = WorkerEnv::new().await;
+    let uploads = [
+        env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await,
+        env.create_upload("b.csv", SAMPLE_CSV.as_bytes()).await,
+        env.create_upload("c.csv", SAMPLE_CSV.as_bytes()).await,
+    ];
+    let mut worker = WorkerProcess::spawn(env.command(&["run", "--drain"]));
+    let status = worker.wait(Duration::from_secs(60)).await;
+    assert!(status.success(), "exit {status:?}; log:\n{}", worker.log());
+    for u in &uploads {
+        assert_eq!(env.task(u.task_id).await.status, TaskStatus::Completed);
+    }
+    assert_eq!(
+        env.count("SELECT count(*) FROM outbox_messages WHERE status = 'COMPLETED'")
+            .await,
+        3
+    );
+    assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
+}
+
+#[tokio::test]
+async fn a_database_restart_mid_run_loses_nothing() {
+    let pg = DedicatedPostgres::start().await;
+    let url = pg.create_database("restart").await;
+    let env = WorkerEnv::with_database(&url).await;
+    let mut worker = WorkerProcess::spawn(env.command(&["run"]));
+
+    let mut ids = Vec::new();
+    for u in env.create_uploads(30, SAMPLE_CSV.as_bytes(), 8).await {
+        ids.push(u.task_id);
+    }
+    // Restart while the first batch is in flight.
+    pg.restart().await;
+    for u in env.create_uploads(30, SAMPLE_CSV.as_bytes(), 8).await {
+        ids.push(u.task_id);
+    }
+    let all = ids.clone();
+    let log = worker.log_path.clone();
+    tokio::select! {
+        () = env.wait_all_completed(&all, Duration::from_secs(120)) => {}
+        status = worker.child.wait() => panic!(
+            "the worker exited ({status:?}) during the outage; log:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        ),
+    }
+    assert_eq!(env.count("SELECT count(*) FROM parsed_rows").await, 2 * 60);
+    assert_eq!(
+        env.count("SELECT count(*) FROM tasks WHERE status = 'FAILED'")
+            .await,
+        0
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM outbox_messages WHERE status <> 'COMPLETED'")
+            .await,
+        0
+    );
+
+    worker.terminate();
+    let status = worker.wait(Duration::from_secs(30)).await;
+    assert!(status.success(), "exit {status:?}");
+}
+
+#[tokio::test]
+async fn when_one_loop_dies_the_process_stops_with_a_non_zero_status() {
+    let env = WorkerEnv::new().await;
+    let mut worker = WorkerProcess::spawn(env.command(&["run"]));
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    env.wait_all_completed(&[upload.task_id], Duration::from_secs(30))
+        .await;
+
+    // A schema the relay cannot work with is not a transient failure: the relay loop fails.
+    sqlx::query("ALTER TABLE outbox_messages RENAME TO outbox_messages_gone")
+        .execute(&env.db)
+        .await
+        .expect("rename table");
+    let status = worker.wait(Duration::from_secs(30)).await;
+    assert!(!status.success(), "exit {status:?}; log:\n{}", worker.log());
+    let log = worker.log();
+    assert!(log.contains("relay"), "log names the failed loop:\n{log}");
+}
+
+#[tokio::test]
+async fn the_outbox_cli_prints_stats_and_requeues_dead_messages() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    sqlx::query(
+        "UPDATE outbox_messages SET status = 'DEAD', attempts = max_attempts, last_error = 'boom' \
+         WHERE id = $1",
+    )
+    .bind(upload.outbox_id)
+    .execute(&env.db)
+    .await
+    .expect("make it DEAD");
+
+    let out = env
+        .command(&["outbox", "stats"])
+        .output()
+        .await
+        .expect("run outbox stats");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("one JSON line per status");
+    assert_eq!(line["status"], "DEAD");
+    assert_eq!(line["count"], 1);
+
+    let out = env
+        .command(&["outbox", "requeue-dead"])
+        .output()
+        .await
+        .expect("run requeue-dead");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["requeued"], 1);
+    eventually(
+        Duration::from_secs(1),
+        "the message to be PENDING",
+        || async {
+            env.count(
+                "SELECT count(*) FROM outbox_messages WHERE status = 'PENDING' AND attempts = 0",
+            )
+            .await
+                == 1
+        },
+    )
+    .await;
+}
