@@ -1,0 +1,159 @@
+//! The parse in a child process: events stream through unchanged, and a child that runs out of
+//! memory, hangs past its deadline or dies costs only its task — the parent gets a code.
+
+mod parse_support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use parse_support::temp_file;
+use serde_json::json;
+use worker::parse::isolate::{parse_isolated, Isolation};
+use worker::parse::{FileFormat, ParseEvent, ParseLimits};
+
+fn isolation(limits: ParseLimits) -> Isolation {
+    Isolation {
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_worker")),
+        limits,
+    }
+}
+
+#[tokio::test]
+async fn rows_stream_from_the_child_exactly_as_in_process() {
+    let (_dir, path) = temp_file(b"id,name\n1,\"a\tb\nc\"\n2,\n", "x.csv");
+    let mut events = Vec::new();
+    let result = parse_isolated(
+        &isolation(ParseLimits::default()),
+        &path,
+        FileFormat::Csv,
+        |e| {
+            events.push(e);
+            Ok(())
+        },
+    )
+    .await
+    .expect("no infrastructure error");
+    let summary = result.expect("parsed");
+    assert_eq!(summary.rows_total, 2);
+    let rows: Vec<serde_json::Value> = events
+        .iter()
+        .filter_map(|e| match e {
+            ParseEvent::Row { values, .. } => serde_json::from_str(values).ok(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rows, [json!(["1", "a\tb\nc"]), json!(["2", null])]);
+    assert!(matches!(
+        events.first(),
+        Some(ParseEvent::SheetStart { index: 0, .. })
+    ));
+    assert!(matches!(events.last(), Some(ParseEvent::SheetEnd(s)) if s.columns == ["id", "name"]));
+}
+
+#[tokio::test]
+async fn a_file_failure_in_the_child_comes_back_with_its_code() {
+    let (_dir, path) = temp_file(b"%PDF-1.4\n", "x.xlsx");
+    let result = parse_isolated(
+        &isolation(ParseLimits::default()),
+        &path,
+        FileFormat::Xlsx,
+        |_| Ok(()),
+    )
+    .await
+    .expect("no infrastructure error");
+    assert_eq!(
+        result.err().map(|f| f.code.as_str()),
+        Some("unsupported_format")
+    );
+}
+
+/// An ods whose one cell is repeated over 6,000 × 16,384 cells, under calamine's own cell cap: calamine materialises every
+/// cell, about 3 GB, and aborts the process that tries.
+fn ods_repeat_bomb() -> Vec<u8> {
+    let table = r#"<table:table table:name="Bomb"><table:table-row table:number-rows-repeated="6000"><table:table-cell table:number-columns-repeated="16384" office:value-type="float" office:value="1"><text:p>1</text:p></table:table-cell></table:table-row></table:table>"#;
+    let manifest = br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/></manifest:manifest>"#;
+    let content = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"><office:body><office:spreadsheet>{table}</office:spreadsheet></office:body></office:document-content>"#
+    );
+    parse_support::make_zip(&[
+        (
+            "mimetype",
+            b"application/vnd.oasis.opendocument.spreadsheet",
+        ),
+        ("META-INF/manifest.xml", manifest),
+        ("content.xml", content.as_bytes()),
+    ])
+}
+
+#[tokio::test]
+async fn a_child_over_its_memory_limit_fails_the_task_and_the_parent_survives() {
+    let bytes = ods_repeat_bomb();
+    assert!(bytes.len() < 2_000);
+    let (_dir, path) = temp_file(&bytes, "bomb.ods");
+    let limits = ParseLimits {
+        memory_limit_bytes: 512 * 1024 * 1024,
+        timeout: Duration::from_secs(60),
+        ..ParseLimits::default()
+    };
+    let result = parse_isolated(&isolation(limits), &path, FileFormat::Ods, |_| Ok(()))
+        .await
+        .expect("no infrastructure error");
+    let failure = result.err().expect("the bomb fails");
+    assert_eq!(failure.code.as_str(), "memory_limit", "{}", failure.message);
+
+    // The parent carries on with the next file.
+    let (_dir2, ok) = temp_file(b"a\n1\n", "ok.csv");
+    let again = parse_isolated(
+        &isolation(ParseLimits::default()),
+        &ok,
+        FileFormat::Csv,
+        |_| Ok(()),
+    )
+    .await
+    .expect("no infrastructure error");
+    assert_eq!(again.map(|s| s.rows_total).ok(), Some(1));
+}
+
+#[tokio::test]
+async fn a_child_past_its_deadline_is_killed_with_parse_timeout() {
+    let mut big = b"id,name,amount\n".to_vec();
+    for i in 0..400_000 {
+        big.extend_from_slice(format!("{i},name {i},{i}.5\n").as_bytes());
+    }
+    let (_dir, path) = temp_file(&big, "big.csv");
+    let limits = ParseLimits {
+        timeout: Duration::from_millis(100),
+        ..ParseLimits::default()
+    };
+    let started = std::time::Instant::now();
+    let result = parse_isolated(&isolation(limits), &path, FileFormat::Csv, |_| {
+        // A slow consumer keeps the child from finishing before the deadline.
+        std::thread::sleep(Duration::from_micros(50));
+        Ok(())
+    })
+    .await
+    .expect("no infrastructure error");
+    assert_eq!(result.err().map(|f| f.code.as_str()), Some("parse_timeout"));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn a_failing_row_consumer_is_an_infrastructure_error_and_stops_the_child() {
+    let (_dir, path) = temp_file(b"a\n1\n2\n", "x.csv");
+    let outcome = parse_isolated(
+        &isolation(ParseLimits::default()),
+        &path,
+        FileFormat::Csv,
+        |e| {
+            if matches!(e, ParseEvent::Row { .. }) {
+                anyhow::bail!("database down");
+            }
+            Ok(())
+        },
+    )
+    .await;
+    assert_eq!(
+        outcome.err().map(|e| e.to_string()).as_deref(),
+        Some("database down")
+    );
+}
