@@ -1,3 +1,4 @@
 //! harness.
+pub mod app;
 pub mod services;
 pub mod worker;

@@ -1,5 +1,6 @@
 //! it.
 mod services;
+mod upload;
 mod consumer;
 mod relay;
 mod worker_process;

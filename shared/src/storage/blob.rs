@@ -11,7 +11,7 @@ use azure_storage_blob::{
     BlobContainerClient, BlobContainerClientOptions,
 };
 use bytes::{Bytes, BytesMut};
-use futures::{Stream, StreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
 use std::{num::NonZero, sync::Arc};
 use tokio::{io::AsyncWrite, io::AsyncWriteExt, task::JoinSet};
 
@@ -82,6 +82,17 @@ impl BlobStore {
                 e => Err(e),
             },
         }
+    }
+
+    /// Names of every committed blob in the container, in name order (for operators and tests;
+    /// pages through the listing).
+    pub async fn list_names(&self) -> Result<Vec<String>, StorageError> {
+        let mut pager = self.container.list_blobs(None)?;
+        let mut names = Vec::new();
+        while let Some(blob) = pager.try_next().await? {
+            names.extend(blob.name);
+        }
+        Ok(names)
     }
 
     /// A cheap authenticated call (container properties) for readiness probes.

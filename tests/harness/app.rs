@@ -1,0 +1,128 @@
+//! `TestApp`: the real api, served in-process on a free loopback port, against a fresh database
+//! and fresh container/queue names on the run's shared Postgres and Azurite.
+
+use std::time::Duration;
+
+use shared::config::{DatabaseConfig, StorageConfig, TelemetryConfig};
+use shared::storage::BlobStore;
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::services::{fresh_database, services, unique_name};
+
+/// The default upload limit of test apps: small, so 413 tests need little data.
+pub const TEST_MAX_UPLOAD_BYTES: u64 = 1024 * 1024;
+
+pub struct TestApp {
+    pub base_url: String,
+    pub client: reqwest::Client,
+    pub db: PgPool,
+    pub config: api::Config,
+    pub blobs: BlobStore,
+    shutdown: CancellationToken,
+}
+
+/// How many rows of each upload table exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UploadRows {
+    pub source_files: i64,
+    pub tasks: i64,
+    pub outbox_messages: i64,
+}
+
+impl UploadRows {
+    pub const NONE: UploadRows = UploadRows { source_files: 0, tasks: 0, outbox_messages: 0 };
+
+    pub fn each(n: i64) -> UploadRows {
+        UploadRows { source_files: n, tasks: n, outbox_messages: n }
+    }
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        Self::spawn_with(|_| {}).await
+    }
+
+    /// Spawns with a config adjusted by `tweak` (e.g. another upload limit or database URL).
+    pub async fn spawn_with(tweak: impl FnOnce(&mut api::Config)) -> TestApp {
+        let mut config = test_config(&fresh_database().await).await;
+        tweak(&mut config);
+        api::migrate(&config).await.expect("migrations apply");
+        let state = api::state(&config).await.expect("api state builds");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a free port");
+        let base_url = format!("http://{}", listener.local_addr().expect("local addr"));
+        let shutdown = CancellationToken::new();
+        let blobs = state.blobs.clone();
+        tokio::spawn(api::serve(listener, state, shutdown.clone(), Duration::from_secs(5)));
+        let db = config.database.pool().expect("pool");
+        TestApp { base_url, client: reqwest::Client::new(), db, config, blobs, shutdown }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// `POST /api/v1/files` with one `file` part.
+    pub async fn upload(&self, file_name: &str, bytes: Vec<u8>, key: Option<&str>) -> reqwest::Response {
+        let part = reqwest::multipart::Part::bytes(bytes).file_name(file_name.to_owned());
+        let form = reqwest::multipart::Form::new().part("file", part);
+        let mut req = self.client.post(self.url("/api/v1/files")).multipart(form);
+        if let Some(key) = key {
+            req = req.header("Idempotency-Key", key);
+        }
+        req.send().await.expect("upload request completes")
+    }
+
+    /// `GET path` → status and JSON body.
+    pub async fn get_json(&self, path: &str) -> (reqwest::StatusCode, serde_json::Value) {
+        let resp = self.client.get(self.url(path)).send().await.expect("GET completes");
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    pub async fn upload_rows(&self) -> UploadRows {
+        let count = |table: &'static str| {
+            let db = self.db.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>(&format!("SELECT count(*) FROM {table}"))
+                    .fetch_one(&db)
+                    .await
+                    .expect("count rows")
+            }
+        };
+        UploadRows {
+            source_files: count("source_files").await,
+            tasks: count("tasks").await,
+            outbox_messages: count("outbox_messages").await,
+        }
+    }
+
+    /// Every blob in this app's container.
+    pub async fn blob_names(&self) -> Vec<String> {
+        self.blobs.list_names().await.expect("list blobs")
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// An api config for `database_url` with fresh container and queue names.
+pub async fn test_config(database_url: &str) -> api::Config {
+    let services = services().await;
+    api::Config {
+        database: DatabaseConfig::new(database_url),
+        storage: StorageConfig::from_connection_string(
+            services.storage_connection_string.clone(),
+            unique_name("uploads"),
+            unique_name("parse-tasks"),
+        ),
+        telemetry: TelemetryConfig { log_format: Default::default() },
+        listen_addr: "127.0.0.1:0".parse().expect("socket address"),
+        max_upload_bytes: TEST_MAX_UPLOAD_BYTES,
+        shutdown_grace_secs: 5,
+    }
+}
