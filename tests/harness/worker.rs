@@ -493,3 +493,22 @@ impl WorkerProcess {
         }
     }
 }
+
+/// Polls `probe` until it yields a value, failing the test after `within`.
+pub async fn eventually_some<T, F, Fut>(within: Duration, what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(v) = probe().await {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {within:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness::worker::{eventually, slow_parser, WorkerEnv, SAMPLE_CSV};
+use harness::worker::{eventually_some, slow_parser, WorkerEnv, SAMPLE_CSV};
 use shared::db;
 use shared::domain::{Envelope, MessageEncoding, TaskStatus};
 use tokio_util::sync::CancellationToken;
@@ -97,22 +97,19 @@ async fn a_message_delivered_more_than_max_dequeue_count_times_goes_to_the_poiso
 
     // Two consumers received it and died (the message reappears after 1 s each time).
     for delivery in 1..=2u64 {
-        let mut got = None;
-        eventually(
+        let got = eventually_some(
             Duration::from_secs(10),
             "the message to be visible",
             || async {
-                got = env
-                    .queue
+                env.queue
                     .receive(1, Duration::from_secs(1))
                     .await
                     .expect("receive")
-                    .pop();
-                got.is_some()
+                    .pop()
             },
         )
         .await;
-        assert_eq!(got.map(|m| m.dequeue_count), Some(delivery));
+        assert_eq!(got.dequeue_count, delivery);
     }
 
     let cfg = ConsumerConfig {
@@ -120,10 +117,9 @@ async fn a_message_delivered_more_than_max_dequeue_count_times_goes_to_the_poiso
         ..WorkerEnv::consumer_config()
     };
     let consumer = env.consumer(cfg);
-    let mut outcomes = Vec::new();
-    eventually(Duration::from_secs(10), "the third delivery", || async {
-        outcomes = env.consume_until_idle(&consumer).await;
-        !outcomes.is_empty()
+    let outcomes = eventually_some(Duration::from_secs(10), "the third delivery", || async {
+        let outcomes = env.consume_until_idle(&consumer).await;
+        (!outcomes.is_empty()).then_some(outcomes)
     })
     .await;
     assert_eq!(
@@ -268,6 +264,10 @@ async fn a_long_parse_keeps_its_message_invisible_and_deletes_it_with_the_newest
         async move { consumer.run_once(&never).await }
     });
 
+    eventually_some(Duration::from_secs(10), "the task to start", || async {
+        (env.task(upload.task_id).await.status == TaskStatus::Running).then_some(())
+    })
+    .await;
     // Meanwhile another consumer polls the queue: it must never see the message.
     let mut probes = 0;
     while !work.is_finished() {
