@@ -373,3 +373,40 @@ async fn two_relays_and_two_consumers_racing_over_many_uploads_complete_each_tas
     assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
     assert!(WorkerEnv::drain_queue(&env.poison).await.is_empty());
 }
+
+/// Throughput of each stage on its own, against this machine's Azurite (not run by default):
+/// `SHEETRELAY_RACE_UPLOADS=1000 cargo test -p sheetrelay-tests --test it -- --ignored --nocapture throughput`
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "a measurement, not a check"]
+async fn throughput_of_the_relay_and_the_consumer_measured_separately() {
+    let n = race_uploads();
+    let env = WorkerEnv::new().await;
+    let uploads = env.create_uploads(n, SAMPLE_CSV.as_bytes(), 16).await;
+
+    let started = Instant::now();
+    let report = env
+        .relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    let relayed = started.elapsed();
+    assert_eq!(report.sent, n);
+    eprintln!(
+        "relay: {n} messages in {relayed:.2?} ({:.0} msg/s)",
+        n as f64 / relayed.as_secs_f64()
+    );
+
+    let shutdown = worker::Shutdown::new();
+    let done = CancellationToken::new();
+    done.cancel();
+    let started = Instant::now();
+    let consumer = env.consumer(WorkerEnv::consumer_config());
+    let handle = tokio::spawn(consumer::run(consumer, shutdown.clone(), true, done));
+    handle.await.expect("join").expect("consumer drains");
+    let consumed = started.elapsed();
+    let ids: Vec<_> = uploads.iter().map(|u| u.task_id).collect();
+    env.wait_all_completed(&ids, Duration::from_secs(1)).await;
+    eprintln!(
+        "consumer (one, concurrency {}): {n} tasks in {consumed:.2?} ({:.0} tasks/s)",
+        WorkerEnv::consumer_config().concurrency,
+        n as f64 / consumed.as_secs_f64()
+    );
+}
