@@ -512,3 +512,24 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A `worker run` configuration for the in-process [`worker::run`]: fast test settings, parse
+/// children from the built binary.
+pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config::RunConfig {
+    worker::config::RunConfig {
+        role: worker::config::Role::All,
+        drain: false,
+        shutdown_grace: Duration::from_secs(10),
+        database: shared::db::DatabaseConfig::new(database_url),
+        storage,
+        telemetry: shared::telemetry::TelemetryConfig {
+            log_format: Default::default(),
+        },
+        relay: WorkerEnv::relay_config(),
+        consumer: WorkerEnv::consumer_config(),
+        parse: ParseConfig {
+            parser_exe: Some(worker_exe()),
+            ..ParseConfig::default()
+        },
+    }
+}

@@ -211,3 +211,39 @@ async fn the_outbox_cli_prints_stats_and_requeues_dead_messages() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn an_upload_through_the_api_reaches_completed_by_itself_with_the_worker_running() {
+    let app = harness::app::TestApp::spawn().await;
+    let signal = tokio_util::sync::CancellationToken::new();
+    let cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
+    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
+
+    let resp = app
+        .upload("people.csv", SAMPLE_CSV.as_bytes().to_vec(), None)
+        .await;
+    assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED);
+    let body: serde_json::Value = resp.json().await.expect("upload body");
+    let task_id = body["task"]["id"].as_str().expect("task id").to_owned();
+    let file_id = body["source_file"]["id"]
+        .as_str()
+        .expect("file id")
+        .to_owned();
+
+    let task = harness::worker::eventually_some(Duration::from_secs(30), "COMPLETED", || async {
+        let (_, task) = app.get_json(&format!("/api/v1/tasks/{task_id}")).await;
+        (task["status"] == "COMPLETED").then_some(task)
+    })
+    .await;
+    assert_eq!(task["result"]["rows_total"], 2);
+    let (_, rows) = app
+        .get_json(&format!("/api/v1/files/{file_id}/rows?sheet=0"))
+        .await;
+    assert_eq!(rows["rows"].as_array().map(Vec::len), Some(2), "{rows}");
+
+    signal.cancel();
+    worker
+        .await
+        .expect("join")
+        .expect("the worker stops cleanly");
+}

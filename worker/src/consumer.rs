@@ -136,11 +136,6 @@ impl Consumer {
             }
         };
         let task_id = payload.task_id;
-        let span = tracing::info_span!("task", %task_id, source_file_id = %payload.source_file_id,
-            outbox_message_id = %envelope.message_id, dequeue_count = msg.dequeue_count);
-        let _enter = span.enter();
-        drop(_enter);
-
         let task = match db::tasks::find(&self.db, task_id).await {
             Ok(Some(t)) => t,
             Ok(None) => {

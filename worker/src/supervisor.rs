@@ -32,12 +32,26 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     let poison = QueueClient::new(&cfg.storage, &poison_name)
         .context("configuring the poison queue client")?;
     let blobs = BlobStore::new(&cfg.storage).context("configuring the blob client")?;
-    queue.ensure_exists().await.context("creating the queue")?;
-    if cfg.role.runs_consumer() {
-        poison
-            .ensure_exists()
-            .await
-            .context("creating the poison queue")?;
+    // Storage may still be starting (a container platform starts everything at once): retry
+    // transient failures until the signal, fail fast on anything else (bad credentials…).
+    let mut delay = Duration::from_millis(200);
+    loop {
+        let created = match queue.ensure_exists().await {
+            Ok(()) if cfg.role.runs_consumer() => poison.ensure_exists().await,
+            other => other,
+        };
+        match created {
+            Ok(()) => break,
+            Err(e) if e.is_transient() && !signal.is_cancelled() => {
+                tracing::warn!(error = %e, "storage unavailable at start-up; retrying");
+                tokio::select! {
+                    () = signal.cancelled() => return Ok(()),
+                    () = tokio::time::sleep(delay) => {}
+                }
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context("creating the queues")),
+        }
     }
     let exe = match &cfg.parse.parser_exe {
         Some(p) => p.clone(),
