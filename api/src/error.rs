@@ -45,7 +45,10 @@ pub struct ErrorDetail {
 
 impl ApiError {
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
-        ApiError::BadRequest { code, message: message.into() }
+        ApiError::BadRequest {
+            code,
+            message: message.into(),
+        }
     }
 
     fn status_and_code(&self) -> (StatusCode, &'static str) {
@@ -53,7 +56,9 @@ impl ApiError {
             ApiError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
-            ApiError::PayloadTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ApiError::PayloadTooLarge { .. } => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+            }
             ApiError::UnsupportedFormat(_) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_format")
             }
@@ -96,7 +101,12 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let body = ErrorBody { error: ErrorDetail { code: code.to_owned(), message } };
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: code.to_owned(),
+                message,
+            },
+        };
         (status, Json(body)).into_response()
     }
 }

@@ -29,14 +29,22 @@ use state::AppState;
 
 /// The router with every route of the contract.
 pub fn app(state: AppState) -> Router {
+    // Install the recorder before the first request records anything.
+    metrics::handle();
     // The upload enforces its own limit on the file part, precisely and with our error body;
     // this outer bound only stops a body that is far past it (multipart framing is small).
-    let body_limit = usize::try_from(state.max_upload_bytes.saturating_add(1024 * 1024))
-        .unwrap_or(usize::MAX);
+    let body_limit =
+        usize::try_from(state.max_upload_bytes.saturating_add(1024 * 1024)).unwrap_or(usize::MAX);
     Router::new()
         .route("/api/v1/files", post(routes::files::upload))
-        .route("/api/v1/files/{source_file_id}", get(routes::files::get_file))
-        .route("/api/v1/files/{source_file_id}/rows", get(routes::rows::list_rows))
+        .route(
+            "/api/v1/files/{source_file_id}",
+            get(routes::files::get_file),
+        )
+        .route(
+            "/api/v1/files/{source_file_id}/rows",
+            get(routes::rows::list_rows),
+        )
         .route("/api/v1/tasks/{task_id}", get(routes::tasks::get_task))
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
@@ -46,14 +54,16 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn(metrics::track))
         .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
-            let request_id = req
-                .headers()
-                .get("x-request-id")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default();
-            tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id)
-        }))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+                let request_id = req
+                    .headers()
+                    .get("x-request-id")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id)
+            }),
+        )
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .with_state(state)
 }
@@ -61,15 +71,26 @@ pub fn app(state: AppState) -> Router {
 /// Builds the shared state: the pool (lazy), the blob store, and the container if missing.
 pub async fn state(cfg: &Config) -> anyhow::Result<AppState> {
     let db = cfg.database.pool().context("invalid DATABASE_URL")?;
-    let blobs = shared::storage::BlobStore::new(&cfg.storage).context("invalid storage settings")?;
-    blobs.ensure_container().await.context("cannot create the blob container")?;
-    Ok(AppState { db, blobs, max_upload_bytes: cfg.max_upload_bytes })
+    let blobs =
+        shared::storage::BlobStore::new(&cfg.storage).context("invalid storage settings")?;
+    blobs
+        .ensure_container()
+        .await
+        .context("cannot create the blob container")?;
+    Ok(AppState {
+        db,
+        blobs,
+        max_upload_bytes: cfg.max_upload_bytes,
+    })
 }
 
 /// Applies pending migrations (under sqlx's advisory lock, so concurrent starts are safe).
 pub async fn migrate(cfg: &Config) -> anyhow::Result<()> {
     let pool = cfg.database.pool().context("invalid DATABASE_URL")?;
-    shared::db::MIGRATOR.run(&pool).await.context("database migration failed")?;
+    shared::db::MIGRATOR
+        .run(&pool)
+        .await
+        .context("database migration failed")?;
     Ok(())
 }
 
@@ -91,7 +112,10 @@ pub async fn serve(
     match tokio::time::timeout(grace, server).await {
         Ok(res) => res.context("server error"),
         Err(_) => {
-            tracing::warn!(?grace, "in-flight requests did not finish in the grace period");
+            tracing::warn!(
+                ?grace,
+                "in-flight requests did not finish in the grace period"
+            );
             Ok(())
         }
     }
@@ -105,5 +129,11 @@ pub async fn run(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<()>
         .await
         .with_context(|| format!("cannot listen on {}", cfg.listen_addr))?;
     tracing::info!(addr = %cfg.listen_addr, "api listening");
-    serve(listener, state, shutdown, Duration::from_secs(cfg.shutdown_grace_secs)).await
+    serve(
+        listener,
+        state,
+        shutdown,
+        Duration::from_secs(cfg.shutdown_grace_secs),
+    )
+    .await
 }

@@ -6,10 +6,19 @@ use crate::routes::{files, health, rows, tasks};
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "sheetrelay", description = "Upload CSV/TSV and Excel files; poll their parse task; page through the parsed rows."),
+    info(
+        title = "sheetrelay",
+        description = "Upload CSV/TSV and Excel files; poll their parse task; page through the parsed rows."
+    ),
     paths(
-        files::upload, files::get_file, rows::list_rows, tasks::get_task,
-        health::healthz, health::readyz, health::metrics, openapi_json
+        files::upload,
+        files::get_file,
+        rows::list_rows,
+        tasks::get_task,
+        health::healthz,
+        health::readyz,
+        health::metrics,
+        openapi_json
     ),
     components(schemas(crate::error::ErrorBody, crate::views::UploadView))
 )]

@@ -37,7 +37,13 @@ impl<'a> MeteredField<'a> {
                 None => break,
             }
         }
-        let mut this = Self { field, head: None, hasher: Sha256::new(), size: 0, limit };
+        let mut this = Self {
+            field,
+            head: None,
+            hasher: Sha256::new(),
+            size: 0,
+            limit,
+        };
         let head = head.freeze();
         this.meter(&head)?;
         this.head = Some(head);
@@ -91,7 +97,11 @@ impl<'a> MeteredField<'a> {
 /// Keeps the last path segment of a client file name (some browsers send `C:\…\name.csv`),
 /// without control characters, at most 255 characters; `upload` when nothing is left.
 pub fn clean_file_name(raw: Option<&str>) -> String {
-    let last = raw.unwrap_or_default().rsplit(['/', '\\']).next().unwrap_or_default();
+    let last = raw
+        .unwrap_or_default()
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or_default();
     let cleaned: String = last.chars().filter(|c| !c.is_control()).take(255).collect();
     let trimmed = cleaned.trim();
     if trimmed.is_empty() {
@@ -107,7 +117,10 @@ mod tests {
 
     #[test]
     fn file_names_lose_their_directories_and_control_characters() {
-        assert_eq!(clean_file_name(Some(r"C:\Users\me\report.csv")), "report.csv");
+        assert_eq!(
+            clean_file_name(Some(r"C:\Users\me\report.csv")),
+            "report.csv"
+        );
         assert_eq!(clean_file_name(Some("../../etc/passwd")), "passwd");
         assert_eq!(clean_file_name(Some("a\u{0}b\n.csv")), "ab.csv");
         assert_eq!(clean_file_name(Some("  ")), "upload");

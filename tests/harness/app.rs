@@ -32,10 +32,18 @@ pub struct UploadRows {
 }
 
 impl UploadRows {
-    pub const NONE: UploadRows = UploadRows { source_files: 0, tasks: 0, outbox_messages: 0 };
+    pub const NONE: UploadRows = UploadRows {
+        source_files: 0,
+        tasks: 0,
+        outbox_messages: 0,
+    };
 
     pub fn each(n: i64) -> UploadRows {
-        UploadRows { source_files: n, tasks: n, outbox_messages: n }
+        UploadRows {
+            source_files: n,
+            tasks: n,
+            outbox_messages: n,
+        }
     }
 }
 
@@ -50,13 +58,27 @@ impl TestApp {
         tweak(&mut config);
         api::migrate(&config).await.expect("migrations apply");
         let state = api::state(&config).await.expect("api state builds");
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a free port");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a free port");
         let base_url = format!("http://{}", listener.local_addr().expect("local addr"));
         let shutdown = CancellationToken::new();
         let blobs = state.blobs.clone();
-        tokio::spawn(api::serve(listener, state, shutdown.clone(), Duration::from_secs(5)));
+        tokio::spawn(api::serve(
+            listener,
+            state,
+            shutdown.clone(),
+            Duration::from_secs(5),
+        ));
         let db = config.database.pool().expect("pool");
-        TestApp { base_url, client: reqwest::Client::new(), db, config, blobs, shutdown }
+        TestApp {
+            base_url,
+            client: reqwest::Client::new(),
+            db,
+            config,
+            blobs,
+            shutdown,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -64,7 +86,12 @@ impl TestApp {
     }
 
     /// `POST /api/v1/files` with one `file` part.
-    pub async fn upload(&self, file_name: &str, bytes: Vec<u8>, key: Option<&str>) -> reqwest::Response {
+    pub async fn upload(
+        &self,
+        file_name: &str,
+        bytes: Vec<u8>,
+        key: Option<&str>,
+    ) -> reqwest::Response {
         let part = reqwest::multipart::Part::bytes(bytes).file_name(file_name.to_owned());
         let form = reqwest::multipart::Form::new().part("file", part);
         let mut req = self.client.post(self.url("/api/v1/files")).multipart(form);
@@ -76,7 +103,12 @@ impl TestApp {
 
     /// `GET path` → status and JSON body.
     pub async fn get_json(&self, path: &str) -> (reqwest::StatusCode, serde_json::Value) {
-        let resp = self.client.get(self.url(path)).send().await.expect("GET completes");
+        let resp = self
+            .client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("GET completes");
         let status = resp.status();
         (status, resp.json().await.unwrap_or(serde_json::Value::Null))
     }
@@ -120,7 +152,9 @@ pub async fn test_config(database_url: &str) -> api::Config {
             unique_name("uploads"),
             unique_name("parse-tasks"),
         ),
-        telemetry: TelemetryConfig { log_format: Default::default() },
+        telemetry: TelemetryConfig {
+            log_format: Default::default(),
+        },
         listen_addr: "127.0.0.1:0".parse().expect("socket address"),
         max_upload_bytes: TEST_MAX_UPLOAD_BYTES,
         shutdown_grace_secs: 5,

@@ -13,7 +13,13 @@ async fn error_code(resp: reqwest::Response) -> (StatusCode, String) {
     let body: Value = resp.json().await.expect("error body is JSON");
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(!message.is_empty(), "error has a human message: {body}");
-    (status, body["error"]["code"].as_str().unwrap_or_default().to_owned())
+    (
+        status,
+        body["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
 }
 
 #[tokio::test]
@@ -26,7 +32,10 @@ async fn an_accepted_upload_has_its_blob_and_all_three_rows() {
 
     let file = &body["source_file"];
     let task = &body["task"];
-    assert_eq!(location, format!("/api/v1/tasks/{}", task["id"].as_str().unwrap()));
+    assert_eq!(
+        location,
+        format!("/api/v1/tasks/{}", task["id"].as_str().unwrap())
+    );
     assert_eq!(file["file_name"], "people.csv");
     assert_eq!(file["format"], "csv");
     assert_eq!(file["size_bytes"], CSV.len());
@@ -51,7 +60,10 @@ async fn an_accepted_upload_has_its_blob_and_all_three_rows() {
         .unwrap();
     assert_eq!(app.blob_names().await, vec![blob_name.clone()]);
     let mut stored = Vec::new();
-    app.blobs.download_to(&blob_name, &mut stored).await.unwrap();
+    app.blobs
+        .download_to(&blob_name, &mut stored)
+        .await
+        .unwrap();
     assert_eq!(stored, CSV);
 }
 
@@ -70,9 +82,18 @@ async fn a_failure_between_the_inserts_leaves_no_row_and_no_blob() {
     .unwrap();
 
     let resp = app.upload("people.csv", CSV.to_vec(), None).await;
-    assert_eq!(error_code(resp).await, (StatusCode::SERVICE_UNAVAILABLE, "upload_not_recorded".into()));
+    assert_eq!(
+        error_code(resp).await,
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "upload_not_recorded".into()
+        )
+    );
     assert_eq!(app.upload_rows().await, UploadRows::NONE);
-    assert!(app.blob_names().await.is_empty(), "the blob of the failed upload is deleted");
+    assert!(
+        app.blob_names().await.is_empty(),
+        "the blob of the failed upload is deleted"
+    );
 }
 
 #[tokio::test]
@@ -80,11 +101,29 @@ async fn rejected_uploads_get_their_code_and_leave_nothing_behind() {
     let app = TestApp::spawn().await;
 
     let no_file_part = reqwest::multipart::Form::new().text("other", "x");
-    let resp = app.client.post(app.url("/api/v1/files")).multipart(no_file_part).send().await.unwrap();
-    assert_eq!(error_code(resp).await, (StatusCode::BAD_REQUEST, "missing_file_part".into()));
+    let resp = app
+        .client
+        .post(app.url("/api/v1/files"))
+        .multipart(no_file_part)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        error_code(resp).await,
+        (StatusCode::BAD_REQUEST, "missing_file_part".into())
+    );
 
-    let not_multipart = app.client.post(app.url("/api/v1/files")).body("a,b").send().await.unwrap();
-    assert_eq!(error_code(not_multipart).await, (StatusCode::BAD_REQUEST, "malformed_multipart".into()));
+    let not_multipart = app
+        .client
+        .post(app.url("/api/v1/files"))
+        .body("a,b")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        error_code(not_multipart).await,
+        (StatusCode::BAD_REQUEST, "malformed_multipart".into())
+    );
 
     let broken = app
         .client
@@ -94,19 +133,36 @@ async fn rejected_uploads_get_their_code_and_leave_nothing_behind() {
         .send()
         .await
         .unwrap();
-    assert_eq!(error_code(broken).await, (StatusCode::BAD_REQUEST, "malformed_multipart".into()));
+    assert_eq!(
+        error_code(broken).await,
+        (StatusCode::BAD_REQUEST, "malformed_multipart".into())
+    );
 
     // Over the limit, streamed without a Content-Length so the api must count.
     let big = vec![b'a'; TEST_MAX_UPLOAD_BYTES as usize + 1];
     let resp = app.upload("big.csv", big, None).await;
-    assert_eq!(error_code(resp).await, (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large".into()));
+    assert_eq!(
+        error_code(resp).await,
+        (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large".into())
+    );
 
     let pdf = b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n1 0 obj\n<<>>\nendobj\n".to_vec();
     let resp = app.upload("report.xlsx", pdf, None).await;
-    assert_eq!(error_code(resp).await, (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_format".into()));
+    assert_eq!(
+        error_code(resp).await,
+        (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_format".into()
+        )
+    );
 
-    let resp = app.upload("a.csv", CSV.to_vec(), Some(&"k".repeat(201))).await;
-    assert_eq!(error_code(resp).await, (StatusCode::BAD_REQUEST, "invalid_idempotency_key".into()));
+    let resp = app
+        .upload("a.csv", CSV.to_vec(), Some(&"k".repeat(201)))
+        .await;
+    assert_eq!(
+        error_code(resp).await,
+        (StatusCode::BAD_REQUEST, "invalid_idempotency_key".into())
+    );
 
     assert_eq!(app.upload_rows().await, UploadRows::NONE);
     assert!(app.blob_names().await.is_empty());
@@ -126,7 +182,10 @@ async fn an_upload_over_the_limit_by_content_length_is_refused_before_reading() 
     // The api answers without waiting for the announced body; either we read its 413 or it
     // closed the connection after answering.
     if let Ok(resp) = resp {
-        assert_eq!(error_code(resp).await, (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large".into()));
+        assert_eq!(
+            error_code(resp).await,
+            (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large".into())
+        );
     }
     assert_eq!(app.upload_rows().await, UploadRows::NONE);
 }
@@ -134,7 +193,12 @@ async fn an_upload_over_the_limit_by_content_length_is_refused_before_reading() 
 #[tokio::test]
 async fn an_idempotent_retry_returns_the_original_and_creates_nothing_new() {
     let app = TestApp::spawn().await;
-    let first: Value = app.upload("a.csv", CSV.to_vec(), Some("retry-1")).await.json().await.unwrap();
+    let first: Value = app
+        .upload("a.csv", CSV.to_vec(), Some("retry-1"))
+        .await
+        .json()
+        .await
+        .unwrap();
     let again = app.upload("a.csv", CSV.to_vec(), Some("retry-1")).await;
     assert_eq!(again.status(), StatusCode::ACCEPTED);
     let again: Value = again.json().await.unwrap();
@@ -143,7 +207,12 @@ async fn an_idempotent_retry_returns_the_original_and_creates_nothing_new() {
     assert_eq!(app.upload_rows().await, UploadRows::each(1));
     assert_eq!(app.blob_names().await.len(), 1);
 
-    let other: Value = app.upload("a.csv", CSV.to_vec(), Some("retry-2")).await.json().await.unwrap();
+    let other: Value = app
+        .upload("a.csv", CSV.to_vec(), Some("retry-2"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_ne!(other["task"]["id"], first["task"]["id"]);
     assert_eq!(app.upload_rows().await, UploadRows::each(2));
 }
@@ -164,15 +233,21 @@ async fn concurrent_retries_with_one_key_create_one_upload() {
     task_ids.dedup();
     assert_eq!(task_ids.len(), 1, "every retry sees the same task");
     assert_eq!(app.upload_rows().await, UploadRows::each(1));
-    assert_eq!(app.blob_names().await.len(), 1, "the losers' blobs are deleted");
+    assert_eq!(
+        app.blob_names().await.len(),
+        1,
+        "the losers' blobs are deleted"
+    );
 }
 
 #[tokio::test]
 async fn fifty_concurrent_uploads_all_land() {
     let app = TestApp::spawn().await;
-    let responses = futures::future::join_all(
-        (0..50).map(|i| app.upload(&format!("f{i}.csv"), format!("n\n{i}\n").into_bytes(), None)),
-    )
+    let app = &app;
+    let responses = futures::future::join_all((0..50).map(|i| async move {
+        app.upload(&format!("f{i}.csv"), format!("n\n{i}\n").into_bytes(), None)
+            .await
+    }))
     .await;
     assert!(responses.iter().all(|r| r.status() == StatusCode::ACCEPTED));
     assert_eq!(app.upload_rows().await, UploadRows::each(50));
@@ -186,12 +261,17 @@ async fn formats_are_decided_by_content_and_name_together() {
         let app = &app;
         async move {
             let body: Value = app.upload(name, bytes, None).await.json().await.unwrap();
-            body["source_file"]["format"].as_str().unwrap_or("refused").to_owned()
+            body["source_file"]["format"]
+                .as_str()
+                .unwrap_or("refused")
+                .to_owned()
         }
     };
     assert_eq!(format_of("data.xlsx", CSV.to_vec()).await, "csv");
     assert_eq!(format_of("data.tsv", b"a\tb\n1\t2\n".to_vec()).await, "tsv");
-    let zip = b"PK\x03\x04\x14\0\0\0\x08\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x13\0\0\0[Content_Types].xml".to_vec();
+    let zip =
+        b"PK\x03\x04\x14\0\0\0\x08\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x13\0\0\0[Content_Types].xml"
+            .to_vec();
     assert_eq!(format_of("book.xlsm", zip.clone()).await, "xlsm");
     assert_eq!(format_of("book.xlsx", zip).await, "xlsx");
     let cfb = vec![0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0, 0];
@@ -201,7 +281,12 @@ async fn formats_are_decided_by_content_and_name_together() {
 #[tokio::test]
 async fn tasks_and_files_can_be_read_back_and_unknown_ids_are_404() {
     let app = TestApp::spawn().await;
-    let body: Value = app.upload("a.csv", CSV.to_vec(), None).await.json().await.unwrap();
+    let body: Value = app
+        .upload("a.csv", CSV.to_vec(), None)
+        .await
+        .json()
+        .await
+        .unwrap();
     let task_id = body["task"]["id"].as_str().unwrap();
     let file_id = body["source_file"]["id"].as_str().unwrap();
 
@@ -217,14 +302,30 @@ async fn tasks_and_files_can_be_read_back_and_unknown_ids_are_404() {
     assert_eq!(file["task"]["id"], task_id);
 
     let (status, rows) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
-    assert_eq!((status, rows["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("not_parsed")));
-    let (status, rows) = app.get_json(&format!("/api/v1/files/{file_id}/rows?limit=0")).await;
-    assert_eq!((status, rows["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_parameter")));
+    assert_eq!(
+        (status, rows["error"]["code"].as_str()),
+        (StatusCode::CONFLICT, Some("not_parsed"))
+    );
+    let (status, rows) = app
+        .get_json(&format!("/api/v1/files/{file_id}/rows?limit=0"))
+        .await;
+    assert_eq!(
+        (status, rows["error"]["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_parameter"))
+    );
 
     let unknown = uuid::Uuid::new_v4();
-    for path in [format!("/api/v1/tasks/{unknown}"), format!("/api/v1/files/{unknown}"), format!("/api/v1/files/{unknown}/rows")] {
+    for path in [
+        format!("/api/v1/tasks/{unknown}"),
+        format!("/api/v1/files/{unknown}"),
+        format!("/api/v1/files/{unknown}/rows"),
+    ] {
         let (status, body) = app.get_json(&path).await;
-        assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")), "{path}");
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("not_found")),
+            "{path}"
+        );
     }
     let (status, body) = app.get_json("/api/v1/tasks/not-a-uuid").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
@@ -237,18 +338,37 @@ async fn operations_endpoints_answer() {
     assert_eq!(status, StatusCode::OK);
     let (status, ready) = app.get_json("/readyz").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(ready, serde_json::json!({"postgres": true, "blob_storage": true}));
+    assert_eq!(
+        ready,
+        serde_json::json!({"postgres": true, "blob_storage": true})
+    );
 
     let (status, doc) = app.get_json("/openapi.json").await;
     assert_eq!(status, StatusCode::OK);
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
-    for path in ["/api/v1/files", "/api/v1/files/{source_file_id}", "/api/v1/files/{source_file_id}/rows",
-                 "/api/v1/tasks/{task_id}", "/healthz", "/readyz", "/metrics", "/openapi.json"] {
+    for path in [
+        "/api/v1/files",
+        "/api/v1/files/{source_file_id}",
+        "/api/v1/files/{source_file_id}/rows",
+        "/api/v1/tasks/{task_id}",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/openapi.json",
+    ] {
         assert!(doc["paths"][path].is_object(), "OpenAPI documents {path}");
     }
 
     app.upload("a.csv", CSV.to_vec(), None).await;
-    let metrics = app.client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let metrics = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(metrics.contains("sheetrelay_uploads_total"), "{metrics}");
     assert!(metrics.contains("sheetrelay_http_requests_total"));
 }
@@ -263,15 +383,30 @@ async fn readyz_turns_503_while_postgres_is_stopped() {
     pg.stop().await;
     let (status, body) = app.get_json("/readyz").await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(body, serde_json::json!({"postgres": false, "blob_storage": true}));
+    assert_eq!(
+        body,
+        serde_json::json!({"postgres": false, "blob_storage": true})
+    );
     let resp = app.upload("a.csv", CSV.to_vec(), None).await;
-    assert_eq!(error_code(resp).await, (StatusCode::SERVICE_UNAVAILABLE, "database_unavailable".into()));
-    assert!(app.blob_names().await.is_empty(), "the blob is deleted when the rows cannot be written");
+    assert_eq!(
+        error_code(resp).await,
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "database_unavailable".into()
+        )
+    );
+    assert!(
+        app.blob_names().await.is_empty(),
+        "the blob is deleted when the rows cannot be written"
+    );
 
     pg.restart().await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while app.get_json("/readyz").await.0 != StatusCode::OK {
-        assert!(std::time::Instant::now() < deadline, "ready again after the restart");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ready again after the restart"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
@@ -280,6 +415,9 @@ mod sha2_hex {
     use sha2::{Digest, Sha256};
 
     pub fn sha256_hex(bytes: &[u8]) -> String {
-        Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+        Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }

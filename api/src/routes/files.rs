@@ -63,7 +63,11 @@ pub async fn upload(
     let mut multipart =
         multipart.map_err(|e| ApiError::bad_request("malformed_multipart", e.body_text()))?;
     let field = loop {
-        match multipart.next_field().await.map_err(|e| multipart_error(e, limit))? {
+        match multipart
+            .next_field()
+            .await
+            .map_err(|e| multipart_error(e, limit))?
+        {
             Some(field) if field.name() == Some("file") => break field,
             Some(_) => continue,
             None => {
@@ -75,7 +79,9 @@ pub async fn upload(
         }
     };
     let file_name = clean_file_name(field.file_name());
-    let mut body = MeteredField::start(field, limit).await.map_err(|e| body_error(e, limit))?;
+    let mut body = MeteredField::start(field, limit)
+        .await
+        .map_err(|e| body_error(e, limit))?;
     let format = FileFormat::detect(body.head(), &file_name).ok_or_else(|| {
         ApiError::UnsupportedFormat(format!(
             "{file_name:?} is not a CSV, TSV, xlsx, xlsm, xlsb, xls or ods file"
@@ -84,7 +90,11 @@ pub async fn upload(
 
     let source_file_id = Uuid::now_v7();
     let blob_name = format!("{}/{source_file_id}", Utc::now().format("%Y/%m/%d"));
-    match state.blobs.upload(&blob_name, format.content_type(), Box::pin(body.stream())).await {
+    match state
+        .blobs
+        .upload(&blob_name, format.content_type(), Box::pin(body.stream()))
+        .await
+    {
         Ok(_) => {}
         Err(UploadError::Body(e)) => return Err(body_error(e, limit)),
         Err(UploadError::Storage(e)) => return Err(ApiError::StorageUnavailable(e)),
@@ -136,7 +146,10 @@ async fn record(
     let mut tx = state.db.begin().await?;
     let file = db::source_files::insert(&mut *tx, new_file).await?;
     let task = db::tasks::insert(&mut *tx, Uuid::now_v7(), file.id).await?;
-    let payload = ParseTaskPayload { task_id: task.id, source_file_id: file.id };
+    let payload = ParseTaskPayload {
+        task_id: task.id,
+        source_file_id: file.id,
+    };
     let payload = serde_json::to_value(&payload).map_err(|e| sqlx::Error::Encode(e.into()))?;
     db::outbox::enqueue(&mut *tx, Uuid::now_v7(), PARSE_TASK, &payload).await?;
     tx.commit().await?;
@@ -146,18 +159,30 @@ async fn record(
 async fn replay(state: &AppState, file: &SourceFile) -> Result<Response, ApiError> {
     let task = db::tasks::find_by_source_file(&state.db, file.id)
         .await?
-        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("source file {} has no task", file.id)))?;
+        .ok_or_else(|| {
+            ApiError::Internal(anyhow::anyhow!("source file {} has no task", file.id))
+        })?;
     Ok(accepted(file, &task))
 }
 
 fn accepted(file: &SourceFile, task: &shared::db::tasks::Task) -> Response {
     let location = format!("/api/v1/tasks/{}", task.id);
-    let body = UploadView { source_file: file.into(), task: task.into() };
-    (StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(body)).into_response()
+    let body = UploadView {
+        source_file: file.into(),
+        task: task.into(),
+    };
+    (
+        StatusCode::ACCEPTED,
+        [(header::LOCATION, location)],
+        Json(body),
+    )
+        .into_response()
 }
 
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
-    let Some(value) = headers.get(IDEMPOTENCY_KEY) else { return Ok(None) };
+    let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
+        return Ok(None);
+    };
     let invalid = || {
         ApiError::bad_request(
             "invalid_idempotency_key",
@@ -172,7 +197,12 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 }
 
 fn content_length(headers: &HeaderMap) -> Option<u64> {
-    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
 }
 
 fn multipart_error(err: MultipartError, limit: u64) -> ApiError {
@@ -215,5 +245,8 @@ pub async fn get_file(
     let task = db::tasks::find_by_source_file(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("source file {id} has no task")))?;
-    Ok(Json(FileView { source_file: SourceFileView::from(&file), task: TaskView::from(&task) }))
+    Ok(Json(FileView {
+        source_file: SourceFileView::from(&file),
+        task: TaskView::from(&task),
+    }))
 }

@@ -39,7 +39,11 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let status = if ready.postgres && ready.blob_storage {
         StatusCode::OK
     } else {
-        tracing::warn!(postgres = ready.postgres, blob_storage = ready.blob_storage, "not ready");
+        tracing::warn!(
+            postgres = ready.postgres,
+            blob_storage = ready.blob_storage,
+            "not ready"
+        );
         StatusCode::SERVICE_UNAVAILABLE
     };
     (status, Json(ready))

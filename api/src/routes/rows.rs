@@ -49,10 +49,16 @@ pub async fn list_rows(
     let sheet_index = q.sheet.unwrap_or(0);
     let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ApiError::bad_request("invalid_parameter", "limit must be between 1 and 1000"));
+        return Err(ApiError::bad_request(
+            "invalid_parameter",
+            "limit must be between 1 and 1000",
+        ));
     }
     if sheet_index < 0 || q.after.is_some_and(|a| a < 0) {
-        return Err(ApiError::bad_request("invalid_parameter", "sheet and after must be ≥ 0"));
+        return Err(ApiError::bad_request(
+            "invalid_parameter",
+            "sheet and after must be ≥ 0",
+        ));
     }
     let task = db::tasks::find_by_source_file(&state.db, id)
         .await?
@@ -60,7 +66,10 @@ pub async fn list_rows(
     if task.status != TaskStatus::Completed {
         return Err(ApiError::Conflict {
             code: "not_parsed",
-            message: format!("the file has no rows to show: its task is {}", task.status.as_str()),
+            message: format!(
+                "the file has no rows to show: its task is {}",
+                task.status.as_str()
+            ),
         });
     }
     let sheet = db::rows::find_sheet(&state.db, id, sheet_index)
@@ -79,17 +88,26 @@ pub async fn list_rows(
     };
     let rows = rows
         .into_iter()
-        .map(|r| RowView { index: r.row_index, values: typed(r.values, &types) })
+        .map(|r| RowView {
+            index: r.row_index,
+            values: typed(r.values, &types),
+        })
         .collect();
     Ok(Json(RowsPage {
-        sheet: SheetView { index: sheet.sheet_index, name: sheet.name, columns },
+        sheet: SheetView {
+            index: sheet.sheet_index,
+            name: sheet.name,
+            columns,
+        },
         rows,
         next_after,
     }))
 }
 
 fn typed(values: serde_json::Value, types: &[ColumnType]) -> Vec<serde_json::Value> {
-    let serde_json::Value::Array(values) = values else { return vec![values] };
+    let serde_json::Value::Array(values) = values else {
+        return vec![values];
+    };
     values
         .into_iter()
         .enumerate()

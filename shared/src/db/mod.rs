@@ -19,10 +19,18 @@ pub struct DatabaseConfig {
     #[arg(long = "database-url", env = "DATABASE_URL")]
     pub url: String,
     /// Maximum number of pooled Postgres connections.
-    #[arg(long = "database-max-connections", env = "DATABASE_MAX_CONNECTIONS", default_value_t = 16)]
+    #[arg(
+        long = "database-max-connections",
+        env = "DATABASE_MAX_CONNECTIONS",
+        default_value_t = 16
+    )]
     pub max_connections: u32,
     /// How long a request waits for a pooled connection before answering 503, in milliseconds.
-    #[arg(long = "database-acquire-timeout-ms", env = "DATABASE_ACQUIRE_TIMEOUT_MS", default_value_t = 3000)]
+    #[arg(
+        long = "database-acquire-timeout-ms",
+        env = "DATABASE_ACQUIRE_TIMEOUT_MS",
+        default_value_t = 3000
+    )]
     pub acquire_timeout_ms: u64,
 }
 
@@ -49,7 +57,11 @@ impl std::fmt::Debug for DatabaseConfig {
 
 impl DatabaseConfig {
     pub fn new(url: impl Into<String>) -> Self {
-        Self { url: url.into(), max_connections: 16, acquire_timeout_ms: 3000 }
+        Self {
+            url: url.into(),
+            max_connections: 16,
+            acquire_timeout_ms: 3000,
+        }
     }
 
     /// A lazily connecting pool: start-up never fails because Postgres is briefly away, and every
@@ -72,6 +84,9 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 pub fn is_unavailable(err: &sqlx::Error) -> bool {
     matches!(
         err,
-        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Tls(_)
+        sqlx::Error::Io(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Tls(_)
     ) || matches!(err, sqlx::Error::Database(db) if db.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08") || c == "53300"))
 }

@@ -66,7 +66,11 @@ pub async fn find_by_source_file(
 
 /// Takes the task for processing: PENDING → RUNNING, or a RUNNING task whose holder's lease ran
 /// out (its consumer died). `None` when someone else holds it or it is already final.
-pub async fn start(db: impl PgExecutor<'_>, id: Uuid, lease: Duration) -> sqlx::Result<Option<Task>> {
+pub async fn start(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    lease: Duration,
+) -> sqlx::Result<Option<Task>> {
     sqlx::query_as!(
         Task,
         r#"UPDATE tasks

@@ -153,20 +153,35 @@ mod tests {
 
     #[test]
     fn text_is_csv_unless_named_tsv() {
-        assert_eq!(FileFormat::detect(b"a,b\n1,2\n", "x.csv"), Some(FileFormat::Csv));
-        assert_eq!(FileFormat::detect(b"a\tb\n", "x.TSV"), Some(FileFormat::Tsv));
-        assert_eq!(FileFormat::detect(b"a,b\n", "report.xlsx"), Some(FileFormat::Csv));
+        assert_eq!(
+            FileFormat::detect(b"a,b\n1,2\n", "x.csv"),
+            Some(FileFormat::Csv)
+        );
+        assert_eq!(
+            FileFormat::detect(b"a\tb\n", "x.TSV"),
+            Some(FileFormat::Tsv)
+        );
+        assert_eq!(
+            FileFormat::detect(b"a,b\n", "report.xlsx"),
+            Some(FileFormat::Csv)
+        );
         assert_eq!(FileFormat::detect(b"", "empty.csv"), Some(FileFormat::Csv));
     }
 
     #[test]
     fn utf16_text_with_a_bom_is_text() {
-        assert_eq!(FileFormat::detect(&[0xFF, 0xFE, b'a', 0, b',', 0], "u.tsv"), Some(FileFormat::Tsv));
+        assert_eq!(
+            FileFormat::detect(&[0xFF, 0xFE, b'a', 0, b',', 0], "u.tsv"),
+            Some(FileFormat::Tsv)
+        );
     }
 
     #[test]
     fn zip_containers_are_told_apart_by_mimetype_and_name() {
-        let ods = zip_head("mimetype", b"application/vnd.oasis.opendocument.spreadsheet");
+        let ods = zip_head(
+            "mimetype",
+            b"application/vnd.oasis.opendocument.spreadsheet",
+        );
         assert_eq!(FileFormat::detect(&ods, "a.xlsx"), Some(FileFormat::Ods));
         let ooxml = zip_head("[Content_Types].xml", b"<?xml");
         assert_eq!(FileFormat::detect(&ooxml, "a.xlsx"), Some(FileFormat::Xlsx));
@@ -177,13 +192,25 @@ mod tests {
 
     #[test]
     fn compound_files_are_xls_unless_named_as_ooxml() {
-        assert_eq!(FileFormat::detect(CFB_MAGIC, "old.xls"), Some(FileFormat::Xls));
-        assert_eq!(FileFormat::detect(CFB_MAGIC, "locked.xlsx"), Some(FileFormat::Xlsx));
+        assert_eq!(
+            FileFormat::detect(CFB_MAGIC, "old.xls"),
+            Some(FileFormat::Xls)
+        );
+        assert_eq!(
+            FileFormat::detect(CFB_MAGIC, "locked.xlsx"),
+            Some(FileFormat::Xlsx)
+        );
     }
 
     #[test]
     fn binary_content_is_refused_whatever_its_name() {
-        assert_eq!(FileFormat::detect(b"%PDF-1.7\n%\xE2\xE3", "report.xlsx"), None);
-        assert_eq!(FileFormat::detect(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "a.csv"), None);
+        assert_eq!(
+            FileFormat::detect(b"%PDF-1.7\n%\xE2\xE3", "report.xlsx"),
+            None
+        );
+        assert_eq!(
+            FileFormat::detect(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "a.csv"),
+            None
+        );
     }
 }
