@@ -410,3 +410,47 @@ async fn throughput_of_the_relay_and_the_consumer_measured_separately() {
         n as f64 / consumed.as_secs_f64()
     );
 }
+
+#[tokio::test]
+async fn a_task_whose_consumer_died_is_taken_over_once_its_lease_expires() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("people.csv", SAMPLE_CSV.as_bytes()).await;
+    env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    // A consumer started the task with a 2 s lease and died; its message is visible again.
+    db::tasks::start(&env.db, upload.task_id, Duration::from_secs(2))
+        .await
+        .expect("start")
+        .expect("started");
+
+    let consumer = env.consumer(ConsumerConfig {
+        visibility_timeout: Duration::from_secs(1),
+        ..WorkerEnv::consumer_config()
+    });
+    let first = env.consume_until_idle(&consumer).await;
+    assert_eq!(
+        first,
+        [Outcome::Busy {
+            task_id: upload.task_id
+        }],
+        "a live lease is respected"
+    );
+    let outcomes = eventually_some(Duration::from_secs(15), "the takeover", || async {
+        let outcomes = env.consume_until_idle(&consumer).await;
+        outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::Completed { .. }))
+            .then_some(outcomes)
+    })
+    .await;
+    assert_eq!(
+        outcomes,
+        [Outcome::Completed {
+            task_id: upload.task_id,
+            rows: 2
+        }]
+    );
+    let task = env.task(upload.task_id).await;
+    assert_eq!((task.status, task.attempts), (TaskStatus::Completed, 2));
+    assert_eq!(env.row_count(upload.source_file_id).await, 2);
+}

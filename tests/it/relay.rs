@@ -280,3 +280,43 @@ async fn completed_messages_past_retention_are_purged() {
     assert_eq!(relay::purge(&env.db, &purge_all).await.expect("purge"), 1);
     assert_eq!(env.count("SELECT count(*) FROM outbox_messages").await, 0);
 }
+
+/// A sender whose sends never finish (a hung connection).
+struct HangingSender;
+
+#[worker::relay::async_trait]
+impl QueueSender for HangingSender {
+    async fn send(&self, _body: &str) -> anyhow::Result<()> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_hard_shutdown_mid_batch_releases_the_unsent_messages_at_once() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    let abort = CancellationToken::new();
+    let cfg = WorkerEnv::relay_config();
+    let run = relay::run_once(&env.db, &HangingSender, &cfg, &abort);
+    let cancel = async {
+        eventually(
+            Duration::from_secs(5),
+            "the batch to be claimed",
+            || async { env.outbox(upload.outbox_id).await.status == OutboxStatus::Processing },
+        )
+        .await;
+        abort.cancel();
+    };
+    let (report, ()) = tokio::join!(run, cancel);
+    let report = report.expect("run_once");
+    assert_eq!((report.claimed, report.sent, report.released), (1, 0, 1));
+    let row = env.outbox(upload.outbox_id).await;
+    assert_eq!(
+        row.status,
+        OutboxStatus::Pending,
+        "due again at once, not after the lease"
+    );
+    assert_eq!(row.attempts, 0);
+    let report = env.relay_until_idle(&env.queue, &cfg).await;
+    assert_eq!(report.sent, 1);
+}
