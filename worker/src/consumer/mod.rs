@@ -1,0 +1,106 @@
+//! The queue consumer: receives parse-task messages (up to 32 at a time, processed with bounded
+//! concurrency), downloads each task's file, parses it in an isolated child process and streams
+//! the rows into `COPY parsed_rows` — in the one transaction that also stores the sheets and marks
+//! the task `COMPLETED`, so a redelivered message can never duplicate rows. Every task change is
+//! conditional (see `shared::db::tasks`), which makes duplicates no-ops. Long parses keep their
+//! message invisible and their task lease alive; transient failures leave the message to
+//! reappear with backoff; unparsable files fail their task at once; messages delivered too
+//! often, or not valid envelopes, go to `<queue>-poison`.
+
+mod keepalive;
+mod process;
+mod run;
+mod store;
+
+pub use run::run;
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use shared::storage::{BlobStore, QueueClient};
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::config::ConsumerConfig;
+use crate::parse::isolate::Isolation;
+
+/// Task error code: the message was delivered more than `MAX_DEQUEUE_COUNT` times.
+pub const RETRIES_EXHAUSTED: &str = "retries_exhausted";
+/// Task error code: the message was not a valid parse-task envelope.
+pub const INVALID_MESSAGE: &str = "invalid_message";
+/// Task error code: the uploaded blob or its `source_files` row is gone.
+pub const SOURCE_MISSING: &str = "source_missing";
+
+/// Everything the consumer needs. Cheap to clone.
+#[derive(Clone)]
+pub struct Consumer {
+    pub db: PgPool,
+    pub queue: QueueClient,
+    /// `<queue>-poison`.
+    pub poison: QueueClient,
+    pub blobs: BlobStore,
+    pub isolation: Arc<Isolation>,
+    pub cfg: Arc<ConsumerConfig>,
+}
+
+/// What became of one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Parsed; rows, sheets and `COMPLETED` committed; message deleted.
+    Completed { task_id: Uuid, rows: u64 },
+    /// The file cannot be parsed: task `FAILED` with `code`; message deleted.
+    Failed { task_id: Uuid, code: String },
+    /// The task was already final: message deleted, nothing else done.
+    Duplicate { task_id: Uuid },
+    /// Another consumer holds the task right now: message left to reappear.
+    Busy { task_id: Uuid },
+    /// Sent to `<queue>-poison`; the task (when known) `FAILED` with `code`.
+    Poisoned { task_id: Option<Uuid>, code: String },
+    /// A transient failure: task released, message left to reappear after a backoff.
+    Retry { task_id: Uuid, db_unavailable: bool },
+    /// Our lease ran out and someone else took the task: our work was rolled back.
+    Lost { task_id: Uuid },
+    /// Hard shutdown: the work was abandoned, the task released, the message made visible.
+    Released { task_id: Uuid },
+}
+
+impl Consumer {
+    /// Builds the consumer for `queue`, its poison queue being `<queue>-poison`.
+    pub fn new(
+        db: PgPool,
+        queue: QueueClient,
+        poison: QueueClient,
+        blobs: BlobStore,
+        isolation: Isolation,
+        cfg: ConsumerConfig,
+    ) -> Self {
+        Self {
+            db,
+            queue,
+            poison,
+            blobs,
+            isolation: Arc::new(isolation),
+            cfg: Arc::new(cfg),
+        }
+    }
+
+    /// Receives one batch (up to `batch_size` messages) and processes all of it with bounded
+    /// concurrency. Returns the outcome of each message; an empty vector means the queue had
+    /// nothing visible. Tests drive the consumer with this.
+    pub async fn run_once(&self, abort: &CancellationToken) -> anyhow::Result<Vec<Outcome>> {
+        let messages = self
+            .queue
+            .receive(self.cfg.batch_size, self.cfg.visibility_timeout)
+            .await
+            .context("receiving queue messages")?;
+        let limit = self.cfg.concurrency.max(1) as usize;
+        let results: Vec<anyhow::Result<Outcome>> =
+            futures::StreamExt::collect(futures::StreamExt::buffer_unordered(
+                futures::stream::iter(messages.into_iter().map(|m| self.process_one(m, abort))),
+                limit,
+            ))
+            .await;
+        results.into_iter().collect()
+    }
+}

@@ -1,0 +1,378 @@
+//! Processing one message: decode, take the task, download, parse and store, or poison.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use shared::db;
+use shared::domain::{Envelope, FileFormat};
+use shared::storage::{ReceivedMessage, StorageError};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::parse::ParseFailure;
+
+use super::keepalive::{current, keep_alive};
+use super::store::{result_json, stream_rows, TempFile};
+use super::{Consumer, Outcome, INVALID_MESSAGE, RETRIES_EXHAUSTED, SOURCE_MISSING};
+
+impl Consumer {
+    /// Processes one received message to its end. An `Err` is an unexpected failure (the
+    /// message is left to reappear); every expected path is an [`Outcome`].
+    pub async fn process_one(
+        &self,
+        msg: ReceivedMessage,
+        abort: &CancellationToken,
+    ) -> anyhow::Result<Outcome> {
+        let envelope = match Envelope::decode(&msg.body) {
+            Ok(e) => e,
+            Err(e) => {
+                return self
+                    .poison(&msg, None, INVALID_MESSAGE, &e.to_string())
+                    .await
+            }
+        };
+        let payload = match envelope.parse_task() {
+            Ok(p) => p,
+            Err(e) => {
+                // A payload with a readable task id still gets its task failed.
+                let task_id = envelope
+                    .payload
+                    .get("task_id")
+                    .and_then(|v| v.as_str())
+                    .and_then(|s| s.parse().ok());
+                return self
+                    .poison(&msg, task_id, INVALID_MESSAGE, &e.to_string())
+                    .await;
+            }
+        };
+        let task_id = payload.task_id;
+        let task = match db::tasks::find(&self.db, task_id).await {
+            Ok(Some(t)) => t,
+            Ok(None) => {
+                let reason = format!("task {task_id} does not exist");
+                return self.poison(&msg, None, INVALID_MESSAGE, &reason).await;
+            }
+            Err(e) => return self.db_failed(&msg, task_id, None, e).await,
+        };
+        if task.status.is_final() {
+            tracing::info!(%task_id, status = ?task.status, "task already final; duplicate delivery deleted");
+            self.delete(&msg.id, &msg.pop_receipt).await;
+            return Ok(Outcome::Duplicate { task_id });
+        }
+        if msg.dequeue_count > self.cfg.max_dequeue_count {
+            let reason = format!(
+                "the task's message was delivered {} times without success (limit {})",
+                msg.dequeue_count, self.cfg.max_dequeue_count
+            );
+            return self
+                .poison(&msg, Some(task_id), RETRIES_EXHAUSTED, &reason)
+                .await;
+        }
+        let started = match db::tasks::start(&self.db, task_id, self.cfg.task_lease).await {
+            Ok(Some(t)) => t,
+            Ok(None) => {
+                // Someone else holds it (or it just became final): the message reappears after
+                // its visibility timeout and is then deleted or processed.
+                tracing::info!(%task_id, "task is held by another consumer; leaving the message");
+                return Ok(Outcome::Busy { task_id });
+            }
+            Err(e) => return self.db_failed(&msg, task_id, None, e).await,
+        };
+        let attempt = started.attempts;
+        tracing::info!(%task_id, attempt, dequeue_count = msg.dequeue_count, "task started");
+
+        // Keep the message invisible and the task leased while we work; the newest pop
+        // receipt lives in `receipt`.
+        let receipt = Arc::new(Mutex::new(msg.pop_receipt.clone()));
+        let lost = CancellationToken::new();
+        let done = CancellationToken::new();
+        let keepalive = tokio::spawn(keep_alive(
+            self.clone(),
+            msg.id.clone(),
+            Arc::clone(&receipt),
+            task_id,
+            attempt,
+            done.clone(),
+            lost.clone(),
+        ));
+
+        let work = self.work(task_id, attempt, payload.source_file_id);
+        let result = tokio::select! {
+            r = work => Some(r),
+            () = lost.cancelled() => None,
+            () = abort.cancelled() => None,
+        };
+        done.cancel();
+        // Waits for a renewal in flight, so the receipt we read below is the newest.
+        let _ = keepalive.await;
+        let receipt = current(&receipt);
+
+        let Some(result) = result else {
+            if lost.is_cancelled() {
+                tracing::warn!(%task_id, attempt, "lost the task lease; work rolled back");
+                return Ok(Outcome::Lost { task_id });
+            }
+            self.release(&msg.id, &receipt, task_id, attempt, Duration::ZERO)
+                .await;
+            tracing::info!(%task_id, attempt, "shutdown: task released, message visible again");
+            return Ok(Outcome::Released { task_id });
+        };
+        match result {
+            Ok(Work::Completed(rows)) => {
+                self.delete(&msg.id, &receipt).await;
+                Ok(Outcome::Completed { task_id, rows })
+            }
+            Ok(Work::Lost) => Ok(Outcome::Lost { task_id }),
+            Ok(Work::Unparsable(code, message)) => {
+                match db::tasks::fail(&self.db, task_id, Some(attempt), &code, &message).await {
+                    Ok(_) => {
+                        tracing::warn!(%task_id, attempt, code = %code, message = %message, "task failed");
+                        self.delete(&msg.id, &receipt).await;
+                        Ok(Outcome::Failed { task_id, code })
+                    }
+                    Err(e) => {
+                        self.db_failed(&msg, task_id, Some((attempt, &receipt)), e)
+                            .await
+                    }
+                }
+            }
+            Err(e) => {
+                let db_unavailable = is_db_unavailable(&e);
+                tracing::warn!(%task_id, attempt, error = format!("{e:#}"),
+                    "transient failure; the message will be retried");
+                let delay = self.retry_delay(msg.dequeue_count);
+                self.release(&msg.id, &receipt, task_id, attempt, delay)
+                    .await;
+                Ok(Outcome::Retry {
+                    task_id,
+                    db_unavailable,
+                })
+            }
+        }
+    }
+
+    /// Download, parse and store. `Err` means "transient, try again later".
+    async fn work(
+        &self,
+        task_id: Uuid,
+        attempt: i32,
+        source_file_id: Uuid,
+    ) -> anyhow::Result<Work> {
+        let Some(file) = db::source_files::find(&self.db, source_file_id)
+            .await
+            .context("reading the source file")?
+        else {
+            return Ok(Work::Unparsable(
+                SOURCE_MISSING.into(),
+                format!("source file {source_file_id} does not exist"),
+            ));
+        };
+        let Some(format) = FileFormat::parse(&file.format) else {
+            return Ok(Work::Unparsable(
+                "unsupported_format".into(),
+                format!("unknown format {:?}", file.format),
+            ));
+        };
+
+        let t0 = Instant::now();
+        let download = TempFile::new(self.cfg.download_dir.as_deref(), task_id);
+        let mut out = tokio::fs::File::create(download.path())
+            .await
+            .context("creating the download file")?;
+        match self.blobs.download_to(&file.blob_name, &mut out).await {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {
+                return Ok(Work::Unparsable(
+                    SOURCE_MISSING.into(),
+                    format!(
+                        "the uploaded file {} is missing from storage",
+                        file.blob_name
+                    ),
+                ))
+            }
+            Err(e) => return Err(storage_context(e, "downloading the uploaded file")),
+        }
+        drop(out);
+        let downloaded = t0.elapsed();
+
+        let mut tx = self
+            .db
+            .begin()
+            .await
+            .context("beginning the result transaction")?;
+        let parsed = {
+            let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
+            let parsed = stream_rows(
+                &self.isolation,
+                download.path(),
+                format,
+                source_file_id,
+                &mut copy,
+            )
+            .await;
+            match parsed {
+                Ok(Ok(summary)) => {
+                    copy.finish().await.context("finishing COPY")?;
+                    Ok(summary)
+                }
+                Ok(Err(failure)) => {
+                    let _ = copy.abort("the file could not be parsed").await;
+                    Err(failure)
+                }
+                Err(e) => {
+                    let _ = copy.abort("the parse failed").await;
+                    return Err(e);
+                }
+            }
+        };
+        let summary = match parsed {
+            Ok(s) => s,
+            Err(ParseFailure { code, message }) => {
+                drop(tx);
+                return Ok(Work::Unparsable(code.as_str().to_owned(), message));
+            }
+        };
+        for sheet in &summary.sheets {
+            let row = db::rows::Sheet {
+                sheet_index: i32::try_from(sheet.index).unwrap_or(i32::MAX),
+                name: sheet.name.clone(),
+                hidden: sheet.hidden,
+                row_count: i64::try_from(sheet.rows).unwrap_or(i64::MAX),
+                columns: serde_json::to_value(&sheet.columns)?,
+                column_types: serde_json::to_value(&sheet.column_types)?,
+            };
+            db::rows::insert_sheet(&mut *tx, source_file_id, &row)
+                .await
+                .context("storing a parsed sheet")?;
+        }
+        let result = result_json(&summary);
+        if !db::tasks::complete(&mut *tx, task_id, attempt, &result)
+            .await
+            .context("completing the task")?
+        {
+            // Our lease ran out and another consumer took the task: keep nothing.
+            tx.rollback().await.context("rolling back a lost task")?;
+            return Ok(Work::Lost);
+        }
+        tx.commit().await.context("committing the parse result")?;
+        tracing::info!(%task_id, attempt, rows = summary.rows_total, sheets = summary.sheets.len(),
+            download_ms = downloaded.as_millis() as u64, total_ms = t0.elapsed().as_millis() as u64,
+            "task completed");
+        Ok(Work::Completed(summary.rows_total))
+    }
+
+    /// Moves a message to `<queue>-poison` (its body unchanged, so an operator can requeue it),
+    /// fails its task, and deletes it from the main queue.
+    async fn poison(
+        &self,
+        msg: &ReceivedMessage,
+        task_id: Option<Uuid>,
+        code: &str,
+        reason: &str,
+    ) -> anyhow::Result<Outcome> {
+        self.poison
+            .send(&msg.body)
+            .await
+            .map_err(|e| storage_context(e, "sending to the poison queue"))?;
+        if let Some(id) = task_id {
+            db::tasks::fail(&self.db, id, None, code, reason)
+                .await
+                .context("failing a poisoned task")?;
+        }
+        self.delete(&msg.id, &msg.pop_receipt).await;
+        tracing::error!(task_id = ?task_id, message_id = %msg.id, dequeue_count = msg.dequeue_count,
+            code, reason, "message moved to the poison queue");
+        Ok(Outcome::Poisoned {
+            task_id,
+            code: code.to_owned(),
+        })
+    }
+
+    /// A database failure outside the parse: a transient one leaves the message to reappear.
+    async fn db_failed(
+        &self,
+        msg: &ReceivedMessage,
+        task_id: Uuid,
+        held: Option<(i32, &str)>,
+        e: sqlx::Error,
+    ) -> anyhow::Result<Outcome> {
+        if !db::is_unavailable(&e) {
+            return Err(anyhow::Error::new(e).context("database error"));
+        }
+        tracing::warn!(%task_id, error = %e, "database unavailable; the message will be retried");
+        let delay = self.retry_delay(msg.dequeue_count);
+        match held {
+            Some((attempt, receipt)) => {
+                self.release(&msg.id, receipt, task_id, attempt, delay)
+                    .await
+            }
+            None => {
+                let _ = self
+                    .queue
+                    .update_visibility(&msg.id, &msg.pop_receipt, delay)
+                    .await;
+            }
+        }
+        Ok(Outcome::Retry {
+            task_id,
+            db_unavailable: true,
+        })
+    }
+
+    /// Gives the task back and lets the message reappear after `delay` (0 = at once). Both are
+    /// best effort: if either fails, the lease and the visibility timeout expire by themselves.
+    async fn release(
+        &self,
+        msg_id: &str,
+        receipt: &str,
+        task_id: Uuid,
+        attempt: i32,
+        delay: Duration,
+    ) {
+        if let Err(e) = db::tasks::release(&self.db, task_id, attempt).await {
+            tracing::warn!(%task_id, attempt, error = %e, "could not release the task; its lease will expire");
+        }
+        if let Err(e) = self.queue.update_visibility(msg_id, receipt, delay).await {
+            tracing::warn!(%task_id, error = %e, "could not reset the message's visibility");
+        }
+    }
+
+    async fn delete(&self, msg_id: &str, receipt: &str) {
+        match self.queue.delete(msg_id, receipt).await {
+            Ok(()) => {}
+            // Already gone: someone else deleted it, fine.
+            Err(e) if e.is_not_found() => {}
+            // The outcome is recorded; a redelivery will find the task final and delete it.
+            Err(e) => {
+                tracing::warn!(message_id = %msg_id, error = %e, "could not delete a processed message")
+            }
+        }
+    }
+
+    /// Backoff before a transiently failed message reappears: base · 2^(deliveries − 1), capped.
+    fn retry_delay(&self, dequeue_count: u64) -> Duration {
+        let exp = dequeue_count.saturating_sub(1).min(20) as u32;
+        self.cfg
+            .retry_backoff_base
+            .saturating_mul(2u32.saturating_pow(exp))
+            .min(self.cfg.retry_backoff_cap)
+    }
+}
+
+enum Work {
+    Completed(u64),
+    Unparsable(String, String),
+    Lost,
+}
+
+fn storage_context(e: StorageError, what: &'static str) -> anyhow::Error {
+    anyhow::Error::new(e).context(what)
+}
+
+pub(super) fn is_db_unavailable(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<sqlx::Error>()
+            .is_some_and(db::is_unavailable)
+    })
+}

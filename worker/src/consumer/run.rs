@@ -1,0 +1,168 @@
+//! The consumer loop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sqlx::PgPool;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::Shutdown;
+
+use super::process::is_db_unavailable;
+use super::{Consumer, Outcome};
+
+/// The consumer loop: receives while there are free processing slots, backs off while the queue
+/// is empty (from `idle_backoff_min` doubling to `idle_backoff_max`, back to full speed at the
+/// first message), and pauses receiving while Postgres is unavailable so queued messages do not
+/// burn their deliveries. On `shutdown.stop` it stops receiving and lets in-flight messages
+/// finish; `shutdown.abort` makes them release their work. With `drain`, it returns once
+/// `upstream_done` has fired (the relay is finished, or not ours), nothing is in flight and the
+/// queue is empty.
+pub async fn run(
+    consumer: Consumer,
+    shutdown: Shutdown,
+    drain: bool,
+    upstream_done: CancellationToken,
+) -> anyhow::Result<()> {
+    let cfg = Arc::clone(&consumer.cfg);
+    tracing::info!(
+        queue = consumer.queue.name(),
+        batch_size = cfg.batch_size,
+        concurrency = cfg.concurrency,
+        drain,
+        "queue consumer started"
+    );
+    let concurrency = cfg.concurrency.max(1) as usize;
+    let slots = Arc::new(Semaphore::new(concurrency));
+    let tracker = TaskTracker::new();
+    let db_down = Arc::new(AtomicBool::new(false));
+    let mut idle = cfg.idle_backoff_min;
+    let mut storage_backoff = Duration::from_millis(200);
+    let mut window = (Instant::now(), 0usize);
+
+    let result = loop {
+        if shutdown.stop.is_cancelled() {
+            break Ok(());
+        }
+        if db_down.load(Ordering::Relaxed) {
+            wait_for_database(&consumer.db, &shutdown.stop).await;
+            db_down.store(false, Ordering::Relaxed);
+            continue;
+        }
+        let first = tokio::select! {
+            permit = Arc::clone(&slots).acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => break Ok(()),
+            },
+            () = shutdown.stop.cancelled() => break Ok(()),
+        };
+        let free = (slots.available_permits() + 1)
+            .min(usize::from(cfg.batch_size))
+            .max(1);
+        let messages = match consumer
+            .queue
+            .receive(u8::try_from(free).unwrap_or(32), cfg.visibility_timeout)
+            .await
+        {
+            Ok(m) => {
+                storage_backoff = Duration::from_millis(200);
+                m
+            }
+            Err(e) if e.is_transient() => {
+                drop(first);
+                tracing::warn!(error = %e, "receive failed; backing off");
+                sleep_or_stop(&shutdown.stop, storage_backoff).await;
+                storage_backoff = (storage_backoff * 2).min(Duration::from_secs(10));
+                continue;
+            }
+            Err(e) => break Err(anyhow::Error::new(e).context("receiving queue messages")),
+        };
+        if messages.is_empty() {
+            drop(first);
+            if drain
+                && upstream_done.is_cancelled()
+                && slots.available_permits() == concurrency
+                && consumer
+                    .queue
+                    .approximate_length()
+                    .await
+                    .is_ok_and(|n| n == 0)
+            {
+                tracing::info!("queue drained: nothing in flight and nothing queued");
+                break Ok(());
+            }
+            sleep_or_stop(&shutdown.stop, idle).await;
+            idle = (idle * 2).min(cfg.idle_backoff_max);
+            continue;
+        }
+        idle = cfg.idle_backoff_min;
+        let mut first = Some(first);
+        for msg in messages {
+            let permit = match first.take() {
+                Some(p) => p,
+                // `free` counted these permits and only this loop takes them.
+                None => match Arc::clone(&slots).acquire_owned().await {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+            };
+            let consumer = consumer.clone();
+            let abort = shutdown.abort.clone();
+            let db_down = Arc::clone(&db_down);
+            window.1 += 1;
+            tracker.spawn(async move {
+                let _permit = permit;
+                let message_id = msg.id.clone();
+                match consumer.process_one(msg, &abort).await {
+                    Ok(Outcome::Retry {
+                        db_unavailable: true,
+                        ..
+                    }) => db_down.store(true, Ordering::Relaxed),
+                    Ok(_) => {}
+                    Err(e) => {
+                        if is_db_unavailable(&e) {
+                            db_down.store(true, Ordering::Relaxed);
+                        }
+                        tracing::error!(%message_id, error = format!("{e:#}"),
+                            "processing failed; the message will reappear");
+                    }
+                }
+            });
+        }
+        if window.0.elapsed() >= Duration::from_secs(60) {
+            tracing::info!(
+                messages = window.1,
+                per_second = window.1 as f64 / window.0.elapsed().as_secs_f64(),
+                "consumer throughput"
+            );
+            window = (Instant::now(), 0);
+        }
+    };
+    tracker.close();
+    tracker.wait().await;
+    tracing::info!("queue consumer stopped");
+    result
+}
+
+/// Blocks until `SELECT 1` succeeds (or shutdown), with a growing pause between tries.
+async fn wait_for_database(db: &PgPool, stop: &CancellationToken) {
+    let mut delay = Duration::from_millis(200);
+    loop {
+        if stop.is_cancelled() || sqlx::query("SELECT 1").execute(db).await.is_ok() {
+            return;
+        }
+        tracing::warn!("database unavailable; consumer paused");
+        sleep_or_stop(stop, delay).await;
+        delay = (delay * 2).min(Duration::from_secs(5));
+    }
+}
+
+async fn sleep_or_stop(stop: &CancellationToken, d: Duration) {
+    tokio::select! {
+        () = stop.cancelled() => {}
+        () = tokio::time::sleep(d) => {}
+    }
+}
