@@ -228,12 +228,14 @@ pub async fn run(
             Err(e) => return Err(e),
         };
         window.1 += report.sent;
-        if window.0.elapsed() >= stats_every && window.1 > 0 {
-            tracing::info!(
-                sent = window.1,
-                per_second = window.1 as f64 / window.0.elapsed().as_secs_f64(),
-                "relay throughput"
-            );
+        if window.0.elapsed() >= stats_every {
+            if window.1 > 0 {
+                tracing::info!(
+                    sent = window.1,
+                    per_second = window.1 as f64 / window.0.elapsed().as_secs_f64(),
+                    "relay throughput"
+                );
+            }
             window = (Instant::now(), 0);
         }
         if report.claimed as i64 >= cfg.batch_size {
