@@ -250,14 +250,14 @@ async fn a_long_parse_keeps_its_message_invisible_and_deletes_it_with_the_newest
     env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
         .await;
 
-    // The parse takes 4 s; the message is received with a 1 s visibility and the task with a
+    // The parse takes 6 s; the message is received with a 2 s visibility and the task with a
     // 2 s lease, so both must be renewed several times (each renewal changes the receipt).
     let cfg = ConsumerConfig {
-        visibility_timeout: Duration::from_secs(1),
+        visibility_timeout: Duration::from_secs(2),
         task_lease: Duration::from_secs(2),
         ..WorkerEnv::consumer_config()
     };
-    let consumer = env.consumer_with_parser(cfg, slow_parser(Duration::from_secs(4)));
+    let consumer = env.consumer_with_parser(cfg, slow_parser(Duration::from_secs(6)));
     let never = CancellationToken::new();
     let work = tokio::spawn({
         let consumer = consumer.clone();
