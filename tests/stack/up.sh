@@ -44,6 +44,7 @@ else
 fi
 export LISTEN_ADDR="127.0.0.1:$API_PORT"
 export RUST_LOG="${RUST_LOG:-info}"
+export NO_COLOR=1 # plain log files
 
 # Restart so that they run the build we just made.
 stop_pidfile "$STATE_DIR/worker.pid" worker
