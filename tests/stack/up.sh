@@ -58,11 +58,18 @@ start_bg "$STATE_DIR/api.pid" "$LOG_DIR/api.log" "$REPO_ROOT/target/release/api"
 log "starting worker (log: $LOG_DIR/worker.log)"
 start_bg "$STATE_DIR/worker.pid" "$LOG_DIR/worker.log" "$REPO_ROOT/target/release/worker" run
 
-api_up() { pidfile_alive "$STATE_DIR/api.pid" && http_status_is 200 "$API/readyz"; }
-if ! wait_until 90 "$API/readyz to answer 200" api_up; then
-  tail -n 40 "$LOG_DIR/api.log" >&2 || true
-  die "the api is not ready (log above: $LOG_DIR/api.log)"
-fi
+deadline=$((SECONDS + 90))
+until http_status_is 200 "$API/readyz"; do
+  if ! pidfile_alive "$STATE_DIR/api.pid"; then
+    tail -n 40 "$LOG_DIR/api.log" >&2 || true
+    die "the api exited (log above: $LOG_DIR/api.log)"
+  fi
+  if [ "$SECONDS" -ge "$deadline" ]; then
+    tail -n 40 "$LOG_DIR/api.log" >&2 || true
+    die "GET $API/readyz is not 200 after 90s (log above: $LOG_DIR/api.log)"
+  fi
+  sleep 0.2
+done
 log "api ready: $API"
 if ! pidfile_alive "$STATE_DIR/worker.pid"; then
   tail -n 20 "$LOG_DIR/worker.log" >&2 || true
