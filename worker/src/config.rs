@@ -90,16 +90,18 @@ pub struct RunConfig {
 #[derive(Debug, Clone, Args)]
 pub struct RelayConfig {
     /// How queue message bodies are encoded (Azure Functions queue triggers expect base64)
-    #[arg(long, env = "QUEUE_MESSAGE_ENCODING", value_enum, default_value_t = MessageEncoding::Base64)]
+    #[arg(long = "queue-message-encoding", env = "QUEUE_MESSAGE_ENCODING", value_enum, default_value_t = MessageEncoding::Base64)]
     pub encoding: MessageEncoding,
 
     /// Outbox messages claimed per batch
-    #[arg(id = "relay_batch_size", long = "relay-batch-size", env = "RELAY_BATCH_SIZE", default_value_t = 256,
+    #[arg(id = "relay_batch_size",
+        value_name = "N", long = "relay-batch-size", env = "RELAY_BATCH_SIZE", default_value_t = 256,
           value_parser = clap::value_parser!(i64).range(1..=10_000))]
     pub batch_size: i64,
 
     /// Queue sends in flight at once
-    #[arg(id = "relay_concurrency", long = "relay-concurrency", env = "RELAY_CONCURRENCY", default_value_t = 32,
+    #[arg(id = "relay_concurrency",
+        value_name = "N", long = "relay-concurrency", env = "RELAY_CONCURRENCY", default_value_t = 32,
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: u32,
 
@@ -154,12 +156,14 @@ impl Default for RelayConfig {
 #[derive(Debug, Clone, Args)]
 pub struct ConsumerConfig {
     /// Messages received per request (1..=32, the service's limit)
-    #[arg(id = "consumer_batch_size", long = "consumer-batch-size", env = "CONSUMER_BATCH_SIZE", default_value_t = 32,
+    #[arg(id = "consumer_batch_size",
+        value_name = "N", long = "consumer-batch-size", env = "CONSUMER_BATCH_SIZE", default_value_t = 32,
           value_parser = clap::value_parser!(u8).range(1..=32))]
     pub batch_size: u8,
 
     /// Messages processed at once
-    #[arg(id = "consumer_concurrency", long = "consumer-concurrency", env = "CONSUMER_CONCURRENCY", default_value_t = 8,
+    #[arg(id = "consumer_concurrency",
+        value_name = "N", long = "consumer-concurrency", env = "CONSUMER_CONCURRENCY", default_value_t = 8,
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: u32,
 
