@@ -479,11 +479,14 @@ enum WatchdogMode {
     Stop,
 }
 
-/// Watches this process: when it is gone, or `<dir>/.release` appears, or (Serve) the server
-/// exits, stops the server and deletes `dir` (kept when the server died on its own, for its log).
+/// Watches this process (pid and start time): when it is gone, or `<dir>/.release` appears,
+/// stops the server and deletes `dir`. In Serve mode a server that exits on its own ends the
+/// watchdog and its `dir` is kept, for the log.
 const WATCHDOG_SH: &str = r#"
-parent=$1; dir=$2; mode=$3; shift 3
+parent=$1; born=$2; dir=$3; mode=$4; shift 4
 child=
+# Field 22 of /proc/PID/stat (start time): a recycled pid or thread id does not match it.
+started() { s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; set -- ${s##*) }; shift 19; echo "$1"; }
 if [ "$mode" = serve ]; then "$@" & child=$!; fi
 finish() {
     if [ -n "$child" ]; then
@@ -495,7 +498,7 @@ finish() {
     exit 0
 }
 trap 'finish "$@"' HUP INT TERM
-while [ -d "/proc/$parent" ] && [ ! -e "$dir/.release" ]; do
+while [ "$(started "$parent")" = "$born" ] && [ ! -e "$dir/.release" ]; do
     if [ -n "$child" ] && ! kill -0 "$child" 2>/dev/null; then exit 1; fi
     sleep 0.5
 done
@@ -508,6 +511,7 @@ fn spawn_watchdog(dir: &Path, mode: WatchdogMode, command: &Command, log: Option
         .arg(WATCHDOG_SH)
         .arg("sheetrelay-watchdog")
         .arg(std::process::id().to_string())
+        .arg(own_start_time())
         .arg(dir)
         .arg(match mode {
             WatchdogMode::Serve => "serve",
@@ -526,6 +530,17 @@ fn spawn_watchdog(dir: &Path, mode: WatchdogMode, command: &Command, log: Option
         sh.stdout(file).stderr(file2);
     }
     sh.spawn().expect("spawn watchdog (sh)")
+}
+
+/// This process's start time (field 22 of /proc/self/stat), which the watchdog compares.
+fn own_start_time() -> String {
+    let stat = fs::read_to_string("/proc/self/stat").expect("read /proc/self/stat");
+    let after_comm = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+    after_comm
+        .split_whitespace()
+        .nth(19)
+        .expect("start time in /proc/self/stat")
+        .to_owned()
 }
 
 /// `N` distinct free loopback ports (all bound at once, then released).
