@@ -1,0 +1,296 @@
+//! Scenario 5: parsing. Parse-only runs happen in a fresh child process of this binary
+//! (`bench __parse inproc|isolated <file> <format>`), so the peak RSS measured is the parser's
+//! alone: `inproc` calls [`worker::parse::parse_file`] on one thread; `isolated` calls
+//! [`worker::parse::isolate::parse_isolated`], which runs the real `worker parse-child` (the
+//! consumer's path, framing and all). Parse + store uploads the file and lets a `worker run`
+//! child take it through the whole consumer path (download, isolated parse, COPY into Postgres).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use futures::StreamExt as _;
+use serde::{Deserialize, Serialize};
+use worker::parse::isolate::{parse_isolated, Isolation};
+use worker::parse::{parse_file, FileFormat, ParseEvent, ParseLimits};
+
+use crate::env::{self, Stack};
+use crate::gen;
+use crate::procs::{self, PeakSampler, MB};
+use crate::report::Run;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ParseOutcome {
+    pub rows: u64,
+    pub secs: f64,
+    /// Peak RSS of the process that ran `parse_file` (inproc) or of the consumer side (isolated).
+    pub self_peak: u64,
+    /// Peak RSS of the parse child (isolated only).
+    pub child_peak: u64,
+    pub error: Option<String>,
+}
+
+/// The hidden `__parse` subcommand: runs one parse and prints a [`ParseOutcome`] as JSON.
+pub fn child_main(args: &[String]) -> anyhow::Result<()> {
+    let [mode, path, format] = args else {
+        bail!("usage: bench __parse inproc|isolated <file> <format>");
+    };
+    let format = FileFormat::parse(format).context("format")?;
+    let path = Path::new(path);
+    let limits = ParseLimits::default();
+    let mut rows = 0u64;
+    let t0 = Instant::now();
+    let (result, child_peak) = match mode.as_str() {
+        "inproc" => {
+            let r = parse_file(path, format, &limits, &mut |ev| {
+                if let ParseEvent::Row { .. } = ev {
+                    rows += 1;
+                }
+                Ok(())
+            });
+            (r.map(|_| ()).map_err(|e| format!("{e:?}")), 0)
+        }
+        "isolated" => {
+            let sampler = PeakSampler::start(std::process::id());
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let iso = Isolation {
+                exe: env::worker_exe(),
+                limits,
+            };
+            let r = rt.block_on(parse_isolated(&iso, path, format, |ev| {
+                if let ParseEvent::Row { .. } = ev {
+                    rows += 1;
+                }
+                Ok(())
+            }));
+            let peaks = sampler.finish();
+            let r = match r {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(f)) => Err(format!("{f:?}")),
+                Err(e) => Err(format!("{e:#}")),
+            };
+            (r, peaks.max_child(std::process::id()))
+        }
+        other => bail!("unknown mode {other}"),
+    };
+    let secs = t0.elapsed().as_secs_f64();
+    let (_, self_peak) = procs::rss(std::process::id()).unwrap_or_default();
+    let out = ParseOutcome {
+        rows,
+        secs,
+        self_peak,
+        child_peak,
+        error: result.err(),
+    };
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{}", serde_json::to_string(&out)?);
+    }
+    Ok(())
+}
+
+/// Runs `bench __parse <mode> <file> <format>` and reads its outcome.
+async fn parse_in_child(mode: &str, file: &Path, format: &str) -> anyhow::Result<ParseOutcome> {
+    let exe = std::env::current_exe()?;
+    let out = tokio::process::Command::new(exe)
+        .arg("__parse")
+        .arg(mode)
+        .arg(file)
+        .arg(format)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .await?;
+    if !out.status.success() {
+        bail!("parse child failed: {}", out.status);
+    }
+    let outcome: ParseOutcome = serde_json::from_slice(&out.stdout).context("parse outcome")?;
+    if let Some(e) = &outcome.error {
+        bail!("{mode} parse of {} failed: {e}", file.display());
+    }
+    Ok(outcome)
+}
+
+/// Sizes of one parse run.
+pub struct Sizes {
+    pub csv_rows: u64,
+    pub xlsx_rows: u64,
+    pub ods_rows: u64,
+    /// Rows of the ~1 GB CSV (0: skipped).
+    pub big_csv_rows: u64,
+    pub store: bool,
+}
+
+/// Parse-only figures of one file.
+async fn parse_only(
+    run: &mut Run,
+    label: &str,
+    file: &Path,
+    format: &str,
+    expect: u64,
+) -> anyhow::Result<()> {
+    for mode in ["inproc", "isolated"] {
+        let o = parse_in_child(mode, file, format).await?;
+        if o.rows != expect {
+            bail!("{label} {mode}: {} rows parsed, {expect} expected", o.rows);
+        }
+        run.put(
+            format!("{label}.{mode}_rows_per_s"),
+            "rows/s",
+            o.rows as f64 / o.secs,
+        );
+        if mode == "inproc" {
+            run.put(
+                format!("{label}.inproc_peak_rss_mb"),
+                "MB",
+                o.self_peak as f64 / MB,
+            );
+        } else {
+            run.put(
+                format!("{label}.isolated_child_peak_rss_mb"),
+                "MB",
+                o.child_peak as f64 / MB,
+            );
+            run.put(
+                format!("{label}.isolated_parent_peak_rss_mb"),
+                "MB",
+                o.self_peak as f64 / MB,
+            );
+        }
+    }
+    Ok(())
+}
+
+pub async fn run(stack: &Stack, sizes: &Sizes) -> anyhow::Result<Run> {
+    let mut run = Run::default();
+    let utf8 = gen::csv(sizes.csv_rows, false)?;
+    let sjis = gen::csv(sizes.csv_rows, true)?;
+    let xlsx = gen::xlsx(sizes.xlsx_rows)?;
+    let ods = gen::ods(sizes.ods_rows)?;
+    let size = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.len() as f64 / MB)
+            .unwrap_or(0.0)
+    };
+    run.note(format!(
+        "parse: csv {} rows ({:.0} MiB UTF-8, {:.0} MiB Shift_JIS), xlsx {} rows ({:.0} MiB), ods {} rows ({:.0} MiB); xls and xlsb are not generated (no writer for BIFF8/xlsb in Rust or on this machine)",
+        sizes.csv_rows, size(&utf8), size(&sjis), sizes.xlsx_rows, size(&xlsx), sizes.ods_rows, size(&ods)
+    ));
+    parse_only(&mut run, "csv_utf8", &utf8, "csv", sizes.csv_rows).await?;
+    parse_only(&mut run, "csv_sjis", &sjis, "csv", sizes.csv_rows).await?;
+    parse_only(&mut run, "xlsx", &xlsx, "xlsx", sizes.xlsx_rows).await?;
+    parse_only(&mut run, "ods", &ods, "ods", sizes.ods_rows).await?;
+    if sizes.big_csv_rows > 0 {
+        let big = gen::csv(sizes.big_csv_rows, false)?;
+        let o = parse_in_child("isolated", &big, "csv").await?;
+        run.put("csv_1gb.size_mib", "MiB", size(&big));
+        run.put(
+            "csv_1gb.isolated_rows_per_s",
+            "rows/s",
+            o.rows as f64 / o.secs,
+        );
+        run.put(
+            "csv_1gb.isolated_child_peak_rss_mb",
+            "MB",
+            o.child_peak as f64 / MB,
+        );
+    }
+    if sizes.store {
+        store(stack, &mut run, "csv_utf8", &utf8, "csv", sizes.csv_rows).await?;
+        store(stack, &mut run, "xlsx", &xlsx, "xlsx", sizes.xlsx_rows).await?;
+    }
+    Ok(run)
+}
+
+/// Parse + store through the consumer: upload the blob, commit the upload, run a worker until
+/// the task is final. Rows/s over the task's `finished_at − started_at` (download + parse + COPY).
+async fn store(
+    stack: &Stack,
+    run: &mut Run,
+    label: &str,
+    file: &Path,
+    format: &str,
+    expect: u64,
+) -> anyhow::Result<()> {
+    let env = env::fresh_env().await;
+    let blob_name = format!("{}/bench.{format}", uuid::Uuid::now_v7());
+    let f = tokio::fs::File::open(file).await?;
+    let size = f.metadata().await?.len();
+    let stream = tokio_util::io::ReaderStream::with_capacity(f, 1 << 20);
+    env.blobs
+        .upload(&blob_name, "application/octet-stream", stream.boxed())
+        .await
+        .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
+    let mut tx = env.db.begin().await?;
+    let (_, task_id) = env::insert_upload(&mut tx, Some(&blob_name), format, size as i64).await?;
+    tx.commit().await?;
+
+    let cpu = procs::CpuMeter::start(vec![
+        ("postgres", vec![stack.pg_pid]),
+        ("azurite", vec![stack.azurite_pid]),
+    ]);
+    let reaped0 = procs::reaped_children_secs();
+    let mut worker = env::spawn_worker(&env, "all", false, &[])?;
+    let wpid = worker.id().context("worker pid")?;
+    let sampler = PeakSampler::start(wpid);
+    let deadline = Instant::now() + Duration::from_secs(900);
+    let status = loop {
+        let s: Option<String> = sqlx::query_scalar("SELECT status::text FROM tasks WHERE id = $1")
+            .bind(task_id)
+            .fetch_optional(&env.db)
+            .await?;
+        if matches!(s.as_deref(), Some("COMPLETED") | Some("FAILED")) || Instant::now() > deadline {
+            break s;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let peaks = sampler.finish();
+    let mut cpu = cpu.finish();
+    env::terminate(&mut worker).await;
+    cpu.push(("worker", procs::reaped_children_secs() - reaped0));
+    if status.as_deref() != Some("COMPLETED") {
+        let err: Option<String> =
+            sqlx::query_scalar("SELECT error_message FROM tasks WHERE id = $1")
+                .bind(task_id)
+                .fetch_optional(&env.db)
+                .await?
+                .flatten();
+        bail!("{label} parse+store ended {status:?}: {err:?}");
+    }
+    let (secs, attempts): (f64, i32) = sqlx::query_as(
+        "SELECT extract(epoch FROM finished_at - started_at)::float8, attempts FROM tasks WHERE id = $1",
+    )
+    .bind(task_id)
+    .fetch_one(&env.db)
+    .await?;
+    let stored = env::count(&env.db, "SELECT count(*) FROM parsed_rows").await?;
+    if stored as u64 != expect || attempts != 1 {
+        bail!("{label}: {stored} rows stored ({expect} expected), attempts {attempts}");
+    }
+    run.put(
+        format!("{label}.store_rows_per_s"),
+        "rows/s",
+        expect as f64 / secs,
+    );
+    run.put(
+        format!("{label}.store_worker_peak_rss_mb"),
+        "MB",
+        peaks.of(wpid) as f64 / MB,
+    );
+    run.put(
+        format!("{label}.store_child_peak_rss_mb"),
+        "MB",
+        peaks.max_child(wpid) as f64 / MB,
+    );
+    for (role, s) in cpu {
+        run.put(
+            format!("{label}.store_cpu_s_per_1m_rows.{role}"),
+            "s",
+            s / (expect as f64 / 1e6),
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,301 @@
+//! Scenarios 3, 4 and the scale-out half of 6: uploads through the real api (a release child
+//! process), one streamed 1 GiB upload, and end to end with `worker run` children.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use bytes::Bytes;
+use futures::StreamExt as _;
+
+use crate::env::{self, ApiProcess, Stack};
+use crate::procs::{self, CpuMeter, MB};
+use crate::report::{quantile, Run};
+
+/// A 20-row CSV.
+pub fn small_csv() -> Vec<u8> {
+    let mut s = String::from("id,name,amount,date\n");
+    for i in 1..=20 {
+        s.push_str(&format!(
+            "{i},customer {i},{}.50,2024-01-{:02}\n",
+            i * 10,
+            i
+        ));
+    }
+    s.into_bytes()
+}
+
+async fn upload_once(
+    client: &reqwest::Client,
+    api: &str,
+    body: &[u8],
+    i: usize,
+) -> anyhow::Result<f64> {
+    let part = reqwest::multipart::Part::bytes(body.to_vec())
+        .file_name(format!("bench-{i}.csv"))
+        .mime_str("text/csv")?;
+    let form = reqwest::multipart::Form::new().part("file", part);
+    let t0 = Instant::now();
+    let resp = client
+        .post(format!("{api}/api/v1/files"))
+        .multipart(form)
+        .send()
+        .await?;
+    let status = resp.status();
+    let _ = resp.bytes().await?;
+    let ms = t0.elapsed().as_secs_f64() * 1000.0;
+    if !status.is_success() {
+        bail!("upload answered {status}");
+    }
+    Ok(ms)
+}
+
+/// `n` uploads at `concurrency`; returns (wall seconds, latencies in ms, failures).
+async fn upload_many(api: &str, n: usize, concurrency: usize) -> (f64, Vec<f64>, usize) {
+    let client = reqwest::Client::new();
+    let body = small_csv();
+    let t0 = Instant::now();
+    let results: Vec<anyhow::Result<f64>> = futures::stream::iter(0..n)
+        .map(|i| {
+            let (client, body) = (&client, &body);
+            async move { upload_once(client, api, body, i).await }
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    let secs = t0.elapsed().as_secs_f64();
+    let failures = results.iter().filter(|r| r.is_err()).count();
+    if let Some(Err(e)) = results.iter().find(|r| r.is_err()) {
+        eprintln!("  upload failure (first of {failures}): {e:#}");
+    }
+    (secs, results.into_iter().flatten().collect(), failures)
+}
+
+/// Scenario 3: `n` uploads of a 20-row CSV at concurrency 16.
+pub async fn uploads(stack: &Stack, n: usize) -> anyhow::Result<Run> {
+    let env = env::fresh_env().await;
+    let mut api = env::spawn_api(&env, 100 * 1024 * 1024).await?;
+    // Warm the pool and the container.
+    let _ = upload_many(&api.base_url, 16, 16).await;
+    let cpu = CpuMeter::start(vec![
+        ("api", vec![api.pid]),
+        ("postgres", vec![stack.pg_pid]),
+        ("azurite", vec![stack.azurite_pid]),
+    ]);
+    let self0 = procs::self_secs();
+    let (secs, lat, failures) = upload_many(&api.base_url, n, 16).await;
+    let mut cpu = cpu.finish();
+    cpu.push(("bench_client", procs::self_secs() - self0));
+    let mut run = Run::default();
+    run.put("uploads_per_s", "upl/s", lat.len() as f64 / secs);
+    run.put("p50_ms", "ms", quantile(&lat, 0.50));
+    run.put("p99_ms", "ms", quantile(&lat, 0.99));
+    run.put("failures", "upl", failures as f64);
+    env::cpu_per_1k(&mut run, &cpu, n as f64);
+    run.note(format!(
+        "upload: {n} uploads of a 20-row CSV (~0.5 KB) at concurrency 16 against target/release/api (RUST_LOG=info, log to a file), after 16 warm-up uploads"
+    ));
+    env::terminate(&mut api.child).await;
+    Ok(run)
+}
+
+/// Scenario 3b: one upload of `bytes` streamed from a generator; the api's RSS growth.
+pub async fn one_big(bytes: u64) -> anyhow::Result<Run> {
+    let env = env::fresh_env().await;
+    let mut api = env::spawn_api(&env, bytes + 1024 * 1024).await?;
+    // One small upload first, so lazily built state (pool, clients) is in the baseline.
+    let (_, _, failures) = upload_many(&api.base_url, 4, 2).await;
+    if failures > 0 {
+        bail!("warm-up uploads failed");
+    }
+    let (rss0, _) = procs::rss(api.pid).context("api rss")?;
+    let sampler = procs::PeakSampler::start(api.pid);
+
+    const CHUNK: usize = 256 * 1024;
+    let line = b"1234567,customer-00001234,Alice Smith,42,1234.56,2024-05-06,2024-05-06T07:08:09,true,,note 12,01234,Tokyo 12\n";
+    let mut chunk = Vec::with_capacity(CHUNK);
+    while chunk.len() + line.len() <= CHUNK {
+        chunk.extend_from_slice(line);
+    }
+    chunk.resize(CHUNK, b'\n');
+    let chunk = Bytes::from(chunk);
+    let n_chunks = bytes / CHUNK as u64;
+    let total = n_chunks * CHUNK as u64;
+    let stream =
+        futures::stream::iter(0..n_chunks).map(move |_| Ok::<_, std::io::Error>(chunk.clone()));
+    let body = reqwest::Body::wrap_stream(stream);
+    let part = reqwest::multipart::Part::stream_with_length(body, total)
+        .file_name("big.csv")
+        .mime_str("text/csv")?;
+    let form = reqwest::multipart::Form::new().part("file", part);
+    let t0 = Instant::now();
+    let resp = reqwest::Client::new()
+        .post(format!("{}/api/v1/files", api.base_url))
+        .multipart(form)
+        .timeout(Duration::from_secs(900))
+        .send()
+        .await?;
+    let status = resp.status();
+    let text = resp.text().await.unwrap_or_default();
+    let secs = t0.elapsed().as_secs_f64();
+    let peaks = sampler.finish();
+    let (_, hwm) = procs::rss(api.pid).context("api rss")?;
+    env::terminate(&mut api.child).await;
+    if !status.is_success() {
+        bail!("1 GiB upload answered {status}: {text}");
+    }
+    let peak = hwm.max(peaks.of(api.pid));
+    let mut run = Run::default();
+    run.put("size_mib", "MiB", total as f64 / MB);
+    run.put("mib_per_s", "MiB/s", total as f64 / MB / secs);
+    run.put("api_rss_before_mb", "MB", rss0 as f64 / MB);
+    run.put("api_peak_rss_mb", "MB", peak as f64 / MB);
+    run.put(
+        "api_rss_growth_mb",
+        "MB",
+        (peak.saturating_sub(rss0)) as f64 / MB,
+    );
+    run.note("upload-1gib: growth = VmHWM after − VmRSS before, of the api child (MB = MiB)");
+    Ok(run)
+}
+
+/// Scenario 4 (and its scale-out form): api + `workers` × `worker run --role all`; `n` uploads
+/// at concurrency 16, then a steady `rate`/s for `steady`.
+pub async fn e2e(
+    stack: &Stack,
+    n: usize,
+    workers: usize,
+    steady: Option<(u32, Duration)>,
+) -> anyhow::Result<Run> {
+    let env = env::fresh_env().await;
+    let api = env::spawn_api(&env, 100 * 1024 * 1024).await?;
+    let mut children = Vec::new();
+    for _ in 0..workers {
+        children.push(env::spawn_worker(&env, "all", false, &[])?);
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let result = e2e_inner(stack, &env, &api, n, steady, &mut children).await;
+    let mut api = api;
+    env::terminate(&mut api.child).await;
+    for c in &mut children {
+        env::terminate(c).await;
+    }
+    result
+}
+
+async fn e2e_inner(
+    stack: &Stack,
+    env: &harness::worker::WorkerEnv,
+    api: &ApiProcess,
+    n: usize,
+    steady: Option<(u32, Duration)>,
+    children: &mut [tokio::process::Child],
+) -> anyhow::Result<Run> {
+    let worker_pids: Vec<u32> = children.iter().filter_map(|c| c.id()).collect();
+    let cpu = CpuMeter::start(vec![
+        ("api", vec![api.pid]),
+        ("worker", worker_pids.clone()),
+        ("postgres", vec![stack.pg_pid]),
+        ("azurite", vec![stack.azurite_pid]),
+    ]);
+    let (_, _, failures) = upload_many(&api.base_url, n, 16).await;
+    wait_final(env, n as i64, Duration::from_secs(300)).await?;
+    let cpu = cpu.finish();
+    let mut run = Run::default();
+    let (span, p50, p99): (f64, f64, f64) = sqlx::query_as(
+        "SELECT extract(epoch FROM max(finished_at) - min(created_at))::float8,
+                (percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)))::float8 * 1000,
+                (percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)))::float8 * 1000
+         FROM tasks",
+    )
+    .fetch_one(&env.db)
+    .await?;
+    let completed = env::count(
+        &env.db,
+        "SELECT count(*) FROM tasks WHERE status = 'COMPLETED'",
+    )
+    .await?;
+    run.put("tasks_per_s", "task/s", completed as f64 / span);
+    run.put("p50_ms", "ms", p50);
+    run.put("p99_ms", "ms", p99);
+    run.put(
+        "not_completed",
+        "task",
+        (n as i64 - completed) as f64 + failures as f64,
+    );
+    env::cpu_per_1k(&mut run, &cpu, n as f64);
+    duplicates(env, &mut run).await?;
+
+    if let Some((rate, dur)) = steady {
+        let total = (rate as f64 * dur.as_secs_f64()) as usize;
+        let client = reqwest::Client::new();
+        let body = small_csv();
+        let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate as f64));
+        let mut set = tokio::task::JoinSet::new();
+        let t_start = chrono::Utc::now();
+        for i in 0..total {
+            tick.tick().await;
+            let (client, body, url) = (client.clone(), body.clone(), api.base_url.clone());
+            set.spawn(async move { upload_once(&client, &url, &body, i).await });
+        }
+        while let Some(r) = set.join_next().await {
+            r??;
+        }
+        wait_final(env, (n + total) as i64, Duration::from_secs(300)).await?;
+        let (p50, p99): (f64, f64) = sqlx::query_as(
+            "SELECT (percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)))::float8 * 1000,
+                    (percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)))::float8 * 1000
+             FROM tasks WHERE created_at >= $1",
+        )
+        .bind(t_start)
+        .fetch_one(&env.db)
+        .await?;
+        run.put("steady_p50_ms", "ms", p50);
+        run.put("steady_p99_ms", "ms", p99);
+        run.note(format!(
+            "e2e: steady phase = {total} uploads at {rate}/s through the api, latency = tasks.finished_at − created_at"
+        ));
+    }
+    Ok(run)
+}
+
+/// Waits until `n` tasks are final.
+async fn wait_final(
+    env: &harness::worker::WorkerEnv,
+    n: i64,
+    within: Duration,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + within;
+    loop {
+        let done = env::count(
+            &env.db,
+            "SELECT count(*) FROM tasks WHERE status IN ('COMPLETED', 'FAILED')",
+        )
+        .await?;
+        if done >= n {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("only {done} of {n} tasks finished within {within:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Proof that nothing ran twice: every task started exactly once, every file has exactly its 20
+/// rows, and no outbox message was sent twice.
+async fn duplicates(env: &harness::worker::WorkerEnv, run: &mut Run) -> anyhow::Result<()> {
+    let twice = env::count(&env.db, "SELECT count(*) FROM tasks WHERE attempts <> 1").await?;
+    let wrong_rows = env::count(
+        &env.db,
+        "SELECT count(*) FROM tasks t
+         WHERE (SELECT count(*) FROM parsed_rows r WHERE r.source_file_id = t.source_file_id) <> 20",
+    )
+    .await?;
+    let resent = env::count(
+        &env.db,
+        "SELECT count(*) FROM outbox_messages WHERE attempts <> 1",
+    )
+    .await?;
+    run.put("duplicates", "task", (twice + wrong_rows + resent) as f64);
+    Ok(())
+}
