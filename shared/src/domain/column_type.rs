@@ -62,7 +62,7 @@ impl TypeSet {
             b'0'..=b'9' | b'-' | b'+' | b'.' => {
                 if parse_integer(s).is_some() {
                     TypeSet(Self::INTEGER | Self::DECIMAL)
-                } else if parse_decimal(s).is_some() {
+                } else if is_decimal(s) {
                     TypeSet(Self::DECIMAL)
                 } else if first.is_ascii_digit() && parse_date(s).is_some() {
                     TypeSet(Self::DATE | Self::DATETIME)
@@ -144,6 +144,13 @@ pub fn parse_integer(s: &str) -> Option<i64> {
 /// A decimal: optional sign, an integer part without leading zeros, a fraction and/or an
 /// exponent. At most 17 significant digits, so that the value survives the trip through `f64`.
 pub fn parse_decimal(s: &str) -> Option<f64> {
+    if !decimal_syntax(s) {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+fn decimal_syntax(s: &str) -> bool {
     let body = s.strip_prefix(['-', '+']).unwrap_or(s).as_bytes();
     let (mantissa, exponent) = match body.iter().position(|&b| b == b'e' || b == b'E') {
         Some(i) => (&body[..i], Some(&body[i + 1..])),
@@ -155,11 +162,11 @@ pub fn parse_decimal(s: &str) -> Option<f64> {
     };
     let all_digits = |p: &[u8]| !p.is_empty() && p.iter().all(u8::is_ascii_digit);
     if !all_digits(int_part) || (int_part.len() > 1 && int_part[0] == b'0') {
-        return None;
+        return false;
     }
     if let Some(f) = frac_part {
         if !all_digits(f) {
-            return None;
+            return false;
         }
     }
     if let Some(e) = exponent {
@@ -168,16 +175,25 @@ pub fn parse_decimal(s: &str) -> Option<f64> {
                 .or_else(|| e.strip_prefix(b"+"))
                 .unwrap_or(e),
         ) {
-            return None;
+            return false;
         }
     }
     if frac_part.is_none() && exponent.is_none() {
-        return None;
+        return false;
     }
     if int_part.len() + frac_part.map_or(0, <[u8]>::len) > 17 {
-        return None;
+        return false;
     }
-    s.parse::<f64>().ok().filter(|f| f.is_finite())
+    true
+}
+
+/// Whether `s` is a decimal [`parse_decimal`] accepts. Only exponents need the float parse (to
+/// refuse overflow to infinity); the syntax decides the rest, which keeps inference cheap.
+pub fn is_decimal(s: &str) -> bool {
+    if s.bytes().any(|b| b == b'e' || b == b'E') {
+        return parse_decimal(s).is_some();
+    }
+    decimal_syntax(s)
 }
 
 /// `true`/`false` in any case. `yes`, `1` and friends are not booleans: they are too often

@@ -121,18 +121,22 @@ pub(crate) fn parse(
         sheet.ensure_width(width)?;
         row.clear();
         row.push('[');
-        for (i, field) in record.iter().enumerate() {
+        // Validate the record once: delimiters are ASCII, so every field of a valid record is
+        // valid too and can be sliced out of it as `&str` without another check.
+        let whole = std::str::from_utf8(record.as_slice()).ok();
+        for i in 0..width {
             if i > 0 {
                 row.push(',');
             }
-            if field.is_empty() {
+            let range = record.range(i).unwrap_or(0..0);
+            if range.is_empty() {
                 row.push_str("null");
                 continue;
             }
-            check_cell(field.len(), limits.max_cell_bytes, &sheet.name, sheet.rows)?;
-            let text = match std::str::from_utf8(field) {
-                Ok(s) => Cow::Borrowed(s),
-                Err(_) => String::from_utf8_lossy(field),
+            check_cell(range.len(), limits.max_cell_bytes, &sheet.name, sheet.rows)?;
+            let text = match whole.and_then(|w| w.get(range.clone())) {
+                Some(s) => Cow::Borrowed(s),
+                None => String::from_utf8_lossy(&record.as_slice()[range]),
             };
             sheet.columns_acc[i].observe_text(&text);
             json::push_str(&mut row, &text);

@@ -3,27 +3,46 @@
 
 use std::fmt::Write;
 
+/// Bytes that need escaping inside a JSON string.
+const NEEDS_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
 /// Appends `s` as a JSON string literal.
 pub(crate) fn push_str(out: &mut String, s: &str) {
     out.push('"');
     let bytes = s.as_bytes();
+    // Most cells need no escaping: find the first byte that does with a table lookup and
+    // copy the clean prefix in one go.
+    let Some(first) = bytes.iter().position(|&b| NEEDS_ESCAPE[b as usize]) else {
+        out.push_str(s);
+        out.push('"');
+        return;
+    };
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0..=0x1F => "",
-            _ => continue,
-        };
+    for (i, &b) in bytes.iter().enumerate().skip(first) {
+        if !NEEDS_ESCAPE[b as usize] {
+            continue;
+        }
         out.push_str(&s[start..i]);
-        if escape.is_empty() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
             // Other control characters: \u00XX. `write!` to a String cannot fail.
-            let _ = write!(out, "\\u{:04x}", b);
-        } else {
-            out.push_str(escape);
+            _ => {
+                let _ = write!(out, "\\u{:04x}", b);
+            }
         }
         start = i + 1;
     }
