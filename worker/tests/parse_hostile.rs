@@ -145,3 +145,13 @@ fn broken_sheet_xml_is_corrupt_with_the_sheet_named() {
 fn an_empty_file_fails_as_empty_whatever_its_name() {
     assert_eq!(parse(b"", FileFormat::Xlsx).code(), "empty_file");
 }
+
+#[test]
+fn a_shared_strings_count_above_its_size_is_fine_when_unique_strings_fit() {
+    // `count` is the number of references to shared strings, which can exceed any size bound.
+    let bytes = patch_zip(&small_xlsx(), "xl/sharedStrings.xml", |xml| {
+        xml.replace(" count=\"2\"", " count=\"4000000000000\"")
+    });
+    let p = parse(&bytes, FileFormat::Xlsx);
+    assert_eq!(p.code(), "ok");
+}

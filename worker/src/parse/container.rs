@@ -173,18 +173,18 @@ fn check_shared_strings<R: Read + Seek>(
         .and_then(|e| Ok(e.take(2048).read_to_end(&mut head)?))
         .map_err(|e| ParseFailure::corrupt(format!("xl/sharedStrings.xml is unreadable: {e}")))?;
     let text = String::from_utf8_lossy(&head);
-    for attr in ["uniqueCount=\"", " count=\""] {
-        if let Some(start) = text.find(attr) {
-            let digits: String = text[start + attr.len()..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            let declared: u64 = digits.parse().unwrap_or(u64::MAX);
-            if declared > size / 8 + 1 {
-                return Err(ParseFailure::corrupt(format!(
-                    "xl/sharedStrings.xml declares {digits} strings but holds only {size} bytes"
-                )));
-            }
+    // Only `uniqueCount` is reserved; `count` counts references and may exceed any bound.
+    let attr = "uniqueCount=\"";
+    if let Some(start) = text.find(attr) {
+        let digits: String = text[start + attr.len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let declared: u64 = digits.parse().unwrap_or(u64::MAX);
+        if declared > size / 8 + 1 {
+            return Err(ParseFailure::corrupt(format!(
+                "xl/sharedStrings.xml declares {digits} unique strings but holds only {size} bytes"
+            )));
         }
     }
     Ok(())
