@@ -1,6 +1,8 @@
-//! it.
-mod services;
-mod upload;
+//! Integration tests of the api and the worker on real Postgres and Azurite, started once per
+//! run by the harness; every test gets a fresh database and fresh queue and container names.
+
 mod consumer;
 mod relay;
+mod services;
+mod upload;
 mod worker_process;
