@@ -22,7 +22,7 @@ use worker::parse::{parse_file, FileFormat, ParseEvent, ParseLimits};
 const NAMES: [&str; 4] = ["Alice Smith", "山田太郎", "Bob, Jr.", "鈴木花子"];
 
 fn row(i: u64) -> [String; 12] {
-    let note = if i % 10 == 0 {
+    let note = if i.is_multiple_of(10) {
         "\"multi\nline note\"".to_owned()
     } else {
         format!("note {}", i % 97)
@@ -41,7 +41,7 @@ fn row(i: u64) -> [String; 12] {
             i % 24,
             i % 60
         ),
-        if i % 3 == 0 { "true" } else { "false" }.to_owned(),
+        if i.is_multiple_of(3) { "true" } else { "false" }.to_owned(),
         String::new(),
         note,
         format!("{:05}", i % 100_000),

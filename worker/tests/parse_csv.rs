@@ -166,7 +166,7 @@ fn the_pipe_delimiter_is_detected() {
 
 #[test]
 fn invalid_utf8_bytes_become_replacement_characters() {
-    let mut bytes = "name,x\n".repeat(1).into_bytes();
+    let mut bytes = b"name,x\n".to_vec();
     bytes.extend_from_slice(b"ok,1\n");
     bytes.extend("é,2\n".repeat(60_000).into_bytes()); // valid UTF-8 fills the sample
     bytes.extend_from_slice(b"bad\xFF\xFE,3\n");

@@ -98,7 +98,9 @@ async fn a_child_over_its_memory_limit_fails_the_task_and_the_parent_survives() 
     let result = parse_isolated(&isolation(limits), &path, FileFormat::Ods, |_| Ok(()))
         .await
         .expect("no infrastructure error");
-    let failure = result.err().expect("the bomb fails");
+    let Err(failure) = result else {
+        panic!("the bomb must fail");
+    };
     assert_eq!(failure.code.as_str(), "memory_limit", "{}", failure.message);
 
     // The parent carries on with the next file.

@@ -266,7 +266,7 @@ impl Run<'_, '_> {
             }
             next_col = col + 1;
         }
-        for _ in next_col..sheet.header_len() {
+        while next_col < sheet.header_len() {
             row.push_str(if next_col == 0 { "null" } else { ",null" });
             next_col += 1;
         }
