@@ -32,7 +32,7 @@ const NAMES: [&str; 6] = [
     "山田太郎",
     "Bob, Jr.",
     "鈴木花子",
-    "Chloé Martin",
+    "Chloe O'Brien",
     "佐藤 健",
 ];
 const PREFS: [&str; 5] = [

@@ -94,8 +94,9 @@ async fn run(opts: Options) -> anyhow::Result<()> {
         let t0 = Instant::now();
         let mut runs = Vec::new();
         let mut error = None;
-        for i in 0..opts.runs {
-            eprintln!("[{name}] run {}/{}", i + 1, opts.runs);
+        let n_runs = opts.runs.min(max_runs(name));
+        for i in 0..n_runs {
+            eprintln!("[{name}] run {}/{n_runs}", i + 1);
             match scenario(&stack, name, opts.quick).await {
                 Ok(r) => runs.push(r),
                 Err(e) => {
@@ -127,6 +128,15 @@ async fn run(opts: Options) -> anyhow::Result<()> {
     std::fs::write(opts.out.with_extension("md"), &table)?;
     println!("results written to {}", opts.out.display());
     Ok(())
+}
+
+/// The slowest scenarios run fewer times (`--runs` is an upper bound for them).
+fn max_runs(name: &str) -> usize {
+    match name {
+        "relay-throughput" | "e2e" | "parse" => 2,
+        "scale-out" => 1,
+        _ => usize::MAX,
+    }
 }
 
 async fn scenario(stack: &env::Stack, name: &str, quick: bool) -> anyhow::Result<Run> {

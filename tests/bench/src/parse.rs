@@ -237,35 +237,37 @@ async fn store(
     let wpid = worker.id().context("worker pid")?;
     let sampler = PeakSampler::start(wpid);
     let deadline = Instant::now() + Duration::from_secs(900);
-    let status = loop {
-        let s: Option<String> = sqlx::query_scalar("SELECT status::text FROM tasks WHERE id = $1")
-            .bind(task_id)
-            .fetch_optional(&env.db)
-            .await?;
-        if matches!(s.as_deref(), Some("COMPLETED") | Some("FAILED")) || Instant::now() > deadline {
-            break s;
+    // `tasks.finished_at` is `now()` of the storing transaction, i.e. its start: time the parse
+    // ourselves, from `started_at` to the moment we see it COMPLETED (20 ms polls).
+    let (status, secs, attempts) = loop {
+        let row: Option<(String, f64, i32)> = sqlx::query_as(
+            "SELECT status::text,
+                    coalesce(extract(epoch FROM clock_timestamp() - started_at)::float8, 0),
+                    attempts
+             FROM tasks WHERE id = $1",
+        )
+        .bind(task_id)
+        .fetch_optional(&env.db)
+        .await?;
+        let (status, secs, attempts) = row.context("task row")?;
+        if status == "COMPLETED" || status == "FAILED" || Instant::now() > deadline {
+            break (status, secs, attempts);
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     };
     let peaks = sampler.finish();
     let mut cpu = cpu.finish();
     env::terminate(&mut worker).await;
     cpu.push(("worker", procs::reaped_children_secs() - reaped0));
-    if status.as_deref() != Some("COMPLETED") {
+    if status != "COMPLETED" {
         let err: Option<String> =
             sqlx::query_scalar("SELECT error_message FROM tasks WHERE id = $1")
                 .bind(task_id)
                 .fetch_optional(&env.db)
                 .await?
                 .flatten();
-        bail!("{label} parse+store ended {status:?}: {err:?}");
+        bail!("{label} parse+store ended {status}: {err:?}");
     }
-    let (secs, attempts): (f64, i32) = sqlx::query_as(
-        "SELECT extract(epoch FROM finished_at - started_at)::float8, attempts FROM tasks WHERE id = $1",
-    )
-    .bind(task_id)
-    .fetch_one(&env.db)
-    .await?;
     let stored = env::count(&env.db, "SELECT count(*) FROM parsed_rows").await?;
     if stored as u64 != expect || attempts != 1 {
         bail!("{label}: {stored} rows stored ({expect} expected), attempts {attempts}");
