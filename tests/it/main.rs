@@ -4,5 +4,6 @@
 mod consumer;
 mod relay;
 mod services;
+mod storage;
 mod upload;
 mod worker_process;
