@@ -1,6 +1,7 @@
 //! `bench`: the benchmark suite of issue 5. Starts its own Postgres and Azurite exactly as the
 //! integration tests do (`harness::services`), runs each scenario against the release `api` and
-//! `worker` binaries, prints a table (median of the runs with min–max, targets met or not) and
+//! `worker` binaries (each measurement in a child process with its own Postgres and Azurite),
+//! prints a table (median of the runs with min–max, targets met or not) and
 //! writes `target/bench/results.json`.
 //!
 //! ```text
@@ -77,6 +78,24 @@ fn main() -> anyhow::Result<()> {
     if args.get(1).map(String::as_str) == Some("__parse") {
         return parse::child_main(&args[2..]);
     }
+    if args.get(1).map(String::as_str) == Some("__run") {
+        // One measurement in a process of its own, with its own Postgres and Azurite.
+        let unit_name = args
+            .get(2)
+            .context("__run <unit> <run index> [--quick]")?
+            .clone();
+        let index: usize = args.get(3).context("run index")?.parse()?;
+        let quick = args.iter().any(|a| a == "--quick");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let run: Run = rt.block_on(async {
+            let stack = env::Stack::start().await?;
+            unit(&stack, &unit_name, quick, index).await
+        })?;
+        println!("{}", serde_json::to_string(&run)?);
+        return Ok(());
+    }
     let opts = options()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -86,8 +105,6 @@ fn main() -> anyhow::Result<()> {
 
 async fn run(opts: Options) -> anyhow::Result<()> {
     env::build_binaries()?;
-    eprintln!("starting Postgres and Azurite (harness::services)…");
-    let stack = env::Stack::start().await?;
     let started = chrono::Utc::now();
     let mut results: Vec<ScenarioResult> = Vec::new();
     for name in &opts.scenarios {
@@ -97,7 +114,7 @@ async fn run(opts: Options) -> anyhow::Result<()> {
         let n_runs = opts.runs.min(max_runs(name));
         for i in 0..n_runs {
             eprintln!("[{name}] run {}/{n_runs}", i + 1);
-            match scenario(&stack, name, opts.quick).await {
+            match scenario(name, opts.quick, i).await {
                 Ok(r) => runs.push(r),
                 Err(e) => {
                     eprintln!("[{name}] failed: {e:#}");
@@ -139,21 +156,70 @@ fn max_runs(name: &str) -> usize {
     }
 }
 
-async fn scenario(stack: &env::Stack, name: &str, quick: bool) -> anyhow::Result<Run> {
+/// Runs `unit` in a child process (`bench __run`), which starts its own Postgres and Azurite:
+/// Azurite slows down with every message it holds (in any queue), so no measurement may inherit
+/// the messages of another.
+async fn in_child(unit: &str, quick: bool, index: usize) -> anyhow::Result<Run> {
+    eprintln!("  {unit}: fresh Postgres + Azurite");
+    let mut cmd = tokio::process::Command::new(std::env::current_exe()?);
+    cmd.args(["__run", unit, &index.to_string()]);
+    if quick {
+        cmd.arg("--quick");
+    }
+    let out = cmd
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .await?;
+    if !out.status.success() {
+        bail!("{unit} failed ({})", out.status);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().unwrap_or_default();
+    serde_json::from_str(last).with_context(|| format!("{unit} result: {last}"))
+}
+
+async fn scenario(name: &str, quick: bool, index: usize) -> anyhow::Result<Run> {
+    if name != "scale-out" {
+        return in_child(name, quick, index).await;
+    }
+    let mut run = Run::default();
+    for (unit, prefix) in [
+        ("scale-relay-1", "relay.1w."),
+        ("scale-relay-2", "relay.2w."),
+        ("scale-e2e-1", "e2e.1w."),
+        ("scale-e2e-2", "e2e.2w."),
+    ] {
+        run.extend(prefix, in_child(unit, quick, index).await?);
+    }
+    let dup: f64 = run
+        .metrics
+        .iter()
+        .filter(|(k, _, _)| {
+            k.ends_with("duplicates")
+                || k.ends_with("queue_messages_minus_rows")
+                || k.ends_with("rows_not_completed_once")
+        })
+        .map(|(_, _, v)| v.abs())
+        .sum();
+    run.put("duplicates", "", dup);
+    run.note("scale-out: 1w/2w = one or two `worker run` processes (relay: --role relay --drain; e2e: --role all, api in front); each measurement on a fresh Postgres + Azurite; duplicates = tasks with attempts ≠ 1 + files without exactly 20 rows + outbox rows sent ≠ once + queue length ≠ rows");
+    Ok(run)
+}
+
+/// One measurement, in this process, against `stack`.
+async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyhow::Result<Run> {
     let q = |quick_value: u64, full_value: u64| if quick { quick_value } else { full_value };
+    let relay_rows = q(2_000, 20_000) as i64;
+    let e2e_uploads = q(100, 500) as usize;
     match name {
-        "relay-throughput" => relay::throughput(stack, q(2_000, 20_000) as i64, 1, true).await,
+        "relay-throughput" => relay::throughput(stack, relay_rows, 1, true, index).await,
         "relay-latency" => relay::latency(stack, 50, Duration::from_secs(q(5, 30))).await,
         "upload" => upload::uploads(stack, q(200, 2_000) as usize).await,
         "upload-1gib" => upload::one_big(q(64, 1024) * 1024 * 1024).await,
         "e2e" => {
-            upload::e2e(
-                stack,
-                q(100, 500) as usize,
-                1,
-                Some((50, Duration::from_secs(q(5, 20)))),
-            )
-            .await
+            let steady = Some((50, Duration::from_secs(q(5, 20))));
+            upload::e2e(stack, e2e_uploads, 1, steady).await
         }
         "parse" => {
             let sizes = parse::Sizes {
@@ -165,28 +231,10 @@ async fn scenario(stack: &env::Stack, name: &str, quick: bool) -> anyhow::Result
             };
             parse::run(stack, &sizes).await
         }
-        "scale-out" => {
-            let mut run = Run::default();
-            for workers in [1, 2] {
-                let r = relay::throughput(stack, q(2_000, 20_000) as i64, workers, false).await?;
-                run.extend(&format!("relay.{workers}w."), r);
-                let r = upload::e2e(stack, q(100, 500) as usize, workers, None).await?;
-                run.extend(&format!("e2e.{workers}w."), r);
-            }
-            let dup: f64 = run
-                .metrics
-                .iter()
-                .filter(|(k, _, _)| {
-                    k.ends_with("duplicates")
-                        || k.ends_with("queue_messages_minus_rows")
-                        || k.ends_with("rows_not_completed_once")
-                })
-                .map(|(_, _, v)| v.abs())
-                .sum();
-            run.put("duplicates", "", dup);
-            run.note("scale-out: 1w/2w = one or two `worker run` processes (relay: --role relay --drain; e2e: --role all, api in front); duplicates = tasks with attempts ≠ 1 + files without exactly 20 rows + outbox rows sent ≠ once + queue length ≠ rows");
-            Ok(run)
-        }
+        "scale-relay-1" => relay::throughput(stack, relay_rows, 1, false, index).await,
+        "scale-relay-2" => relay::throughput(stack, relay_rows, 2, false, index).await,
+        "scale-e2e-1" => upload::e2e(stack, e2e_uploads, 1, None).await,
+        "scale-e2e-2" => upload::e2e(stack, e2e_uploads, 2, None).await,
         other => bail!("unknown scenario {other}"),
     }
 }

@@ -92,15 +92,15 @@ fn target(scenario: &str, key: &str) -> Option<(Cmp, f64)> {
 }
 
 /// One run of one scenario.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, serde::Deserialize)]
 pub struct Run {
-    pub metrics: Vec<(String, &'static str, f64)>,
+    pub metrics: Vec<(String, String, f64)>,
     pub notes: Vec<String>,
 }
 
 impl Run {
-    pub fn put(&mut self, key: impl Into<String>, unit: &'static str, value: f64) {
-        self.metrics.push((key.into(), unit, value));
+    pub fn put(&mut self, key: impl Into<String>, unit: &str, value: f64) {
+        self.metrics.push((key.into(), unit.to_owned(), value));
     }
 
     pub fn note(&mut self, note: impl Into<String>) {
@@ -109,7 +109,7 @@ impl Run {
 
     pub fn extend(&mut self, prefix: &str, other: Run) {
         for (k, u, v) in other.metrics {
-            self.put(format!("{prefix}{k}"), u, v);
+            self.put(format!("{prefix}{k}"), &u, v);
         }
         self.notes.extend(other.notes);
     }
@@ -118,7 +118,7 @@ impl Run {
 #[derive(Debug, Serialize)]
 pub struct Aggregate {
     pub key: String,
-    pub unit: &'static str,
+    pub unit: String,
     pub median: f64,
     pub min: f64,
     pub max: f64,
@@ -139,11 +139,11 @@ pub struct ScenarioResult {
 
 /// Folds several runs of `scenario` (metric keys in first-seen order).
 pub fn aggregate(scenario: &str, runs: &[Run], took: Duration) -> ScenarioResult {
-    let mut keys: Vec<(String, &'static str)> = Vec::new();
+    let mut keys: Vec<(String, String)> = Vec::new();
     for run in runs {
         for (k, u, _) in &run.metrics {
             if !keys.iter().any(|(kk, _)| kk == k) {
-                keys.push((k.clone(), u));
+                keys.push((k.clone(), u.clone()));
             }
         }
     }
