@@ -27,7 +27,7 @@ async fn rows_stream_from_the_child_exactly_as_in_process() {
         &path,
         FileFormat::Csv,
         |e| {
-            events.push(e);
+            events.push(e.into_owned());
             Ok(())
         },
     )

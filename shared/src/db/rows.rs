@@ -84,7 +84,7 @@ pub async fn page(
     .await
 }
 
-/// Starts a `COPY` of rows into `parsed_rows`; feed it lines made by [`copy_line`].
+/// Starts a `COPY` of rows into `parsed_rows`; feed it lines made by [`CopyLines`].
 pub async fn copy_in(conn: &mut PgConnection) -> sqlx::Result<PgCopyIn<&mut PgConnection>> {
     conn.copy_in_raw(
         r#"COPY parsed_rows (source_file_id, sheet_index, row_index, "values") FROM STDIN"#,
@@ -92,26 +92,37 @@ pub async fn copy_in(conn: &mut PgConnection) -> sqlx::Result<PgCopyIn<&mut PgCo
     .await
 }
 
-/// Appends one row in COPY's text format to `buf`. `values_json` is the row's JSON array text;
-/// backslashes are the only character JSON text can contain that COPY would reinterpret
-/// (JSON escapes control characters, so there are no raw tabs or newlines).
-pub fn copy_line(
-    buf: &mut Vec<u8>,
-    source_file_id: Uuid,
-    sheet_index: u32,
-    row_index: u64,
-    values_json: &str,
-) {
-    use std::io::Write as _;
-    // Writing to a Vec cannot fail.
-    let _ = write!(buf, "{source_file_id}\t{sheet_index}\t{row_index}\t");
-    for chunk in values_json.split_inclusive('\\') {
-        buf.extend_from_slice(chunk.as_bytes());
-        if chunk.ends_with('\\') {
-            buf.push(b'\\');
+/// Writes rows of one source file in COPY's text format.
+pub struct CopyLines {
+    /// `<source_file_id>\t`, the same on every line: formatted once.
+    prefix: String,
+}
+
+impl CopyLines {
+    pub fn new(source_file_id: Uuid) -> Self {
+        Self {
+            prefix: format!("{source_file_id}\t"),
         }
     }
-    buf.push(b'\n');
+
+    /// Appends one row to `buf`. `values_json` is the row's JSON array text; backslashes are
+    /// the only character JSON text can contain that COPY would reinterpret (JSON escapes
+    /// control characters, so there are no raw tabs or newlines).
+    pub fn push(&self, buf: &mut Vec<u8>, sheet_index: u32, row_index: u64, values_json: &str) {
+        let mut numbers = itoa::Buffer::new();
+        buf.extend_from_slice(self.prefix.as_bytes());
+        buf.extend_from_slice(numbers.format(sheet_index).as_bytes());
+        buf.push(b'\t');
+        buf.extend_from_slice(numbers.format(row_index).as_bytes());
+        buf.push(b'\t');
+        for chunk in values_json.split_inclusive('\\') {
+            buf.extend_from_slice(chunk.as_bytes());
+            if chunk.ends_with('\\') {
+                buf.push(b'\\');
+            }
+        }
+        buf.push(b'\n');
+    }
 }
 
 #[cfg(test)]
@@ -121,7 +132,7 @@ mod tests {
     #[test]
     fn copy_lines_double_backslashes_and_nothing_else() {
         let mut buf = Vec::new();
-        copy_line(&mut buf, Uuid::nil(), 2, 7, r#"["a\"b","c\\d",null,"\n"]"#);
+        CopyLines::new(Uuid::nil()).push(&mut buf, 2, 7, r#"["a\"b","c\\d",null,"\n"]"#);
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             "00000000-0000-0000-0000-000000000000\t2\t7\t[\"a\\\\\"b\",\"c\\\\\\\\d\",null,\"\\\\n\"]\n"

@@ -7,13 +7,12 @@ use shared::db;
 use shared::domain::FileFormat;
 use uuid::Uuid;
 
-use crate::parse::isolate::{self, Isolation};
+use crate::parse::isolate::{self, EventSink, Isolation};
 use crate::parse::{ParseEvent, ParseFailure, ParseSummary};
 
-/// Runs the isolated parse, turning its row events into COPY lines. The parser calls back
-/// synchronously, so lines are gathered into chunks and handed through a channel to a writer
-/// running alongside (in this task) that feeds COPY while the parse goes on. A failed COPY drops
-/// the receiver, which makes the next callback fail and stops the parse child.
+/// Runs the isolated parse, turning its row events into COPY lines that are sent to Postgres
+/// in chunks. Sending waits while Postgres is behind, and the parse child waits on its full pipe
+/// meanwhile, so however fast the parser is, at most about one chunk is held here.
 pub(super) async fn stream_rows(
     isolation: &Isolation,
     path: &Path,
@@ -21,41 +20,57 @@ pub(super) async fn stream_rows(
     source_file_id: Uuid,
     copy: &mut sqlx::postgres::PgCopyIn<&mut sqlx::PgConnection>,
 ) -> anyhow::Result<Result<ParseSummary, ParseFailure>> {
+    let mut sink = CopySink {
+        lines: db::rows::CopyLines::new(source_file_id),
+        buf: Vec::with_capacity(CopySink::CHUNK + 64 * 1024),
+        copy,
+    };
+    let parsed = isolate::parse_isolated_into(isolation, path, format, &mut sink).await?;
+    if parsed.is_ok() {
+        sink.flush().await?;
+    }
+    Ok(parsed)
+}
+
+struct CopySink<'c, 'conn> {
+    lines: db::rows::CopyLines,
+    buf: Vec<u8>,
+    copy: &'c mut sqlx::postgres::PgCopyIn<&'conn mut sqlx::PgConnection>,
+}
+
+impl CopySink<'_, '_> {
+    /// COPY data sent to Postgres at a time.
     const CHUNK: usize = 256 * 1024;
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
-    let on_event = move |event: ParseEvent| -> anyhow::Result<()> {
-        let flush = match event {
-            ParseEvent::Row {
-                sheet,
-                index,
-                values,
-            } => {
-                db::rows::copy_line(&mut buf, source_file_id, sheet, index, &values);
-                buf.len() >= CHUNK
-            }
-            // Rows come before their sheet's end: nothing is left behind after the last one.
-            ParseEvent::SheetEnd(_) => !buf.is_empty(),
-            ParseEvent::SheetStart { .. } => false,
-        };
-        if flush {
-            let full = std::mem::replace(&mut buf, Vec::with_capacity(CHUNK));
-            tx.send(full)
-                .map_err(|_| anyhow::anyhow!("the COPY into parsed_rows ended early"))?;
+
+    async fn flush(&mut self) -> anyhow::Result<()> {
+        self.copy
+            .send(&self.buf[..])
+            .await
+            .context("streaming rows into COPY")?;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl EventSink for CopySink<'_, '_> {
+    fn event(&mut self, event: ParseEvent<'_>) -> anyhow::Result<()> {
+        if let ParseEvent::Row {
+            sheet,
+            index,
+            values,
+        } = event
+        {
+            self.lines.push(&mut self.buf, sheet, index, &values);
         }
         Ok(())
-    };
-    let parse = isolate::parse_isolated(isolation, path, format, on_event);
-    let write = async move {
-        let mut rx = rx;
-        while let Some(chunk) = rx.recv().await {
-            copy.send(chunk).await?;
+    }
+
+    async fn pause(&mut self) -> anyhow::Result<()> {
+        if self.buf.len() >= Self::CHUNK {
+            self.flush().await?;
         }
-        Ok::<_, sqlx::Error>(())
-    };
-    let (parsed, written) = tokio::join!(parse, write);
-    written.context("streaming rows into COPY")?;
-    parsed
+        Ok(())
+    }
 }
 
 /// The task's result summary, as the api returns it.

@@ -26,7 +26,7 @@ pub(crate) fn parse(
     path: &Path,
     tsv_hint: bool,
     limits: &ParseLimits,
-    on_event: &mut dyn FnMut(ParseEvent) -> io::Result<()>,
+    on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<ParseSummary, ParseFailure> {
     let io_err = |e: io::Error| ParseFailure::corrupt(format!("cannot read the file: {e}"));
     let mut file = File::open(path).map_err(io_err)?;
@@ -122,8 +122,11 @@ pub(crate) fn parse(
         row.clear();
         row.push('[');
         // Validate the record once: delimiters are ASCII, so every field of a valid record is
-        // valid too and can be sliced out of it as `&str` without another check.
-        let whole = std::str::from_utf8(record.as_slice()).ok();
+        // valid too and can be sliced out of it as `&str` without another check. Likewise one
+        // scan tells whether any cell of the record needs JSON escaping (most records: none).
+        let bytes = record.as_slice();
+        let whole = simdutf8::basic::from_utf8(bytes).ok();
+        let clean = whole.is_some() && !json::needs_escape(bytes);
         for i in 0..width {
             if i > 0 {
                 row.push(',');
@@ -139,19 +142,21 @@ pub(crate) fn parse(
                 None => String::from_utf8_lossy(&record.as_slice()[range]),
             };
             sheet.columns_acc[i].observe_text(&text);
-            json::push_str(&mut row, &text);
+            if clean {
+                json::push_clean_str(&mut row, &text);
+            } else {
+                json::push_str(&mut row, &text);
+            }
         }
         for _ in width..sheet.header_len() {
             row.push_str(",null");
         }
         row.push(']');
         check_rows(sheet.rows + 1, limits.max_rows)?;
-        let capacity = row.len() + 64;
-        let values = std::mem::replace(&mut row, String::with_capacity(capacity));
         on_event(ParseEvent::Row {
             sheet: 0,
             index: sheet.rows,
-            values,
+            values: Cow::Borrowed(&row),
         })
         .map_err(ParseFailure::sink)?;
         sheet.rows += 1;

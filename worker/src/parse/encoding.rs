@@ -118,17 +118,29 @@ impl<R: Read> Read for DecodingReader<R> {
                 self.in_len = n;
                 self.eof = n == 0;
             }
-            let (result, read, written, _had_errors) = self.decoder.decode_to_utf8(
-                &self.input[self.in_pos..self.in_len],
-                &mut self.output,
-                self.eof,
-            );
+            // A caller's buffer as large as ours (the CSV reader's is) is decoded into
+            // directly, saving a copy of every byte.
+            let direct = buf.len() >= self.output.len();
+            let dst = if direct {
+                &mut *buf
+            } else {
+                &mut self.output[..]
+            };
+            let (result, read, written, _had_errors) =
+                self.decoder
+                    .decode_to_utf8(&self.input[self.in_pos..self.in_len], dst, self.eof);
             self.in_pos += read;
-            self.out_pos = 0;
-            self.out_len = written;
             if self.eof && result == CoderResult::InputEmpty {
                 self.finished = true;
             }
+            if direct {
+                if written > 0 || self.finished {
+                    return Ok(written);
+                }
+                continue;
+            }
+            self.out_pos = 0;
+            self.out_len = written;
         }
     }
 }

@@ -6,6 +6,7 @@
 //! Fully empty rows are skipped, as in CSV; merged cells keep their value in the top-left cell
 //! because that is where Excel stores it.
 
+use std::borrow::Cow;
 use std::fmt::{Display, Write};
 use std::fs::File;
 use std::io::{self, BufReader};
@@ -36,7 +37,7 @@ impl From<ZipKind> for Book {
     }
 }
 
-type Sink<'s> = &'s mut dyn FnMut(ParseEvent) -> io::Result<()>;
+type Sink<'s> = &'s mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>;
 
 /// Parses every worksheet of a workbook.
 pub(crate) fn parse(
@@ -53,6 +54,7 @@ pub(crate) fn parse(
         on_event,
         summary: ParseSummary::default(),
         emitted: 0,
+        row: String::new(),
     };
     match book {
         Book::Xlsx => {
@@ -137,6 +139,8 @@ struct Run<'l, 's> {
     summary: ParseSummary,
     /// Data rows emitted so far in the whole workbook (the row limit counts all sheets).
     emitted: u64,
+    /// The current row's JSON text, reused from row to row.
+    row: String,
 }
 
 impl Run<'_, '_> {
@@ -249,7 +253,8 @@ impl Run<'_, '_> {
             return sheet.set_header(names);
         }
         sheet.ensure_width(width)?;
-        let mut row = String::with_capacity(16 * width + 2);
+        let row = &mut self.row;
+        row.clear();
         row.push('[');
         let mut next_col = 0usize;
         for (col, value) in cells.iter() {
@@ -261,7 +266,7 @@ impl Run<'_, '_> {
             if col > 0 {
                 row.push(',');
             }
-            if let Some(kind) = push_value(&mut row, value, self.limits.max_cell_bytes, sheet)? {
+            if let Some(kind) = push_value(row, value, self.limits.max_cell_bytes, sheet)? {
                 sheet.columns_acc[col].observe_kind(kind);
             }
             next_col = col + 1;
@@ -277,7 +282,7 @@ impl Run<'_, '_> {
         (self.on_event)(ParseEvent::Row {
             sheet: sheet.index,
             index: sheet.rows,
-            values: row,
+            values: Cow::Borrowed(&self.row),
         })
         .map_err(ParseFailure::sink)?;
         sheet.rows += 1;

@@ -6,14 +6,18 @@
 //!
 //! ```text
 //! S\t{"index":0,"name":"Sheet1","hidden":false}
-//! R\t<sheet>\t<row index>\t<JSON array of values>      (JSON text never holds a raw tab or newline)
+//! R\t<JSON array of values>      (JSON text never holds a raw newline)
 //! E\t<SheetSummary JSON>
 //! D\t<ParseSummary JSON>      or      F\t<ParseFailure JSON>      (always the last line)
 //! ```
 //!
-//! The parent streams those lines into the caller's callback, kills the child at the deadline,
-//! and turns a death without a final line into `memory_limit` or `parser_crashed`.
+//! A row's sheet is that of the last `S` line and its index counts from 0 after it, so a row
+//! frame is its JSON text and nothing else. The parent reads the pipe in large chunks, validates
+//! each chunk's UTF-8 once and hands the caller rows borrowed from the chunk: rows cross the
+//! process boundary without a per-row allocation, copy or number parse. It kills the child at
+//! the deadline and turns a death without a final line into `memory_limit` or `parser_crashed`.
 
+use std::borrow::Cow;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -21,7 +25,7 @@ use std::process::{ExitCode, Stdio};
 
 use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 use tokio::time::{timeout_at, Instant};
 
@@ -49,6 +53,36 @@ struct SheetStartFrame {
     hidden: bool,
 }
 
+/// Where the parent delivers a child's events ([`parse_isolated`] takes a plain callback). A
+/// sink that writes somewhere slower than the parser (the consumer's COPY) implements
+/// [`EventSink::pause`], which the parent awaits after each chunk of events and
+/// before reading more from the child: the child then blocks on the full pipe, so memory stays
+/// bounded however far the parser is ahead.
+pub trait EventSink {
+    fn event(&mut self, event: ParseEvent<'_>) -> anyhow::Result<()>;
+
+    /// Called after every chunk of events; may wait for room downstream.
+    fn pause(&mut self) -> impl std::future::Future<Output = anyhow::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+}
+
+/// A callback as a sink that never waits.
+struct Callback<F>(F);
+
+impl<F: FnMut(ParseEvent<'_>) -> anyhow::Result<()>> EventSink for Callback<F> {
+    fn event(&mut self, event: ParseEvent<'_>) -> anyhow::Result<()> {
+        (self.0)(event)
+    }
+}
+
+/// Bytes read from the child's pipe at a time; a larger line grows the buffer.
+const READ_CHUNK: usize = 1 << 20;
+
+/// The capacity asked for the child's stdout pipe (1 MiB, Linux's default
+/// `/proc/sys/fs/pipe-max-size` for unprivileged processes).
+const PIPE_SIZE: usize = 1 << 20;
+
 /// Parses `path` in a child process, passing events to `on_event` as they arrive.
 /// The outer error is ours (cannot spawn, the callback failed, a garbled frame); the inner
 /// error is the file's, with its code.
@@ -56,7 +90,17 @@ pub async fn parse_isolated(
     iso: &Isolation,
     path: &Path,
     format: FileFormat,
-    mut on_event: impl FnMut(ParseEvent) -> anyhow::Result<()>,
+    on_event: impl FnMut(ParseEvent<'_>) -> anyhow::Result<()>,
+) -> Result<Result<ParseSummary, ParseFailure>, anyhow::Error> {
+    parse_isolated_into(iso, path, format, &mut Callback(on_event)).await
+}
+
+/// [`parse_isolated`] into a sink that may hold the child back.
+pub async fn parse_isolated_into(
+    iso: &Isolation,
+    path: &Path,
+    format: FileFormat,
+    sink: &mut impl EventSink,
 ) -> Result<Result<ParseSummary, ParseFailure>, anyhow::Error> {
     let deadline = Instant::now() + iso.limits.timeout;
     let limits_json = serde_json::to_string(&iso.limits).context("serialising parse limits")?;
@@ -73,7 +117,10 @@ pub async fn parse_isolated(
         .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("spawning the parse child {}", iso.exe.display()))?;
-    let stdout = child.stdout.take().context("parse child has no stdout")?;
+    let mut stdout = child.stdout.take().context("parse child has no stdout")?;
+    // A pipe holds 64 KiB by default: the child would block (and both sides switch) every
+    // 400-odd rows. A larger pipe lets it run ahead; failing to grow it only costs speed.
+    let _ = rustix::pipe::fcntl_setpipe_size(&stdout, PIPE_SIZE);
     let stderr = child.stderr.take().context("parse child has no stderr")?;
     // Keep the start of stderr (the reason of an abort), drain the rest so the child never
     // blocks on a full pipe.
@@ -86,18 +133,37 @@ pub async fn parse_isolated(
     });
 
     let reading = async {
-        let mut reader = BufReader::with_capacity(1 << 20, stdout);
-        let mut line = Vec::with_capacity(4096);
+        let mut decoder = FrameDecoder::default();
+        let mut buf = vec![0u8; READ_CHUNK];
+        let mut filled = 0;
         loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line).await? == 0 {
+            if filled == buf.len() {
+                // One line longer than the buffer (a very wide row): make room for it.
+                buf.resize(buf.len() * 2, 0);
+            }
+            let n = stdout.read(&mut buf[filled..]).await?;
+            if n == 0 {
+                // The child ended without its final line (a partial line is a death too).
                 return Ok::<_, anyhow::Error>(None);
             }
-            match decode_frame(&line)? {
-                Frame::Event(event) => on_event(event)?,
-                Frame::Done(summary) => return Ok(Some(Ok(summary))),
-                Frame::Failed(failure) => return Ok(Some(Err(failure))),
+            let scan_from = filled;
+            filled += n;
+            let Some(last_newline) = memchr::memrchr(b'\n', &buf[scan_from..filled]) else {
+                continue;
+            };
+            let complete = scan_from + last_newline + 1;
+            let text = simdutf8::basic::from_utf8(&buf[..complete])
+                .map_err(|_| anyhow!("parse child wrote invalid UTF-8"))?;
+            for line in text.split_terminator('\n') {
+                match decoder.decode(line)? {
+                    Frame::Event(event) => sink.event(event)?,
+                    Frame::Done(summary) => return Ok(Some(Ok(summary))),
+                    Frame::Failed(failure) => return Ok(Some(Err(failure))),
+                }
             }
+            buf.copy_within(complete..filled, 0);
+            filled -= complete;
+            sink.pause().await?;
         }
     };
     let outcome = match timeout_at(deadline, reading).await {
@@ -160,57 +226,60 @@ fn classify_death(status: std::process::ExitStatus, stderr: &str) -> ParseFailur
     }
 }
 
-enum Frame {
-    Event(ParseEvent),
+enum Frame<'a> {
+    Event(ParseEvent<'a>),
     Done(ParseSummary),
     Failed(ParseFailure),
 }
 
-fn decode_frame(line: &[u8]) -> anyhow::Result<Frame> {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let text = std::str::from_utf8(line).context("parse child wrote invalid UTF-8")?;
-    let (tag, rest) = text
-        .split_once('\t')
-        .ok_or_else(|| anyhow!("parse child wrote an unframed line"))?;
-    Ok(match tag {
-        "R" => {
-            let mut parts = rest.splitn(3, '\t');
-            let (Some(sheet), Some(index), Some(values)) =
-                (parts.next(), parts.next(), parts.next())
-            else {
-                bail!("parse child wrote a short row frame");
-            };
-            Frame::Event(ParseEvent::Row {
-                sheet: sheet.parse().context("row frame sheet")?,
-                index: index.parse().context("row frame index")?,
-                values: values.to_owned(),
-            })
-        }
-        "S" => {
-            let s: SheetStartFrame = serde_json::from_str(rest).context("sheet start frame")?;
-            Frame::Event(ParseEvent::SheetStart {
-                index: s.index,
-                name: s.name,
-                hidden: s.hidden,
-            })
-        }
-        "E" => Frame::Event(ParseEvent::SheetEnd(
-            serde_json::from_str::<SheetSummary>(rest).context("sheet end frame")?,
-        )),
-        "D" => Frame::Done(serde_json::from_str(rest).context("summary frame")?),
-        "F" => Frame::Failed(serde_json::from_str(rest).context("failure frame")?),
-        other => bail!("parse child wrote an unknown frame tag {other:?}"),
-    })
+/// Turns lines back into events, numbering the rows of the current sheet.
+#[derive(Default)]
+struct FrameDecoder {
+    sheet: u32,
+    next_row: u64,
 }
 
-fn encode_event(out: &mut impl Write, event: ParseEvent) -> io::Result<()> {
+impl FrameDecoder {
+    fn decode<'a>(&mut self, line: &'a str) -> anyhow::Result<Frame<'a>> {
+        let (tag, rest) = line
+            .split_once('\t')
+            .ok_or_else(|| anyhow!("parse child wrote an unframed line"))?;
+        Ok(match tag {
+            "R" => {
+                let index = self.next_row;
+                self.next_row += 1;
+                Frame::Event(ParseEvent::Row {
+                    sheet: self.sheet,
+                    index,
+                    values: Cow::Borrowed(rest),
+                })
+            }
+            "S" => {
+                let s: SheetStartFrame = serde_json::from_str(rest).context("sheet start frame")?;
+                self.sheet = s.index;
+                self.next_row = 0;
+                Frame::Event(ParseEvent::SheetStart {
+                    index: s.index,
+                    name: s.name,
+                    hidden: s.hidden,
+                })
+            }
+            "E" => Frame::Event(ParseEvent::SheetEnd(
+                serde_json::from_str::<SheetSummary>(rest).context("sheet end frame")?,
+            )),
+            "D" => Frame::Done(serde_json::from_str(rest).context("summary frame")?),
+            "F" => Frame::Failed(serde_json::from_str(rest).context("failure frame")?),
+            other => bail!("parse child wrote an unknown frame tag {other:?}"),
+        })
+    }
+}
+
+/// Writes one event as a line. Rows carry neither sheet nor index: the parser emits them in
+/// order from 0 after their sheet's start, which the decoder relies on (and a test checks).
+fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::Result<()> {
     match event {
-        ParseEvent::Row {
-            sheet,
-            index,
-            values,
-        } => {
-            write!(out, "R\t{sheet}\t{index}\t")?;
+        ParseEvent::Row { values, .. } => {
+            out.write_all(b"R\t")?;
             out.write_all(values.as_bytes())?;
             out.write_all(b"\n")
         }
@@ -332,26 +401,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn frames_round_trip() {
+    fn frames_round_trip_with_rows_numbered_per_sheet() {
         let mut buf = Vec::new();
+        let start = |index| ParseEvent::SheetStart {
+            index,
+            name: format!("S\t{index}"),
+            hidden: true,
+        };
+        let row = |sheet, index, values: &'static str| ParseEvent::Row {
+            sheet,
+            index,
+            values: Cow::Borrowed(values),
+        };
         let events = vec![
-            ParseEvent::SheetStart {
-                index: 0,
-                name: "S\t1".into(),
-                hidden: true,
-            },
-            ParseEvent::Row {
-                sheet: 0,
-                index: 7,
-                values: r#"["a\tb",null,1]"#.into(),
-            },
+            start(0),
+            row(0, 0, r#"["a\tb",null,1]"#),
+            row(0, 1, "[2]"),
+            start(3),
+            row(3, 0, "[3]"),
         ];
         for e in events.clone() {
             assert!(encode_event(&mut buf, e).is_ok());
         }
-        let decoded: Vec<ParseEvent> = buf
-            .split_inclusive(|&b| b == b'\n')
-            .filter_map(|l| match decode_frame(l) {
+        let text = String::from_utf8(buf).expect("frames are UTF-8");
+        let mut decoder = FrameDecoder::default();
+        let decoded: Vec<ParseEvent<'_>> = text
+            .split_terminator('\n')
+            .filter_map(|l| match decoder.decode(l) {
                 Ok(Frame::Event(e)) => Some(e),
                 _ => None,
             })

@@ -15,6 +15,7 @@ mod json;
 mod limits;
 mod sheet;
 
+use std::borrow::Cow;
 use std::io;
 use std::path::Path;
 
@@ -27,7 +28,7 @@ pub use shared::domain::{ColumnType, FileFormat};
 /// What the parser reports while it reads, in order: for each sheet a `SheetStart`, its rows,
 /// then a `SheetEnd` carrying the sheet's final columns (ragged rows can add some at the end).
 #[derive(Debug, Clone, PartialEq)]
-pub enum ParseEvent {
+pub enum ParseEvent<'a> {
     SheetStart {
         index: u32,
         name: String,
@@ -36,13 +37,42 @@ pub enum ParseEvent {
     /// One data row. `values` is a JSON array text with one element per column (a row may be
     /// shorter than the sheet's final `columns`; missing trailing values are null). CSV cells are
     /// strings or null, to be typed at read time by [`shared::domain::column_type::render`];
-    /// workbook cells are already typed.
+    /// workbook cells are already typed. The text is borrowed from the parser's row buffer
+    /// (no allocation per row on the hot path); [`ParseEvent::into_owned`] keeps it.
     Row {
         sheet: u32,
         index: u64,
-        values: String,
+        values: Cow<'a, str>,
     },
     SheetEnd(SheetSummary),
+}
+
+impl ParseEvent<'_> {
+    /// The event with its row text copied out of the parser's buffer, for callers that keep
+    /// events beyond the callback.
+    pub fn into_owned(self) -> ParseEvent<'static> {
+        match self {
+            ParseEvent::SheetStart {
+                index,
+                name,
+                hidden,
+            } => ParseEvent::SheetStart {
+                index,
+                name,
+                hidden,
+            },
+            ParseEvent::Row {
+                sheet,
+                index,
+                values,
+            } => ParseEvent::Row {
+                sheet,
+                index,
+                values: Cow::Owned(values.into_owned()),
+            },
+            ParseEvent::SheetEnd(summary) => ParseEvent::SheetEnd(summary),
+        }
+    }
 }
 
 /// One sheet's outcome.
@@ -76,7 +106,7 @@ pub fn parse_file(
     path: &Path,
     format: FileFormat,
     limits: &ParseLimits,
-    on_event: &mut dyn FnMut(ParseEvent) -> io::Result<()>,
+    on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<ParseSummary, ParseFailure> {
     match container::sniff(path)? {
         container::Content::Text => csv::parse(path, format == FileFormat::Tsv, limits, on_event),

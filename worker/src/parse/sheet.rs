@@ -45,7 +45,7 @@ impl ColumnAcc {
     pub fn observe_text(&mut self, s: &str) {
         self.seen = true;
         if !self.set.is_text() {
-            self.set = self.set.intersect(TypeSet::of(s));
+            self.set = self.set.narrow(s);
         }
     }
 

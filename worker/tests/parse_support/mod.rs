@@ -9,7 +9,7 @@ use serde_json::Value;
 use worker::parse::{parse_file, FileFormat, ParseEvent, ParseFailure, ParseLimits, ParseSummary};
 
 pub struct Parsed {
-    pub events: Vec<ParseEvent>,
+    pub events: Vec<ParseEvent<'static>>,
     pub result: Result<ParseSummary, ParseFailure>,
 }
 
@@ -53,7 +53,7 @@ pub fn parse_with(bytes: &[u8], format: FileFormat, limits: &ParseLimits) -> Par
     let (_dir, path) = temp_file(bytes, &format!("upload.{}", format.as_str()));
     let mut events = Vec::new();
     let result = parse_file(&path, format, limits, &mut |e| {
-        events.push(e);
+        events.push(e.into_owned());
         Ok(())
     });
     Parsed { events, result }
