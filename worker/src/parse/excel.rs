@@ -299,7 +299,7 @@ fn push_value(
 ) -> Result<Option<Kind>, ParseFailure> {
     let kind = match value {
         DataRef::Int(i) => {
-            let _ = write!(out, "{i}");
+            out.push_str(itoa::Buffer::new().format(*i));
             Kind::Integer
         }
         DataRef::Float(f) => {
@@ -317,8 +317,10 @@ fn push_value(
             Kind::Boolean
         }
         DataRef::DateTime(dt) => {
-            let (text, kind) = excel_datetime(dt);
-            json::push_str(out, &text);
+            // ISO 8601 text never needs JSON escaping.
+            out.push('"');
+            let kind = write_excel_datetime(out, dt);
+            out.push('"');
             kind
         }
         DataRef::DateTimeIso(s) => {
@@ -364,33 +366,59 @@ fn push_text(
 
 /// An Excel serial date as ISO 8601: a date when it has no time of day, a datetime otherwise,
 /// a time of day alone below 1.0, and an ISO 8601 duration for duration formats (`[h]:mm`).
-fn excel_datetime(dt: &calamine::ExcelDateTime) -> (String, Kind) {
+fn write_excel_datetime(out: &mut String, dt: &calamine::ExcelDateTime) -> Kind {
     if dt.is_duration() {
         let total_ms = (dt.as_f64() * 86_400_000.0).round() as i64;
         let sign = if total_ms < 0 { "-" } else { "" };
         let ms = total_ms.unsigned_abs();
         let (h, m, s, frac) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
-        let secs = if frac == 0 {
-            format!("{s}")
-        } else {
-            format!("{s}.{frac:03}")
-        };
-        return (format!("{sign}PT{h}H{m}M{secs}S"), Kind::Text);
+        // `write!` to a String cannot fail.
+        let _ = write!(out, "{sign}PT{h}H{m}M{s}");
+        if frac != 0 {
+            let _ = write!(out, ".{frac:03}");
+        }
+        out.push('S');
+        return Kind::Text;
     }
+    // Dates are most of a business sheet's cells: written digit by digit, not through `fmt`.
     let (y, mo, d, h, mi, s, ms) = dt.to_ymd_hms_milli();
-    let time = if ms == 0 {
-        format!("{h:02}:{mi:02}:{s:02}")
-    } else {
-        format!("{h:02}:{mi:02}:{s:02}.{ms:03}")
-    };
     let v = dt.as_f64();
-    if (0.0..1.0).contains(&v) {
-        (time, Kind::Text)
-    } else if h == 0 && mi == 0 && s == 0 && ms == 0 {
-        (format!("{y:04}-{mo:02}-{d:02}"), Kind::Date)
-    } else {
-        (format!("{y:04}-{mo:02}-{d:02}T{time}"), Kind::DateTime)
+    let time_only = (0.0..1.0).contains(&v);
+    if !time_only {
+        push_digits(out, u32::from(y), 4);
+        out.push('-');
+        push_digits(out, u32::from(mo), 2);
+        out.push('-');
+        push_digits(out, u32::from(d), 2);
+        if h == 0 && mi == 0 && s == 0 && ms == 0 {
+            return Kind::Date;
+        }
+        out.push('T');
     }
+    push_digits(out, u32::from(h), 2);
+    out.push(':');
+    push_digits(out, u32::from(mi), 2);
+    out.push(':');
+    push_digits(out, u32::from(s), 2);
+    if ms != 0 {
+        out.push('.');
+        push_digits(out, u32::from(ms), 3);
+    }
+    if time_only {
+        Kind::Text
+    } else {
+        Kind::DateTime
+    }
+}
+
+/// Appends `n` zero-padded to `width` digits (more if it needs them).
+fn push_digits(out: &mut String, n: u32, width: usize) {
+    let mut digits = itoa::Buffer::new();
+    let text = digits.format(n);
+    for _ in text.len()..width {
+        out.push('0');
+    }
+    out.push_str(text);
 }
 
 /// A header cell's text, whatever its type.
@@ -398,7 +426,11 @@ fn header_text(value: &DataRef<'_>) -> String {
     match value {
         DataRef::String(s) => s.clone(),
         DataRef::SharedString(s) => (*s).to_owned(),
-        DataRef::DateTime(dt) => excel_datetime(dt).0,
+        DataRef::DateTime(dt) => {
+            let mut s = String::new();
+            write_excel_datetime(&mut s, dt);
+            s
+        }
         DataRef::Float(f) => {
             let mut s = String::new();
             json::push_f64(&mut s, *f);

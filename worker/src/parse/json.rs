@@ -93,9 +93,10 @@ pub(crate) fn push_f64(out: &mut String, f: f64) {
     if !f.is_finite() {
         out.push_str("null");
     } else if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
-        let _ = write!(out, "{}", f as i64);
+        out.push_str(itoa::Buffer::new().format(f as i64));
     } else {
-        let _ = write!(out, "{f}");
+        // Shortest text that reads back as the same f64 (`ryu`, as serde_json writes floats).
+        out.push_str(ryu::Buffer::new().format_finite(f));
     }
 }
 
