@@ -134,10 +134,7 @@ impl WorkerEnv {
 
     /// A consumer whose parse children are started from `exe` (e.g. a slow wrapper script).
     pub fn consumer_with_parser(&self, cfg: ConsumerConfig, exe: PathBuf) -> Consumer {
-        let isolation = Isolation {
-            exe,
-            limits: ParseConfig::default().limits(),
-        };
+        let isolation = Isolation::new(exe, ParseConfig::default().limits());
         Consumer::new(
             self.db.clone(),
             self.queue.clone(),

@@ -173,10 +173,7 @@ fn main() -> anyhow::Result<()> {
                 .build()?;
             let start = Instant::now();
             let mut rows = 0u64;
-            let iso = Isolation {
-                exe,
-                limits: ParseLimits::default(),
-            };
+            let iso = Isolation::new(exe, ParseLimits::default());
             let result = rt.block_on(parse_isolated(&iso, &path, format, |e| {
                 if matches!(e, ParseEvent::Row { .. }) {
                     rows += 1;

@@ -12,10 +12,7 @@ use worker::parse::isolate::{parse_isolated, Isolation};
 use worker::parse::{FileFormat, ParseEvent, ParseLimits};
 
 fn isolation(limits: ParseLimits) -> Isolation {
-    Isolation {
-        exe: PathBuf::from(env!("CARGO_BIN_EXE_worker")),
-        limits,
-    }
+    Isolation::new(PathBuf::from(env!("CARGO_BIN_EXE_worker")), limits)
 }
 
 #[tokio::test]
@@ -158,4 +155,38 @@ async fn a_failing_row_consumer_is_an_infrastructure_error_and_stops_the_child()
         outcome.err().map(|e| e.to_string()).as_deref(),
         Some("database down")
     );
+}
+
+#[tokio::test]
+async fn a_child_that_parsed_a_small_file_waits_for_the_next_and_one_that_failed_does_not() {
+    let iso = isolation(ParseLimits::default());
+    let (_dir, csv) = temp_file(b"id\n1\n2\n", "x.csv");
+    let (_dir2, pdf) = temp_file(b"%PDF-1.4\n", "x.xlsx");
+    let parse = |path: PathBuf, format| {
+        let iso = iso.clone();
+        async move {
+            let mut rows = 0;
+            let result = parse_isolated(&iso, &path, format, |e| {
+                rows += u64::from(matches!(e, ParseEvent::Row { .. }));
+                Ok(())
+            })
+            .await
+            .expect("no infrastructure error");
+            (result.map(|s| s.rows_total), rows)
+        }
+    };
+    assert_eq!(iso.idle_children(), 0);
+    assert_eq!(parse(csv.clone(), FileFormat::Csv).await, (Ok(2), 2));
+    assert_eq!(iso.idle_children(), 1);
+    // The same child again: rows are numbered afresh and nothing of the first file remains.
+    assert_eq!(parse(csv.clone(), FileFormat::Csv).await, (Ok(2), 2));
+    assert_eq!(iso.idle_children(), 1);
+    let (failed, _) = parse(pdf, FileFormat::Xlsx).await;
+    assert_eq!(
+        failed.err().map(|f| f.code.as_str()),
+        Some("unsupported_format")
+    );
+    assert_eq!(iso.idle_children(), 0, "a child that failed is not kept");
+    assert_eq!(parse(csv, FileFormat::Csv).await, (Ok(2), 2));
+    assert_eq!(iso.idle_children(), 1);
 }

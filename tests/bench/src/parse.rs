@@ -56,10 +56,7 @@ pub fn child_main(args: &[String]) -> anyhow::Result<()> {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            let iso = Isolation {
-                exe: env::worker_exe(),
-                limits,
-            };
+            let iso = Isolation::new(env::worker_exe(), limits);
             let r = rt.block_on(parse_isolated(&iso, path, format, |ev| {
                 if let ParseEvent::Row { .. } = ev {
                     rows += 1;

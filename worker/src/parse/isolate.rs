@@ -1,8 +1,9 @@
 //! Running a parse in a child process, so that whatever a hostile file does to the parser — an
 //! abort on a failed huge allocation, a panic, runaway memory, a hang — costs only that task.
-//! The child is the worker executable itself re-invoked as `<exe> parse-child --format F
-//! --limits-json J <path>`: it caps its own address space (RLIMIT_AS) before reading anything,
-//! runs [`parse_file`], and writes one line per event to stdout:
+//! The child is the worker executable itself re-invoked as `<exe> parse-child --limits-json J`:
+//! it caps its own address space (RLIMIT_AS) before reading anything, then parses the files it
+//! is asked for on stdin, one at a time (`<format>\t<path>` per line), writing one line per
+//! event to stdout:
 //!
 //! ```text
 //! S\t{"index":0,"name":"Sheet1","hidden":false}
@@ -16,17 +17,25 @@
 //! each chunk's UTF-8 once and hands the caller rows borrowed from the chunk: rows cross the
 //! process boundary without a per-row allocation, copy or number parse. It kills the child at
 //! the deadline and turns a death without a final line into `memory_limit` or `parser_crashed`.
+//!
+//! Starting a process costs a few milliseconds of CPU, which for a small file is most of the
+//! task. So a child that parsed a small file successfully waits, idle, for the next one; a child
+//! that failed, timed out, or parsed a large file (its heap may have grown toward its limit) is
+//! killed, and one child never parses more than [`MAX_PARSES_PER_CHILD`] files.
 
 use std::borrow::Cow;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncReadExt;
-use tokio::process::Command;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::task::JoinHandle;
 use tokio::time::{timeout_at, Instant};
 
 use super::{
@@ -37,13 +46,135 @@ use super::{
 /// The hidden subcommand that makes the worker executable a parse child.
 pub const CHILD_SUBCOMMAND: &str = "parse-child";
 
-/// How to start parse children.
-#[derive(Debug, Clone)]
+/// Files up to this size are parsed by a child that is then kept for the next one.
+const REUSE_MAX_FILE: u64 = 1 << 20;
+/// Idle children kept at most (the consumer's concurrency rarely needs more).
+const MAX_IDLE: usize = 8;
+/// Parses after which a child is retired anyway.
+pub const MAX_PARSES_PER_CHILD: u32 = 1000;
+
+/// How to start parse children, and the idle ones kept for reuse.
+#[derive(Clone)]
 pub struct Isolation {
     /// The worker executable (`std::env::current_exe()` in production; tests pass
     /// `env!("CARGO_BIN_EXE_worker")`).
     pub exe: PathBuf,
     pub limits: ParseLimits,
+    idle: Arc<Mutex<Vec<ParseChild>>>,
+}
+
+impl std::fmt::Debug for Isolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Isolation")
+            .field("exe", &self.exe)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Isolation {
+    pub fn new(exe: PathBuf, limits: ParseLimits) -> Self {
+        Self {
+            exe,
+            limits,
+            idle: Arc::default(),
+        }
+    }
+
+    /// An idle child that is still alive, or a new one.
+    fn child(&self) -> anyhow::Result<ParseChild> {
+        loop {
+            let idle = self
+                .idle
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .pop();
+            let Some(mut child) = idle else {
+                return ParseChild::spawn(self);
+            };
+            // One that died while idle (killed from outside) is reaped by dropping it.
+            if matches!(child.process.try_wait(), Ok(None)) {
+                return Ok(child);
+            }
+        }
+    }
+
+    fn keep(&self, child: ParseChild) {
+        if child.parses >= MAX_PARSES_PER_CHILD {
+            return;
+        }
+        let mut idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if idle.len() < MAX_IDLE {
+            idle.push(child);
+        }
+    }
+
+    /// How many children wait for work (for tests).
+    pub fn idle_children(&self) -> usize {
+        self.idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// A running parse child. Dropping it kills the process.
+struct ParseChild {
+    process: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    /// The last bytes the child wrote to stderr (why it aborted), once it has exited.
+    stderr_tail: JoinHandle<String>,
+    parses: u32,
+}
+
+impl ParseChild {
+    fn spawn(iso: &Isolation) -> anyhow::Result<Self> {
+        let limits_json = serde_json::to_string(&iso.limits).context("serialising parse limits")?;
+        let mut process = Command::new(&iso.exe)
+            .arg(CHILD_SUBCOMMAND)
+            .arg("--limits-json")
+            .arg(limits_json)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("spawning the parse child {}", iso.exe.display()))?;
+        let stdin = process.stdin.take().context("parse child has no stdin")?;
+        let stdout = process.stdout.take().context("parse child has no stdout")?;
+        let mut stderr = process.stderr.take().context("parse child has no stderr")?;
+        // A pipe holds 64 KiB by default: the child would block (and both sides switch) every
+        // 400-odd rows. A larger pipe lets it run ahead; failing to grow it only costs speed.
+        let _ = rustix::pipe::fcntl_setpipe_size(&stdout, PIPE_SIZE);
+        // Drain stderr so the child never blocks on it, keeping the tail: an abort's reason
+        // is the last thing a child writes.
+        let stderr_tail = tokio::spawn(async move {
+            const KEEP: usize = 16 * 1024;
+            let mut tail = Vec::new();
+            let mut chunk = vec![0u8; 8192];
+            while let Ok(n) = stderr.read(&mut chunk).await {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&chunk[..n]);
+                if tail.len() > 2 * KEEP {
+                    tail.drain(..tail.len() - KEEP);
+                }
+            }
+            String::from_utf8_lossy(&tail).into_owned()
+        });
+        Ok(Self {
+            process,
+            stdin,
+            stdout,
+            stderr_tail,
+            parses: 0,
+        })
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -103,98 +234,100 @@ pub async fn parse_isolated_into(
     sink: &mut impl EventSink,
 ) -> Result<Result<ParseSummary, ParseFailure>, anyhow::Error> {
     let deadline = Instant::now() + iso.limits.timeout;
-    let limits_json = serde_json::to_string(&iso.limits).context("serialising parse limits")?;
-    let mut child = Command::new(&iso.exe)
-        .arg(CHILD_SUBCOMMAND)
-        .arg("--format")
-        .arg(format.as_str())
-        .arg("--limits-json")
-        .arg(limits_json)
-        .arg(path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("spawning the parse child {}", iso.exe.display()))?;
-    let mut stdout = child.stdout.take().context("parse child has no stdout")?;
-    // A pipe holds 64 KiB by default: the child would block (and both sides switch) every
-    // 400-odd rows. A larger pipe lets it run ahead; failing to grow it only costs speed.
-    let _ = rustix::pipe::fcntl_setpipe_size(&stdout, PIPE_SIZE);
-    let stderr = child.stderr.take().context("parse child has no stderr")?;
-    // Keep the start of stderr (the reason of an abort), drain the rest so the child never
-    // blocks on a full pipe.
-    let stderr_task = tokio::spawn(async move {
-        let mut kept = Vec::new();
-        let mut reader = stderr;
-        let _ = (&mut reader).take(64 * 1024).read_to_end(&mut kept).await;
-        let _ = tokio::io::copy(&mut reader, &mut tokio::io::sink()).await;
-        String::from_utf8_lossy(&kept).into_owned()
-    });
+    let timed_out = || {
+        ParseFailure::new(
+            ParseErrorCode::ParseTimeout,
+            format!("parsing took longer than {:?}", iso.limits.timeout),
+        )
+    };
+    let reusable = std::fs::metadata(path).is_ok_and(|m| m.len() <= REUSE_MAX_FILE);
+    let path_text = path
+        .to_str()
+        .filter(|p| !p.contains(['\t', '\n']))
+        .with_context(|| format!("cannot pass {} to a parse child", path.display()))?;
+    let mut child = iso.child()?;
+    child.parses += 1;
+    let request = format!("{}\t{path_text}\n", format.as_str());
+    child
+        .stdin
+        .write_all(request.as_bytes())
+        .await
+        .context("sending a file to the parse child")?;
 
-    let reading = async {
-        let mut decoder = FrameDecoder::default();
-        let mut buf = vec![0u8; READ_CHUNK];
-        let mut filled = 0;
-        loop {
-            if filled == buf.len() {
-                // One line longer than the buffer (a very wide row): make room for it.
-                buf.resize(buf.len() * 2, 0);
-            }
-            let n = stdout.read(&mut buf[filled..]).await?;
-            if n == 0 {
-                // The child ended without its final line (a partial line is a death too).
-                return Ok::<_, anyhow::Error>(None);
-            }
-            let scan_from = filled;
-            filled += n;
-            let Some(last_newline) = memchr::memrchr(b'\n', &buf[scan_from..filled]) else {
-                continue;
-            };
-            let complete = scan_from + last_newline + 1;
-            let text = simdutf8::basic::from_utf8(&buf[..complete])
-                .map_err(|_| anyhow!("parse child wrote invalid UTF-8"))?;
-            for line in text.split_terminator('\n') {
-                match decoder.decode(line)? {
-                    Frame::Event(event) => sink.event(event)?,
-                    Frame::Done(summary) => return Ok(Some(Ok(summary))),
-                    Frame::Failed(failure) => return Ok(Some(Err(failure))),
-                }
-            }
-            buf.copy_within(complete..filled, 0);
-            filled -= complete;
-            sink.pause().await?;
-        }
-    };
-    let outcome = match timeout_at(deadline, reading).await {
+    let outcome = match timeout_at(deadline, read_frames(&mut child.stdout, sink)).await {
         Ok(Ok(outcome)) => outcome,
-        Ok(Err(e)) => {
-            let _ = child.kill().await;
-            return Err(e);
-        }
-        Err(_) => {
-            let _ = child.kill().await;
-            return Ok(Err(ParseFailure::new(
-                ParseErrorCode::ParseTimeout,
-                format!("parsing took longer than {:?}", iso.limits.timeout),
-            )));
-        }
+        // Ours (the sink failed, a garbled frame): the child is dropped, i.e. killed.
+        Ok(Err(e)) => return Err(e),
+        Err(_) => return Ok(Err(timed_out())),
     };
-    let status = match timeout_at(deadline, child.wait()).await {
-        Ok(status) => status.context("waiting for the parse child")?,
-        Err(_) => {
-            let _ = child.kill().await;
-            return Ok(Err(ParseFailure::new(
-                ParseErrorCode::ParseTimeout,
-                format!("parsing took longer than {:?}", iso.limits.timeout),
-            )));
+    match outcome {
+        Some(Ok(summary)) => {
+            if reusable {
+                iso.keep(child);
+            }
+            Ok(Ok(summary))
         }
-    };
-    if let Some(result) = outcome {
-        return Ok(result);
+        Some(Err(failure)) => Ok(Err(failure)),
+        None => {
+            // Closing stdin ends a child that is still alive; then it is waited for.
+            let ParseChild {
+                mut process,
+                stdin,
+                stderr_tail,
+                ..
+            } = child;
+            drop(stdin);
+            let status = match timeout_at(deadline, process.wait()).await {
+                Ok(status) => status.context("waiting for the parse child")?,
+                Err(_) => return Ok(Err(timed_out())),
+            };
+            let stderr_text = stderr_tail.await.unwrap_or_default();
+            Ok(Err(classify_death(status, &stderr_text)))
+        }
     }
-    let stderr_text = stderr_task.await.unwrap_or_default();
-    Ok(Err(classify_death(status, &stderr_text)))
+}
+
+/// Reads one parse's frames into `sink`: its summary or failure, or `None` if the child's
+/// stdout ended first (it died; a partial last line counts as death too).
+async fn read_frames(
+    stdout: &mut ChildStdout,
+    sink: &mut impl EventSink,
+) -> anyhow::Result<Option<Result<ParseSummary, ParseFailure>>> {
+    let mut decoder = FrameDecoder::default();
+    // Small files are the common case: start small, grow while reads fill the buffer.
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            // One line longer than the buffer (a very wide row): make room for it.
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = stdout.read(&mut buf[filled..]).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if filled + n == buf.len() && buf.len() < READ_CHUNK {
+            buf.resize(READ_CHUNK, 0);
+        }
+        let scan_from = filled;
+        filled += n;
+        let Some(last_newline) = memchr::memrchr(b'\n', &buf[scan_from..filled]) else {
+            continue;
+        };
+        let complete = scan_from + last_newline + 1;
+        let text = simdutf8::basic::from_utf8(&buf[..complete])
+            .map_err(|_| anyhow!("parse child wrote invalid UTF-8"))?;
+        for line in text.split_terminator('\n') {
+            match decoder.decode(line)? {
+                Frame::Event(event) => sink.event(event)?,
+                Frame::Done(summary) => return Ok(Some(Ok(summary))),
+                Frame::Failed(failure) => return Ok(Some(Err(failure))),
+            }
+        }
+        buf.copy_within(complete..filled, 0);
+        filled -= complete;
+        sink.pause().await?;
+    }
 }
 
 /// Why a child ended without its final line.
@@ -307,93 +440,106 @@ fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::Result<()> {
     }
 }
 
-struct ChildArgs {
-    format: FileFormat,
-    limits: ParseLimits,
-    path: PathBuf,
-}
-
-fn child_args(args: &[String]) -> Result<ChildArgs, String> {
-    let mut format = None;
+/// The limits a child runs under, from its arguments.
+fn child_limits(args: &[String]) -> Result<ParseLimits, String> {
     let mut limits = None;
-    let mut path = None;
     let mut it = args.iter().skip_while(|a| *a != CHILD_SUBCOMMAND).skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
-            "--format" => {
-                let v = it.next().ok_or("--format needs a value")?;
-                format = Some(FileFormat::parse(v).ok_or_else(|| format!("unknown format {v}"))?);
-            }
             "--limits-json" => {
                 let v = it.next().ok_or("--limits-json needs a value")?;
                 limits = Some(serde_json::from_str(v).map_err(|e| format!("bad limits: {e}"))?);
             }
-            other => path = Some(PathBuf::from(other)),
+            other => return Err(format!("unexpected argument {other:?}")),
         }
     }
-    Ok(ChildArgs {
-        format: format.ok_or("missing --format")?,
-        limits: limits.unwrap_or_default(),
-        path: path.ok_or("missing file path")?,
+    Ok(limits.unwrap_or_default())
+}
+
+/// One request line: `<format>\t<path>`.
+fn parse_request(line: &str) -> Result<(FileFormat, PathBuf), String> {
+    let (format, path) = line
+        .split_once('\t')
+        .ok_or_else(|| format!("bad request {line:?}"))?;
+    let format = FileFormat::parse(format).ok_or_else(|| format!("unknown format {format}"))?;
+    Ok((format, PathBuf::from(path)))
+}
+
+/// Parses one file, turning a panic into a `parser_crashed` failure.
+fn parse_caught(
+    path: &Path,
+    format: FileFormat,
+    limits: &ParseLimits,
+    out: &mut impl Write,
+) -> Result<ParseSummary, ParseFailure> {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        parse_file(path, format, limits, &mut |event| encode_event(out, event))
+    }));
+    result.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        Err(ParseFailure::new(
+            ParseErrorCode::ParserCrashed,
+            format!("the parser failed on this file: {what}"),
+        ))
     })
 }
 
 /// The entry point of a parse child. The worker's `main` calls this, before starting any
 /// runtime, when its first argument is [`CHILD_SUBCOMMAND`]:
 /// `if std::env::args().nth(1).as_deref() == Some("parse-child") { return worker::parse::isolate::child_main(); }`
+/// It serves requests until stdin ends.
 pub fn child_main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    let args = match child_args(&args) {
-        Ok(a) => a,
+    let limits = match child_limits(&args) {
+        Ok(l) => l,
         Err(e) => {
             eprintln!("parse-child: {e}");
             return ExitCode::from(2);
         }
     };
-    // Cap our own address space before touching the file: a failed allocation then aborts
+    // Cap our own address space before touching any file: a failed allocation then aborts
     // this process only, and the parent reports `memory_limit`.
-    let cap = args.limits.memory_limit_bytes;
+    let cap = limits.memory_limit_bytes;
     if let Err(e) = rlimit::setrlimit(rlimit::Resource::AS, cap, cap) {
         eprintln!("parse-child: cannot set the memory limit: {e}");
         return ExitCode::from(3);
     }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(256 * 1024, stdout.lock());
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        parse_file(&args.path, args.format, &args.limits, &mut |event| {
-            encode_event(&mut out, event)
-        })
-    }));
-    let result = match result {
-        Ok(r) => r,
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("unknown panic");
-            Err(ParseFailure::new(
-                ParseErrorCode::ParserCrashed,
-                format!("the parser failed on this file: {what}"),
-            ))
+    for line in io::stdin().lock().lines() {
+        let Ok(line) = line else {
+            return ExitCode::from(2);
+        };
+        let (format, path) = match parse_request(&line) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("parse-child: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let result = parse_caught(&path, format, &limits, &mut out);
+        let written = match &result {
+            Ok(summary) => out
+                .write_all(b"D\t")
+                .and_then(|_| Ok(serde_json::to_writer(&mut out, summary)?)),
+            Err(failure) => out
+                .write_all(b"F\t")
+                .and_then(|_| Ok(serde_json::to_writer(&mut out, failure)?)),
+        };
+        if written
+            .and_then(|_| out.write_all(b"\n"))
+            .and_then(|_| out.flush())
+            .is_err()
+        {
+            // The parent went away; nobody is left to tell.
+            return ExitCode::from(4);
         }
-    };
-    let written = match &result {
-        Ok(summary) => out
-            .write_all(b"D\t")
-            .and_then(|_| Ok(serde_json::to_writer(&mut out, summary)?)),
-        Err(failure) => out
-            .write_all(b"F\t")
-            .and_then(|_| Ok(serde_json::to_writer(&mut out, failure)?)),
-    };
-    match written
-        .and_then(|_| out.write_all(b"\n"))
-        .and_then(|_| out.flush())
-    {
-        Ok(()) => ExitCode::SUCCESS,
-        // The parent went away; nobody is left to tell.
-        Err(_) => ExitCode::from(4),
     }
+    ExitCode::SUCCESS
 }
 
 #[cfg(test)]
@@ -436,16 +582,16 @@ mod tests {
     }
 
     #[test]
-    fn child_arguments_are_read_after_the_subcommand() {
-        let args: Vec<String> = ["exe", "parse-child", "--format", "tsv", "--limits-json", "{\"max_rows\":5,\"max_columns\":2,\"max_cell_bytes\":9,\"max_inflate_ratio\":1,\"max_inflated_bytes\":1,\"memory_limit_bytes\":1,\"timeout\":{\"secs\":1,\"nanos\":0}}", "/tmp/x"]
+    fn child_arguments_and_requests_are_read() {
+        let args: Vec<String> = ["exe", "parse-child", "--limits-json", "{\"max_rows\":5,\"max_columns\":2,\"max_cell_bytes\":9,\"max_inflate_ratio\":1,\"max_inflated_bytes\":1,\"memory_limit_bytes\":1,\"timeout\":{\"secs\":1,\"nanos\":0}}"]
             .map(String::from)
             .to_vec();
-        let parsed = child_args(&args);
-        assert!(parsed.is_ok());
-        if let Ok(a) = parsed {
-            assert_eq!(a.format, FileFormat::Tsv);
-            assert_eq!(a.limits.max_rows, 5);
-            assert_eq!(a.path, PathBuf::from("/tmp/x"));
-        }
+        assert_eq!(child_limits(&args).map(|l| l.max_rows), Ok(5));
+        assert!(child_limits(&["exe".into(), "parse-child".into(), "/tmp/x".into()]).is_err());
+        assert_eq!(
+            parse_request("tsv\t/tmp/a b.tsv"),
+            Ok((FileFormat::Tsv, PathBuf::from("/tmp/a b.tsv")))
+        );
+        assert!(parse_request("/tmp/x").is_err());
     }
 }
