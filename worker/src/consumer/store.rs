@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::parse::isolate::{self, EventSink, Isolation};
 use crate::parse::{ParseEvent, ParseFailure, ParseSummary};
 
-/// Runs the isolated parse, turning its row events into COPY lines that are sent to Postgres
+/// Runs the isolated parse, turning its row events into binary COPY rows that are sent to Postgres
 /// in chunks. Sending waits while Postgres is behind, and the parse child waits on its full pipe
 /// meanwhile, so however fast the parser is, at most about one chunk is held here.
 pub(super) async fn stream_rows(
@@ -20,20 +20,20 @@ pub(super) async fn stream_rows(
     source_file_id: Uuid,
     copy: &mut sqlx::postgres::PgCopyIn<&mut sqlx::PgConnection>,
 ) -> anyhow::Result<Result<ParseSummary, ParseFailure>> {
-    let mut sink = CopySink {
-        lines: db::rows::CopyLines::new(source_file_id),
-        buf: Vec::with_capacity(CopySink::CHUNK + 64 * 1024),
-        copy,
-    };
+    let rows = db::rows::CopyRows::new(source_file_id);
+    let mut buf = Vec::with_capacity(CopySink::CHUNK + 64 * 1024);
+    rows.begin(&mut buf);
+    let mut sink = CopySink { rows, buf, copy };
     let parsed = isolate::parse_isolated_into(isolation, path, format, &mut sink).await?;
     if parsed.is_ok() {
+        sink.rows.end(&mut sink.buf);
         sink.flush().await?;
     }
     Ok(parsed)
 }
 
 struct CopySink<'c, 'conn> {
-    lines: db::rows::CopyLines,
+    rows: db::rows::CopyRows,
     buf: Vec<u8>,
     copy: &'c mut sqlx::postgres::PgCopyIn<&'conn mut sqlx::PgConnection>,
 }
@@ -60,7 +60,7 @@ impl EventSink for CopySink<'_, '_> {
             values,
         } = event
         {
-            self.lines.push(&mut self.buf, sheet, index, &values);
+            self.rows.push(&mut self.buf, sheet, index, &values);
         }
         Ok(())
     }
