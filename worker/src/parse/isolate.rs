@@ -19,9 +19,9 @@
 //! the deadline and turns a death without a final line into `memory_limit` or `parser_crashed`.
 //!
 //! Starting a process costs a few milliseconds of CPU, which for a small file is most of the
-//! task. So a child that parsed a small file successfully waits, idle, for the next one; a child
-//! that failed, timed out, or parsed a large file (its heap may have grown toward its limit) is
-//! killed, and one child never parses more than [`MAX_PARSES_PER_CHILD`] files.
+//! task. So a child that parsed a small file successfully, and stayed small, waits, idle, for the
+//! next one; a child that failed, timed out, parsed a large file or grew (its heap may not shrink
+//! back) is killed, and one child never parses more than [`MAX_PARSES_PER_CHILD`] files.
 
 use std::borrow::Cow;
 use std::io::{self, BufRead, BufWriter, Write};
@@ -48,6 +48,8 @@ pub const CHILD_SUBCOMMAND: &str = "parse-child";
 
 /// Files up to this size are parsed by a child that is then kept for the next one.
 const REUSE_MAX_FILE: u64 = 1 << 20;
+/// A child whose peak RSS went past this is not kept.
+const REUSE_MAX_PEAK_RSS: u64 = 64 << 20;
 /// Idle children kept at most (the consumer's concurrency rarely needs more).
 const MAX_IDLE: usize = 8;
 /// Parses after which a child is retired anyway.
@@ -103,6 +105,16 @@ impl Isolation {
         if child.parses >= MAX_PARSES_PER_CHILD {
             return;
         }
+        // A small file can still inflate (an xlsx is compressed): a child whose heap grew may
+        // not give the memory back, and would start the next parse closer to its limit.
+        let peak = child
+            .process
+            .id()
+            .and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+            .and_then(|status| peak_rss_bytes(&status));
+        if peak.is_none_or(|bytes| bytes > REUSE_MAX_PEAK_RSS) {
+            return;
+        }
         let mut idle = self
             .idle
             .lock()
@@ -119,6 +131,13 @@ impl Isolation {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .len()
     }
+}
+
+/// `VmHWM` (peak resident set) from the text of `/proc/<pid>/status`, in bytes.
+fn peak_rss_bytes(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// A running parse child. Dropping it kills the process.
@@ -579,6 +598,18 @@ mod tests {
             })
             .collect();
         assert_eq!(decoded, events);
+    }
+
+    #[test]
+    fn the_peak_rss_is_read_from_proc_status() {
+        let status = "Name:\tworker\nVmPeak:\t  20000 kB\nVmHWM:\t    5120 kB\nVmRSS:\t 4000 kB\n";
+        assert_eq!(peak_rss_bytes(status), Some(5 << 20));
+        assert_eq!(peak_rss_bytes("Name:\tworker\n"), None);
+        let own = std::fs::read_to_string("/proc/self/status").ok();
+        assert!(own
+            .as_deref()
+            .and_then(peak_rss_bytes)
+            .is_some_and(|b| b > 0));
     }
 
     #[test]
