@@ -1,5 +1,5 @@
 //! `worker run [--role all|relay|consumer] [--drain]`, `worker outbox stats|requeue-dead`, and
-//! the hidden `worker parse-child …` that the consumer starts to parse one file in isolation.
+//! the hidden `worker parse-child …` that the consumer starts to parse files in isolation.
 
 use std::process::ExitCode;
 
