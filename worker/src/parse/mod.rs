@@ -14,6 +14,7 @@ pub mod isolate;
 mod json;
 mod limits;
 mod sheet;
+mod xls_check;
 
 use std::borrow::Cow;
 use std::io;
@@ -121,6 +122,7 @@ pub fn parse_file(
                     "the workbook is password protected",
                 ));
             }
+            xls_check::check(path, limits)?;
             excel::parse(path, excel::Book::Xls, limits, on_event)
         }
     }

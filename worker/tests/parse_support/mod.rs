@@ -2,6 +2,8 @@
 //! process, and collect the events as JSON values for exact assertions.
 #![allow(dead_code)]
 
+pub mod biff;
+
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -1,0 +1,99 @@
+//! Legacy Excel (.xls, BIFF8) workbooks, built record by record by `parse_support::biff`.
+
+mod parse_support;
+
+use parse_support::biff::{xls, XlsCell, XlsSheet};
+use parse_support::parse;
+use serde_json::json;
+use worker::parse::{ColumnType, FileFormat};
+
+fn sheet(name: &'static str, hidden: bool, cells: Vec<XlsCell>) -> XlsSheet {
+    XlsSheet {
+        name,
+        hidden,
+        cells,
+        dimensions: None,
+    }
+}
+
+fn business(date1904: bool) -> Vec<u8> {
+    use XlsCell::*;
+    xls(
+        &[
+            sheet(
+                "売上",
+                false,
+                vec![
+                    Label(0, 0, "id"),
+                    Label(0, 1, "name"),
+                    Label(0, 2, "day"),
+                    Label(0, 3, "ok"),
+                    Label(0, 4, "ratio"),
+                    Number(1, 0, 1.0),
+                    Label(1, 1, "山田太郎"),
+                    Date(1, 2, 45322.0),
+                    Bool(1, 3, true),
+                    Number(1, 4, 0.25),
+                    Number(2, 0, 2.0),
+                    Label(2, 1, "Bob, Jr."),
+                    Date(2, 2, 45323.5),
+                    Bool(2, 3, false),
+                    Error(2, 4, 0x07),
+                ],
+            ),
+            sheet("Hidden", true, vec![Label(0, 0, "x"), Number(1, 0, 7.0)]),
+            sheet("Empty", false, vec![]),
+        ],
+        date1904,
+    )
+}
+
+#[test]
+fn an_xls_gives_typed_values_for_every_sheet_in_order() {
+    let p = parse(&business(false), FileFormat::Xls);
+    let s = p.summary();
+    let sheets: Vec<(&str, bool, u64)> = s
+        .sheets
+        .iter()
+        .map(|s| (s.name.as_str(), s.hidden, s.rows))
+        .collect();
+    assert_eq!(
+        sheets,
+        [("売上", false, 2), ("Hidden", true, 1), ("Empty", false, 0)]
+    );
+    assert_eq!(s.sheets[0].columns, ["id", "name", "day", "ok", "ratio"]);
+    assert_eq!(
+        s.sheets[0].column_types,
+        [
+            ColumnType::Integer,
+            ColumnType::Text,
+            ColumnType::DateTime,
+            ColumnType::Boolean,
+            ColumnType::Mixed
+        ]
+    );
+    assert_eq!(
+        p.rows(0),
+        [
+            json!([1, "山田太郎", "2024-01-31", true, 0.25]),
+            json!([2, "Bob, Jr.", "2024-02-01T12:00:00", false, "#DIV/0!"]),
+        ]
+    );
+    assert_eq!(p.rows(1), [json!([7])]);
+}
+
+#[test]
+fn dates_in_a_1904_xls_are_read_in_that_system() {
+    let p = parse(&business(true), FileFormat::Xls);
+    // The same serial numbers, 1,462 days later.
+    assert_eq!(p.rows(0)[0][2], json!("2028-02-01"));
+}
+
+#[test]
+fn an_xls_declaring_four_billion_rows_is_refused_before_the_reader_reserves_them() {
+    let mut s = sheet("Big", false, vec![XlsCell::Label(0, 0, "a")]);
+    s.dimensions = Some((0, u32::MAX, 0, 1));
+    // In process: without the check, the reader's reservation would abort this test binary.
+    let p = parse(&xls(&[s], false), FileFormat::Xls);
+    assert_eq!(p.code(), "too_many_rows");
+}
