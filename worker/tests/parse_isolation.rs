@@ -190,3 +190,36 @@ async fn a_child_that_parsed_a_small_file_waits_for_the_next_and_one_that_failed
     assert_eq!(parse(csv, FileFormat::Csv).await, (Ok(2), 2));
     assert_eq!(iso.idle_children(), 1);
 }
+
+/// An xls whose one BOUNDSHEET8 record is 3 bytes long: calamine 0.38 indexes past its end and
+/// panics.
+fn xls_that_panics_the_reader() -> Vec<u8> {
+    use parse_support::biff::{bof, compound_file, record};
+    let mut stream = Vec::new();
+    bof(&mut stream, 0x0005);
+    record(&mut stream, 0x0085, &[0, 0, 0]);
+    record(&mut stream, 0x000A, &[]);
+    compound_file(&stream)
+}
+
+#[tokio::test]
+async fn a_parser_panic_fails_only_its_task_with_parser_crashed() {
+    let iso = isolation(ParseLimits::default());
+    let (_dir, bad) = temp_file(&xls_that_panics_the_reader(), "x.xls");
+    let result = parse_isolated(&iso, &bad, FileFormat::Xls, |_| Ok(()))
+        .await
+        .expect("no infrastructure error");
+    let failure = result.err().expect("the parse failed");
+    assert_eq!(
+        failure.code.as_str(),
+        "parser_crashed",
+        "{}",
+        failure.message
+    );
+    // The same isolation goes on parsing good files.
+    let (_dir2, good) = temp_file(b"a\n1\n", "x.csv");
+    let again = parse_isolated(&iso, &good, FileFormat::Csv, |_| Ok(()))
+        .await
+        .expect("no infrastructure error");
+    assert_eq!(again.map(|s| s.rows_total).ok(), Some(1));
+}

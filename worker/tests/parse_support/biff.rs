@@ -24,13 +24,15 @@ pub struct XlsSheet {
     pub dimensions: Option<(u32, u32, u16, u16)>,
 }
 
-fn record(out: &mut Vec<u8>, typ: u16, data: &[u8]) {
+/// Appends one record: type, length, data.
+pub fn record(out: &mut Vec<u8>, typ: u16, data: &[u8]) {
     out.extend_from_slice(&typ.to_le_bytes());
     out.extend_from_slice(&(data.len() as u16).to_le_bytes());
     out.extend_from_slice(data);
 }
 
-fn bof(out: &mut Vec<u8>, dt: u16) {
+/// Appends a BIFF8 BOF record of substream type `dt` (5 globals, 0x10 worksheet).
+pub fn bof(out: &mut Vec<u8>, dt: u16) {
     let mut d = Vec::new();
     d.extend_from_slice(&0x0600u16.to_le_bytes());
     d.extend_from_slice(&dt.to_le_bytes());
@@ -139,10 +141,15 @@ pub fn xls(sheets: &[XlsSheet], date1904: bool) -> Vec<u8> {
     for s in &substreams {
         stream.extend_from_slice(s);
     }
+    compound_file(&stream)
+}
+
+/// A compound file whose `Workbook` stream is `stream`.
+pub fn compound_file(stream: &[u8]) -> Vec<u8> {
     let mut book =
         cfb::CompoundFile::create(Cursor::new(Vec::new())).expect("create a compound file");
     book.create_stream("/Workbook")
-        .and_then(|mut w| w.write_all(&stream))
+        .and_then(|mut w| w.write_all(stream))
         .expect("write the Workbook stream");
     book.flush().expect("flush the compound file");
     book.into_inner().into_inner()
