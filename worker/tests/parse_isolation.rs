@@ -209,10 +209,17 @@ async fn a_parser_panic_fails_only_its_task_with_parser_crashed() {
     let result = parse_isolated(&iso, &bad, FileFormat::Xls, |_| Ok(()))
         .await
         .expect("no infrastructure error");
-    let failure = result.err().expect("the parse failed");
+    let failure = result.expect_err("the parse failed");
     assert_eq!(
         failure.code.as_str(),
         "parser_crashed",
+        "{}",
+        failure.message
+    );
+    assert!(
+        failure
+            .message
+            .starts_with("the parser failed on this file"),
         "{}",
         failure.message
     );
