@@ -64,10 +64,13 @@ async fn a_file_failure_in_the_child_comes_back_with_its_code() {
     );
 }
 
-/// An ods whose one cell is repeated over 6,000 × 16,384 cells, under calamine's own cell cap: calamine materialises every
-/// cell, about 3 GB, and aborts the process that tries.
-fn ods_repeat_bomb() -> Vec<u8> {
-    let table = r#"<table:table table:name="Bomb"><table:table-row table:number-rows-repeated="6000"><table:table-cell table:number-columns-repeated="16384" office:value-type="float" office:value="1"><text:p>1</text:p></table:table-cell></table:table-row></table:table>"#;
+/// An ods whose one cell is repeated over `rows` × 16,384 cells. Under calamine's own cap of
+/// 100M cells (6,000 rows) calamine materialises every cell, about 3 GB, and aborts the process
+/// that tries; past it (7,000 rows) calamine refuses the file.
+fn ods_repeat_bomb(rows: u32) -> Vec<u8> {
+    let table = format!(
+        r#"<table:table table:name="Bomb"><table:table-row table:number-rows-repeated="{rows}"><table:table-cell table:number-columns-repeated="16384" office:value-type="float" office:value="1"><text:p>1</text:p></table:table-cell></table:table-row></table:table>"#
+    );
     let manifest = br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/></manifest:manifest>"#;
     let content = format!(
         r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"><office:body><office:spreadsheet>{table}</office:spreadsheet></office:body></office:document-content>"#
@@ -84,7 +87,7 @@ fn ods_repeat_bomb() -> Vec<u8> {
 
 #[tokio::test]
 async fn a_child_over_its_memory_limit_fails_the_task_and_the_parent_survives() {
-    let bytes = ods_repeat_bomb();
+    let bytes = ods_repeat_bomb(6000);
     assert!(bytes.len() < 2_000);
     let (_dir, path) = temp_file(&bytes, "bomb.ods");
     let limits = ParseLimits {
@@ -229,4 +232,24 @@ async fn a_parser_panic_fails_only_its_task_with_parser_crashed() {
         .await
         .expect("no infrastructure error");
     assert_eq!(again.map(|s| s.rows_total).ok(), Some(1));
+}
+
+#[tokio::test]
+async fn an_ods_repeated_past_the_readers_cell_cap_fails_as_a_decompression_limit() {
+    let (_dir, path) = temp_file(&ods_repeat_bomb(7000), "bomb.ods");
+    let result = parse_isolated(
+        &isolation(ParseLimits::default()),
+        &path,
+        FileFormat::Ods,
+        |_| Ok(()),
+    )
+    .await
+    .expect("no infrastructure error");
+    let failure = result.expect_err("the bomb must fail");
+    assert_eq!(
+        failure.code.as_str(),
+        "decompression_limit",
+        "{}",
+        failure.message
+    );
 }

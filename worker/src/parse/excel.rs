@@ -86,8 +86,17 @@ pub(crate) fn parse(
             ranges(&mut run, &mut wb)?;
         }
         Book::Ods => {
-            let mut wb = calamine::Ods::new(rs)
-                .map_err(|e| open_error(&e, matches!(e, calamine::OdsError::Password)))?;
+            let mut wb = calamine::Ods::new(rs).map_err(|e| match e {
+                // Repeat attributes are compression: a few bytes can declare billions of cells.
+                calamine::OdsError::CellLimitExceeded { requested, max } => ParseFailure::new(
+                    ParseErrorCode::DecompressionLimit,
+                    format!(
+                        "the spreadsheet's repeated rows and columns expand to {requested} cells; \
+                         at most {max} are read"
+                    ),
+                ),
+                e => open_error(&e, matches!(e, calamine::OdsError::Password)),
+            })?;
             ranges(&mut run, &mut wb)?;
         }
     }
