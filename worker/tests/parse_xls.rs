@@ -7,9 +7,9 @@ use parse_support::parse;
 use serde_json::json;
 use worker::parse::{ColumnType, FileFormat};
 
-fn sheet(name: &'static str, hidden: bool, cells: Vec<XlsCell>) -> XlsSheet {
+fn sheet(name: &str, hidden: bool, cells: Vec<XlsCell>) -> XlsSheet {
     XlsSheet {
-        name,
+        name: name.to_owned(),
         hidden,
         cells,
         dimensions: None,
@@ -24,24 +24,28 @@ fn business(date1904: bool) -> Vec<u8> {
                 "売上",
                 false,
                 vec![
-                    Label(0, 0, "id"),
-                    Label(0, 1, "name"),
-                    Label(0, 2, "day"),
-                    Label(0, 3, "ok"),
-                    Label(0, 4, "ratio"),
+                    Label(0, 0, "id".into()),
+                    Label(0, 1, "name".into()),
+                    Label(0, 2, "day".into()),
+                    Label(0, 3, "ok".into()),
+                    Label(0, 4, "ratio".into()),
                     Number(1, 0, 1.0),
-                    Label(1, 1, "山田太郎"),
+                    Label(1, 1, "山田太郎".into()),
                     Date(1, 2, 45322.0),
                     Bool(1, 3, true),
                     Number(1, 4, 0.25),
                     Number(2, 0, 2.0),
-                    Label(2, 1, "Bob, Jr."),
+                    Label(2, 1, "Bob, Jr.".into()),
                     Date(2, 2, 45323.5),
                     Bool(2, 3, false),
                     Error(2, 4, 0x07),
                 ],
             ),
-            sheet("Hidden", true, vec![Label(0, 0, "x"), Number(1, 0, 7.0)]),
+            sheet(
+                "Hidden",
+                true,
+                vec![Label(0, 0, "x".into()), Number(1, 0, 7.0)],
+            ),
             sheet("Empty", false, vec![]),
         ],
         date1904,
@@ -91,7 +95,7 @@ fn dates_in_a_1904_xls_are_read_in_that_system() {
 
 #[test]
 fn an_xls_declaring_four_billion_rows_is_refused_before_the_reader_reserves_them() {
-    let mut s = sheet("Big", false, vec![XlsCell::Label(0, 0, "a")]);
+    let mut s = sheet("Big", false, vec![XlsCell::Label(0, 0, "a".into())]);
     s.dimensions = Some((0, u32::MAX, 0, 1));
     // In process: without the check, the reader's reservation would abort this test binary.
     let p = parse(&xls(&[s], false), FileFormat::Xls);

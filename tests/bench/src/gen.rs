@@ -325,3 +325,51 @@ pub fn ods(rows: u64) -> anyhow::Result<PathBuf> {
         Ok(())
     })
 }
+
+/// The test suite's BIFF8 writer; the bench uses only part of it (the tests use the rest).
+#[path = "../../../worker/tests/parse_support/biff.rs"]
+#[allow(dead_code)]
+mod biff;
+
+/// An xls (BIFF8) of `rows` data rows, written record by record by the test suite's writer.
+/// BIFF8 holds at most 65,536 rows per sheet, header included.
+pub fn xls(rows: u64) -> anyhow::Result<PathBuf> {
+    use biff::XlsCell;
+    anyhow::ensure!(rows < 65_536, "an xls sheet holds at most 65,535 data rows");
+    cached(&format!("table-{rows}.xls"), |path| {
+        let epoch = NaiveDate::from_ymd_opt(1899, 12, 30).context("epoch")?;
+        let serial = |d: &NaiveDate| (*d - epoch).num_days() as f64;
+        let mut cells: Vec<XlsCell> = HEADER
+            .iter()
+            .enumerate()
+            .map(|(c, h)| XlsCell::Label(0, c as u16, (*h).to_owned()))
+            .collect();
+        for i in 1..=rows {
+            let r = i as u16;
+            for (c, cell) in row(i).into_iter().enumerate() {
+                let c = c as u16;
+                cells.push(match cell {
+                    Cell::Int(v) => XlsCell::Number(r, c, v as f64),
+                    Cell::Text(s) => XlsCell::Label(r, c, s),
+                    Cell::Decimal(v, _) => XlsCell::Number(r, c, v),
+                    Cell::Date(d) => XlsCell::Date(r, c, serial(&d)),
+                    Cell::DateTime(d, h, m, s) => XlsCell::Date(
+                        r,
+                        c,
+                        serial(&d) + f64::from(h * 3600 + m * 60 + s) / 86_400.0,
+                    ),
+                    Cell::Bool(b) => XlsCell::Bool(r, c, b),
+                    Cell::Empty => continue,
+                });
+            }
+        }
+        let sheet = biff::XlsSheet {
+            name: "Table".to_owned(),
+            hidden: false,
+            cells,
+            dimensions: None,
+        };
+        std::fs::write(path, biff::xls(&[sheet], false))?;
+        Ok(())
+    })
+}

@@ -81,6 +81,7 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ),
     ("parse", "xlsx.store_rows_per_s", Cmp::AtLeast, 100_000.0),
     ("parse", "ods.isolated_rows_per_s", Cmp::AtLeast, 100_000.0),
+    ("parse", "xls.isolated_rows_per_s", Cmp::AtLeast, 250_000.0),
     ("scale-out", "duplicates", Cmp::AtMost, 0.0),
 ];
 

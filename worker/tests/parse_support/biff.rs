@@ -2,6 +2,7 @@
 //! tests build the records calamine reads — a compound file holding a `Workbook` stream of
 //! globals (BOF, DATEMODE, XF, BOUNDSHEET8, EOF) and one substream per sheet (BOF, DIMENSIONS,
 //! cells, EOF). Strings are written as UTF-16 (`fHighByte`), so any text round-trips.
+//! The benchmark includes this file too (`#[path]`), to generate its large xls.
 
 use std::io::{Cursor, Write};
 
@@ -10,14 +11,14 @@ pub enum XlsCell {
     Number(u16, u16, f64),
     /// A number shown with the built-in date format (XF 1 → format 14).
     Date(u16, u16, f64),
-    Label(u16, u16, &'static str),
+    Label(u16, u16, String),
     Bool(u16, u16, bool),
     /// A BIFF error code, e.g. 0x07 for `#DIV/0!`.
     Error(u16, u16, u8),
 }
 
 pub struct XlsSheet {
-    pub name: &'static str,
+    pub name: String,
     pub hidden: bool,
     pub cells: Vec<XlsCell>,
     /// Overrides the DIMENSIONS record: (first row, last row + 1, first col, last col + 1).
@@ -109,7 +110,7 @@ pub fn xls(sheets: &[XlsSheet], date1904: bool) -> Vec<u8> {
         d.push(0);
         d.push(sheet.name.encode_utf16().count() as u8);
         d.push(1);
-        d.extend_from_slice(&utf16(sheet.name));
+        d.extend_from_slice(&utf16(&sheet.name));
         d
     };
     // Globals with placeholder positions first, to learn their length.
