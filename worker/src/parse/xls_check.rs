@@ -5,7 +5,7 @@
 //! stream's record headers (type and length, four bytes each) and refuses declarations past the
 //! limits or past what the parse child may hold, without decoding anything else.
 
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::Path;
 
 use super::{ParseErrorCode, ParseFailure, ParseLimits};
@@ -14,12 +14,23 @@ use super::{ParseErrorCode, ParseFailure, ParseLimits};
 const DIMENSIONS: u16 = 0x0200;
 const BOF: u16 = 0x0809;
 
+/// Files larger than this are left to the parse child's memory limit.
+const CHECK_MAX_FILE: u64 = 4 << 20;
+
 /// What calamine holds per declared cell while it loads a sheet (a `Cell<Data>`), rounded up.
 const BYTES_PER_CELL: u64 = 48;
 
 /// Refuses an xls whose sheets declare more rows, columns or cells than `limits` allow.
 /// A file without a readable `Workbook` stream is left for calamine to report.
+///
+/// Only files up to [`CHECK_MAX_FILE`] are checked: the cfb crate re-walks a stream's sector
+/// chain for every 8 KiB it reads, so reading a large stream is quadratic (an 18 MB workbook
+/// took as long to check as to parse). The hostile case is the small file that declares a huge
+/// grid; a large one that lies is still stopped by the parse child's memory limit.
 pub(crate) fn check(path: &Path, limits: &ParseLimits) -> Result<(), ParseFailure> {
+    if std::fs::metadata(path).map_or(true, |m| m.len() > CHECK_MAX_FILE) {
+        return Ok(());
+    }
     let Ok(mut book) = cfb::open(path) else {
         return Ok(());
     };
@@ -29,32 +40,27 @@ pub(crate) fn check(path: &Path, limits: &ParseLimits) -> Result<(), ParseFailur
     let Ok(mut stream) = stream else {
         return Ok(());
     };
-    let io_err = |e: io::Error| ParseFailure::corrupt(format!("cannot read the workbook: {e}"));
+    // One read of the whole (small) stream: calamine reads it whole too.
+    let len = usize::try_from(stream.len()).unwrap_or(usize::MAX);
+    let mut bytes = vec![0u8; len];
+    stream
+        .read_exact(&mut bytes)
+        .map_err(|e| ParseFailure::corrupt(format!("cannot read the workbook: {e}")))?;
     let mut sheet = 0u32;
-    let mut header = [0u8; 4];
-    loop {
-        match stream.read_exact(&mut header) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
-            Err(e) => return Err(io_err(e)),
-        }
+    let mut at = 0usize;
+    while let Some(header) = bytes.get(at..at + 4) {
         let typ = u16::from_le_bytes([header[0], header[1]]);
-        let len = u16::from_le_bytes([header[2], header[3]]);
+        let len = usize::from(u16::from_le_bytes([header[2], header[3]]));
+        let data = bytes.get(at + 4..at + 4 + len).unwrap_or(&[]);
         match typ {
             BOF => sheet += 1,
-            DIMENSIONS => {
-                let mut data = vec![0u8; usize::from(len)];
-                stream.read_exact(&mut data).map_err(io_err)?;
-                // The first BOF opens the workbook globals; sheets are numbered from 1.
-                check_dimensions(&data, sheet.saturating_sub(1), limits)?;
-                continue;
-            }
+            // The first BOF opens the workbook globals; sheets are numbered from 1.
+            DIMENSIONS => check_dimensions(data, sheet.saturating_sub(1), limits)?,
             _ => {}
         }
-        stream
-            .seek(SeekFrom::Current(i64::from(len)))
-            .map_err(io_err)?;
+        at += 4 + len;
     }
+    Ok(())
 }
 
 /// Checks one DIMENSIONS record: first row, last row + 1 (u32 in BIFF8, u16 before), first

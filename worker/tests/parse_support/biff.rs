@@ -147,8 +147,11 @@ pub fn xls(sheets: &[XlsSheet], date1904: bool) -> Vec<u8> {
 
 /// A compound file whose `Workbook` stream is `stream`.
 pub fn compound_file(stream: &[u8]) -> Vec<u8> {
+    // Version 3 (512-byte sectors), as Excel writes: calamine reads a large stream in a
+    // version 4 file as an empty root directory.
     let mut book =
-        cfb::CompoundFile::create(Cursor::new(Vec::new())).expect("create a compound file");
+        cfb::CompoundFile::create_with_version(cfb::Version::V3, Cursor::new(Vec::new()))
+            .expect("create a compound file");
     book.create_stream("/Workbook")
         .and_then(|mut w| w.write_all(stream))
         .expect("write the Workbook stream");
