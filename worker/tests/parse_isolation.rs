@@ -253,3 +253,37 @@ async fn an_ods_repeated_past_the_readers_cell_cap_fails_as_a_decompression_limi
         failure.message
     );
 }
+
+#[tokio::test]
+async fn an_xlsb_cell_naming_a_missing_shared_string_panics_the_reader_and_fails_its_task() {
+    use parse_support::xlsb::{xlsb, XlsbCell, XlsbSheet};
+    let bytes = xlsb(&[XlsbSheet {
+        name: "S".to_owned(),
+        hidden: false,
+        cells: vec![
+            XlsbCell::Text(0, 0, "a".to_owned()),
+            XlsbCell::SharedString(1, 0, 5),
+        ],
+    }]);
+    let (_dir, path) = temp_file(&bytes, "x.xlsb");
+    let result = parse_isolated(
+        &isolation(ParseLimits::default()),
+        &path,
+        FileFormat::Xlsb,
+        |_| Ok(()),
+    )
+    .await
+    .expect("no infrastructure error");
+    let failure = result.expect_err("the parse failed");
+    assert_eq!(
+        failure.code.as_str(),
+        "parser_crashed",
+        "{}",
+        failure.message
+    );
+    assert!(
+        failure.message.contains("index out of bounds"),
+        "{}",
+        failure.message
+    );
+}
