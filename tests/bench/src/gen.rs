@@ -373,3 +373,49 @@ pub fn xls(rows: u64) -> anyhow::Result<PathBuf> {
         Ok(())
     })
 }
+
+/// The test suite's xlsb writer; the bench uses only part of it (the tests use the rest).
+#[path = "../../../worker/tests/parse_support/xlsb.rs"]
+#[allow(dead_code)]
+mod xlsb_writer;
+
+/// An xlsb of `rows` data rows, written record by record by the test suite's writer. It has no
+/// styles part, so dates and datetimes are stored as their serial numbers (plain numbers).
+pub fn xlsb(rows: u64) -> anyhow::Result<PathBuf> {
+    use xlsb_writer::XlsbCell;
+    cached(&format!("table-{rows}.xlsb"), |path| {
+        let epoch = NaiveDate::from_ymd_opt(1899, 12, 30).context("epoch")?;
+        let serial = |d: &NaiveDate| (*d - epoch).num_days() as f64;
+        let mut cells: Vec<XlsbCell> = HEADER
+            .iter()
+            .enumerate()
+            .map(|(c, h)| XlsbCell::Text(0, c as u32, (*h).to_owned()))
+            .collect();
+        for i in 1..=rows {
+            let r = i as u32;
+            for (c, cell) in row(i).into_iter().enumerate() {
+                let c = c as u32;
+                cells.push(match cell {
+                    Cell::Int(v) => XlsbCell::Real(r, c, v as f64),
+                    Cell::Text(s) => XlsbCell::Text(r, c, s),
+                    Cell::Decimal(v, _) => XlsbCell::Real(r, c, v),
+                    Cell::Date(d) => XlsbCell::Real(r, c, serial(&d)),
+                    Cell::DateTime(d, h, m, s) => XlsbCell::Real(
+                        r,
+                        c,
+                        serial(&d) + f64::from(h * 3600 + m * 60 + s) / 86_400.0,
+                    ),
+                    Cell::Bool(b) => XlsbCell::Bool(r, c, b),
+                    Cell::Empty => continue,
+                });
+            }
+        }
+        let sheet = xlsb_writer::XlsbSheet {
+            name: "Table".to_owned(),
+            hidden: false,
+            cells,
+        };
+        std::fs::write(path, xlsb_writer::xlsb(&[sheet]))?;
+        Ok(())
+    })
+}

@@ -227,6 +227,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
                 xlsx_rows: q(20_000, 1_000_000),
                 ods_rows: q(10_000, 100_000),
                 xls_rows: q(10_000, 65_535),
+                xlsb_rows: q(10_000, 1_000_000),
                 big_csv_rows: q(0, 7_500_000),
                 store: true,
             };

@@ -117,6 +117,7 @@ pub struct Sizes {
     pub xlsx_rows: u64,
     pub ods_rows: u64,
     pub xls_rows: u64,
+    pub xlsb_rows: u64,
     /// Rows of the ~1 GB CSV (0: skipped).
     pub big_csv_rows: u64,
     pub store: bool,
@@ -169,20 +170,22 @@ pub async fn run(stack: &Stack, sizes: &Sizes) -> anyhow::Result<Run> {
     let xlsx = gen::xlsx(sizes.xlsx_rows)?;
     let ods = gen::ods(sizes.ods_rows)?;
     let xls = gen::xls(sizes.xls_rows)?;
+    let xlsb = gen::xlsb(sizes.xlsb_rows)?;
     let size = |p: &Path| {
         std::fs::metadata(p)
             .map(|m| m.len() as f64 / MB)
             .unwrap_or(0.0)
     };
     run.note(format!(
-        "parse: csv {} rows ({:.0} MiB UTF-8, {:.0} MiB Shift_JIS), xlsx {} rows ({:.0} MiB), ods {} rows ({:.0} MiB), xls {} rows ({:.0} MiB, BIFF8's largest sheet); xlsb is not generated (no xlsb writer)",
-        sizes.csv_rows, size(&utf8), size(&sjis), sizes.xlsx_rows, size(&xlsx), sizes.ods_rows, size(&ods), sizes.xls_rows, size(&xls)
+        "parse: csv {} rows ({:.0} MiB UTF-8, {:.0} MiB Shift_JIS), xlsx {} rows ({:.0} MiB), ods {} rows ({:.0} MiB), xls {} rows ({:.0} MiB, BIFF8's largest sheet), xlsb {} rows ({:.0} MiB, no styles: dates as serial numbers)",
+        sizes.csv_rows, size(&utf8), size(&sjis), sizes.xlsx_rows, size(&xlsx), sizes.ods_rows, size(&ods), sizes.xls_rows, size(&xls), sizes.xlsb_rows, size(&xlsb)
     ));
     parse_only(&mut run, "csv_utf8", &utf8, "csv", sizes.csv_rows).await?;
     parse_only(&mut run, "csv_sjis", &sjis, "csv", sizes.csv_rows).await?;
     parse_only(&mut run, "xlsx", &xlsx, "xlsx", sizes.xlsx_rows).await?;
     parse_only(&mut run, "ods", &ods, "ods", sizes.ods_rows).await?;
     parse_only(&mut run, "xls", &xls, "xls", sizes.xls_rows).await?;
+    parse_only(&mut run, "xlsb", &xlsb, "xlsb", sizes.xlsb_rows).await?;
     if sizes.big_csv_rows > 0 {
         let big = gen::csv(sizes.big_csv_rows, false)?;
         let o = parse_in_child("isolated", &big, "csv").await?;

@@ -1,7 +1,8 @@
 //! A minimal xlsb writer for test fixtures: a zip holding `xl/workbook.bin` (BrtBundleSh per
 //! sheet), its relationships, and one `xl/worksheets/sheetN.bin` per sheet (BrtWsDim,
 //! BrtBeginSheetData, BrtRowHdr and cell records). Nothing on this machine writes xlsb, so the
-//! records calamine reads are laid out here, per MS-XLSB.
+//! records calamine reads are laid out here, per MS-XLSB. The benchmark includes this file too
+//! (`#[path]`), to generate its large xlsb.
 
 /// One cell of a sheet.
 pub enum XlsbCell {
@@ -151,5 +152,13 @@ pub fn xlsb(sheets: &[XlsbSheet]) -> Vec<u8> {
     for (name, data) in &parts {
         entries.push((name, data));
     }
-    super::make_zip(&entries)
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(true);
+    for (name, data) in entries {
+        zip.start_file(name, opts).expect("zip entry");
+        std::io::Write::write_all(&mut zip, data).expect("zip data");
+    }
+    zip.finish().expect("finish the zip").into_inner()
 }
