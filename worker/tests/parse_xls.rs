@@ -2,7 +2,7 @@
 
 mod parse_support;
 
-use parse_support::biff::{xls, XlsCell, XlsSheet};
+use parse_support::biff::{xls, Cached, XlsCell, XlsSheet};
 use parse_support::parse;
 use serde_json::json;
 use worker::parse::{ColumnType, FileFormat};
@@ -100,4 +100,117 @@ fn an_xls_declaring_four_billion_rows_is_refused_before_the_reader_reserves_them
     // In process: without the check, the reader's reservation would abort this test binary.
     let p = parse(&xls(&[s], false), FileFormat::Xls);
     assert_eq!(p.code(), "too_many_rows");
+}
+
+#[test]
+fn shared_strings_rk_numbers_formula_results_and_custom_date_formats_are_read_as_values() {
+    use XlsCell::*;
+    let header = [
+        "int", "cents", "a", "b", "sum", "label", "check", "fail", "stamp", "city",
+    ];
+    let mut cells: Vec<XlsCell> = header
+        .iter()
+        .enumerate()
+        .map(|(c, h)| Shared(0, c as u16, (*h).to_owned()))
+        .collect();
+    cells.extend([
+        Rk(1, 0, 42),
+        RkHundredths(1, 1, 1999),
+        MulRk(1, 2, vec![7, 8]),
+        Formula(1, 4, Cached::Number(2.0)),
+        Formula(1, 5, Cached::Text("合計".into())),
+        Formula(1, 6, Cached::Bool(true)),
+        Formula(1, 7, Cached::Error(0x2A)),
+        CustomDate(1, 8, 45322.75),
+        Shared(1, 9, "東京".into()),
+        Rk(2, 0, -5),
+        RkHundredths(2, 1, -250),
+        MulRk(2, 2, vec![9, 10]),
+        Formula(2, 4, Cached::Number(0.5)),
+        Formula(2, 5, Cached::Text("sub".into())),
+        Formula(2, 6, Cached::Bool(false)),
+        Formula(2, 7, Cached::Error(0x0F)),
+        CustomDate(2, 8, 45323.0),
+        Shared(2, 9, "東京".into()),
+    ]);
+    let p = parse(
+        &xls(&[sheet("Values", false, cells)], false),
+        FileFormat::Xls,
+    );
+    let s = &p.summary().sheets[0];
+    assert_eq!(s.columns, header);
+    assert_eq!(
+        s.column_types,
+        [
+            ColumnType::Integer,
+            ColumnType::Decimal,
+            ColumnType::Integer,
+            ColumnType::Integer,
+            ColumnType::Decimal,
+            ColumnType::Text,
+            ColumnType::Boolean,
+            ColumnType::Text,
+            ColumnType::DateTime,
+            ColumnType::Text,
+        ]
+    );
+    assert_eq!(
+        p.rows(0),
+        [
+            json!([
+                42,
+                19.99,
+                7,
+                8,
+                2,
+                "合計",
+                true,
+                "#N/A",
+                "2024-01-31T18:00:00",
+                "東京"
+            ]),
+            json!([
+                -5,
+                -2.5,
+                9,
+                10,
+                0.5,
+                "sub",
+                false,
+                "#VALUE!",
+                "2024-02-01",
+                "東京"
+            ]),
+        ]
+    );
+}
+
+#[test]
+fn a_merged_range_in_an_xls_keeps_its_value_in_the_top_left_cell() {
+    use XlsCell::*;
+    let cells = vec![
+        Shared(0, 0, "region".into()),
+        Shared(0, 1, "q1".into()),
+        Shared(0, 2, "q2".into()),
+        Shared(1, 0, "North".into()),
+        Rk(1, 1, 10),
+        Rk(1, 2, 11),
+        Rk(2, 1, 12),
+        Rk(2, 2, 13),
+        Shared(3, 1, "closed".into()),
+        Merged(1, 2, 0, 0),
+        Merged(3, 3, 1, 2),
+    ];
+    let p = parse(
+        &xls(&[sheet("Merged", false, cells)], false),
+        FileFormat::Xls,
+    );
+    assert_eq!(
+        p.rows(0),
+        [
+            json!(["North", 10, 11]),
+            json!([null, 12, 13]),
+            json!([null, "closed", null]),
+        ]
+    );
 }
