@@ -2,7 +2,7 @@
 
 mod parse_support;
 
-use parse_support::biff::{xls, Cached, XlsCell, XlsSheet};
+use parse_support::biff::{bof, compound_file, record, xls, Cached, XlsCell, XlsSheet};
 use parse_support::parse;
 use serde_json::json;
 use worker::parse::{ColumnType, FileFormat};
@@ -213,4 +213,82 @@ fn a_merged_range_in_an_xls_keeps_its_value_in_the_top_left_cell() {
             json!([null, "closed", null]),
         ]
     );
+}
+
+/// A workbook stream of globals naming one sheet at `pos`, then `rest` (which holds the sheet).
+fn stream_with_sheet_at(pos: u32, rest: &[u8]) -> Vec<u8> {
+    let mut stream = Vec::new();
+    bof(&mut stream, 0x0005);
+    let mut boundsheet = pos.to_le_bytes().to_vec();
+    boundsheet.extend_from_slice(&[0, 0, 1, 1, b'S', 0]);
+    record(&mut stream, 0x0085, &boundsheet);
+    record(&mut stream, 0x000A, &[]);
+    stream.extend_from_slice(rest);
+    stream
+}
+
+/// A sheet substream holding one DIMENSIONS record: first row, last row + 1, first column,
+/// last column + 1.
+fn sheet_declaring(r0: u32, r1: u32, c0: u16, c1: u16) -> Vec<u8> {
+    let mut sheet = Vec::new();
+    bof(&mut sheet, 0x0010);
+    let mut dims = [r0.to_le_bytes(), r1.to_le_bytes()].concat();
+    dims.extend_from_slice(&[c0.to_le_bytes(), c1.to_le_bytes(), [0, 0]].concat());
+    record(&mut sheet, 0x0200, &dims);
+    record(&mut sheet, 0x000A, &[]);
+    sheet
+}
+
+fn code_of(stream: &[u8]) -> &'static str {
+    parse(&compound_file(stream), FileFormat::Xls).code()
+}
+
+#[test]
+fn dimensions_are_checked_where_the_reader_finds_the_sheet_not_only_in_record_order() {
+    // The sheet sits inside the body of an unknown record, where a walk of the stream's records
+    // never looks, but the BOUNDSHEET8 position sends the reader straight to it.
+    let globals_len = stream_with_sheet_at(0, &[]).len() as u32;
+    let hidden = sheet_declaring(0, u32::MAX, 0, 1);
+    let mut wrapper = Vec::new();
+    record(&mut wrapper, 0x1234, &hidden);
+    assert_eq!(
+        code_of(&stream_with_sheet_at(globals_len + 4, &wrapper)),
+        "too_many_rows"
+    );
+}
+
+#[test]
+fn dimensions_are_sized_as_the_reader_sizes_them() {
+    let at = stream_with_sheet_at(0, &[]).len() as u32;
+    // A last row before the first: the reader's subtraction wraps to four billion rows.
+    assert_eq!(
+        code_of(&stream_with_sheet_at(at, &sheet_declaring(10, 5, 0, 1))),
+        "too_many_rows"
+    );
+    // A first column past BIFF8's 256: the reader counts columns from 0 instead.
+    assert_eq!(
+        code_of(&stream_with_sheet_at(
+            at,
+            &sheet_declaring(0, 1, 0xFFFF, 0xFFFF)
+        )),
+        "too_many_columns"
+    );
+    // An honest declaration passes.
+    assert_eq!(
+        code_of(&stream_with_sheet_at(at, &sheet_declaring(0, 0, 0, 0))),
+        "ok"
+    );
+}
+
+#[test]
+fn a_sheet_said_to_start_past_the_end_of_the_workbook_is_corrupt() {
+    assert_eq!(code_of(&stream_with_sheet_at(100_000, &[])), "corrupt_file");
+}
+
+#[test]
+fn an_excel_4_workbook_inside_a_compound_file_is_an_unsupported_format() {
+    let mut stream = Vec::new();
+    record(&mut stream, 0x0409, &[0, 0, 0x10, 0, 0, 0]);
+    record(&mut stream, 0x000A, &[]);
+    assert_eq!(code_of(&stream), "unsupported_format");
 }

@@ -1,9 +1,10 @@
 //! A cheap look at an xls before calamine reads it. calamine loads every sheet of an xls at once
 //! and reserves room for all the cells a sheet's DIMENSIONS record declares: a few-KB file that
 //! declares 2^32 rows aborts the process on the failed allocation, and an honest-looking 65,536
-//! × 256 declaration costs most of a gigabyte before a cell is read. This walks the `Workbook`
-//! stream's record headers (type and length, four bytes each) and refuses declarations past the
-//! limits or past what the parse child may hold, without decoding anything else.
+//! × 256 declaration costs most of a gigabyte before a cell is read. This follows the `Workbook`
+//! stream's records the way calamine does (the globals up to their EOF, then each sheet from
+//! the position its BOUNDSHEET8 record gives) reading only record headers, and refuses
+//! declarations past the limits or past what the parse child may hold.
 
 use std::io::Read;
 use std::path::Path;
@@ -13,6 +14,8 @@ use super::{ParseErrorCode, ParseFailure, ParseLimits};
 /// BIFF record types this check reads.
 const DIMENSIONS: u16 = 0x0200;
 const BOF: u16 = 0x0809;
+const EOF: u16 = 0x000A;
+const BOUNDSHEET8: u16 = 0x0085;
 
 /// Files larger than this are left to the parse child's memory limit.
 const CHECK_MAX_FILE: u64 = 4 << 20;
@@ -46,45 +49,98 @@ pub(crate) fn check(path: &Path, limits: &ParseLimits) -> Result<(), ParseFailur
     stream
         .read_exact(&mut bytes)
         .map_err(|e| ParseFailure::corrupt(format!("cannot read the workbook: {e}")))?;
-    let mut sheet = 0u32;
-    let mut at = 0usize;
-    while let Some(header) = bytes.get(at..at + 4) {
-        let typ = u16::from_le_bytes([header[0], header[1]]);
-        let len = usize::from(u16::from_le_bytes([header[2], header[3]]));
-        let data = bytes.get(at + 4..at + 4 + len).unwrap_or(&[]);
-        match typ {
-            BOF => sheet += 1,
-            // The first BOF opens the workbook globals; sheets are numbered from 1.
-            DIMENSIONS => check_dimensions(data, sheet.saturating_sub(1), limits)?,
-            _ => {}
-        }
-        at += 4 + len;
+    check_stream(&bytes, limits)
+}
+
+/// Checks a workbook stream: its first record, then every sheet its globals name.
+fn check_stream(stream: &[u8], limits: &ParseLimits) -> Result<(), ParseFailure> {
+    // BIFF2–4 open with a BOF of another record type; calamine finds no sheets in them and
+    // would report an empty workbook.
+    if let Some((0x0009 | 0x0209 | 0x0409, _)) = Records(stream).next() {
+        return Err(ParseFailure::new(
+            ParseErrorCode::UnsupportedFormat,
+            "an Excel 2.x–4.x (BIFF2–4) workbook: re-save it as .xlsx",
+        ));
+    }
+    let positions: Vec<usize> = Records(stream)
+        .take_while(|(typ, _)| *typ != EOF)
+        .filter(|(typ, data)| *typ == BOUNDSHEET8 && data.len() >= 4)
+        .map(|(_, data)| u32::from_le_bytes([data[0], data[1], data[2], data[3]]) as usize)
+        .collect();
+    for (index, pos) in positions.into_iter().enumerate() {
+        let sheet = stream.get(pos..).ok_or_else(|| {
+            ParseFailure::corrupt(format!(
+                "sheet {index} starts at byte {pos}, past the end of the workbook stream"
+            ))
+        })?;
+        check_sheet(sheet, index, limits)?;
     }
     Ok(())
 }
 
-/// Checks one DIMENSIONS record: first row, last row + 1 (u32 in BIFF8, u16 before), first
-/// column, last column + 1.
-fn check_dimensions(data: &[u8], sheet: u32, limits: &ParseLimits) -> Result<(), ParseFailure> {
-    let u16_at = |i: usize| {
-        data.get(i..i + 2)
-            .map(|b| u64::from(u16::from_le_bytes([b[0], b[1]])))
-    };
-    let u32_at = |i: usize| {
-        data.get(i..i + 4)
-            .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-    };
-    let declared = match data.len() {
+/// Checks the DIMENSIONS records of one sheet substream, skipping nested substreams (embedded
+/// charts) as calamine does.
+fn check_sheet(sheet: &[u8], index: usize, limits: &ParseLimits) -> Result<(), ParseFailure> {
+    let mut seen_bof = false;
+    let mut depth = 0usize;
+    for (typ, data) in Records(sheet) {
+        match typ {
+            BOF if seen_bof => depth += 1,
+            BOF => seen_bof = true,
+            EOF if depth == 0 => break,
+            EOF => depth -= 1,
+            DIMENSIONS if depth == 0 => check_dimensions(data, index, limits)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// BIFF records (type, data) from the start of `bytes`, until one does not fit.
+struct Records<'a>(&'a [u8]);
+
+impl<'a> Iterator for Records<'a> {
+    type Item = (u16, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let header = self.0.get(..4)?;
+        let typ = u16::from_le_bytes([header[0], header[1]]);
+        let len = usize::from(u16::from_le_bytes([header[2], header[3]]));
+        let data = self.0.get(4..4 + len)?;
+        self.0 = &self.0[4 + len..];
+        Some((typ, data))
+    }
+}
+
+/// The grid calamine reserves for one DIMENSIONS record (first row, last row + 1, first
+/// column, last column + 1; rows are u32 in BIFF8, u16 before), computed as calamine does:
+/// a first column past 0xFF or past the last counts from 0, a zero end means one cell, and the
+/// row count wraps as u32 arithmetic wraps in its release build. `None` for lengths calamine
+/// refuses itself.
+fn reserved_grid(data: &[u8]) -> Option<(u64, u64)> {
+    let u16_at = |i: usize| u32::from(u16::from_le_bytes([data[i], data[i + 1]]));
+    let u32_at = |i: usize| u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
+    let (first_row, end_row, mut first_col, end_col) = match data.len() {
         10 => (u16_at(0), u16_at(2), u16_at(4), u16_at(6)),
         14 | 16 => (u32_at(0), u32_at(4), u16_at(8), u16_at(10)),
-        // calamine reports other lengths itself.
-        _ => return Ok(()),
+        _ => return None,
     };
-    let (Some(first_row), Some(end_row), Some(first_col), Some(end_col)) = declared else {
+    if first_col > 0xFF || end_col < first_col {
+        first_col = 0;
+    }
+    if end_row == 0 || end_col == 0 {
+        return Some((1, 1));
+    }
+    Some((
+        u64::from(end_row.wrapping_sub(first_row)),
+        u64::from(end_col - first_col),
+    ))
+}
+
+fn check_dimensions(data: &[u8], sheet: usize, limits: &ParseLimits) -> Result<(), ParseFailure> {
+    let Some((rows, cols)) = reserved_grid(data) else {
         return Ok(());
     };
-    let rows = end_row.saturating_sub(first_row);
-    let cols = end_col.saturating_sub(first_col);
     if rows > limits.max_rows.saturating_add(1) {
         return Err(ParseFailure::new(
             ParseErrorCode::TooManyRows,
@@ -150,5 +206,18 @@ mod tests {
         // BIFF5's short record, and lengths calamine reports itself.
         assert_eq!(code(&[0, 0, 10, 0, 0, 0, 5, 0, 0, 0]), "ok");
         assert_eq!(code(&[1, 2, 3]), "ok");
+    }
+
+    #[test]
+    fn the_reserved_grid_is_computed_as_the_reader_computes_it() {
+        assert_eq!(reserved_grid(&dims(2, 12, 1, 4)), Some((10, 3)));
+        assert_eq!(reserved_grid(&dims(0, 0, 0, 0)), Some((1, 1)));
+        assert_eq!(
+            reserved_grid(&dims(10, 5, 0, 1)),
+            Some((u64::from(u32::MAX) - 4, 1))
+        );
+        assert_eq!(reserved_grid(&dims(0, 1, 0x100, 0x200)), Some((1, 0x200)));
+        assert_eq!(reserved_grid(&dims(0, 1, 8, 4)), Some((1, 4)));
+        assert_eq!(reserved_grid(&[0; 12]), None);
     }
 }
