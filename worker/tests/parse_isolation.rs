@@ -255,25 +255,20 @@ async fn an_ods_repeated_past_the_readers_cell_cap_fails_as_a_decompression_limi
 }
 
 #[tokio::test]
-async fn an_xlsb_cell_naming_a_missing_shared_string_panics_the_reader_and_fails_its_task() {
+async fn an_xlsb_cell_naming_a_missing_shared_string_panics_the_reader_and_fails_only_its_task() {
     use parse_support::xlsb::{xlsb, XlsbCell, XlsbSheet};
-    let bytes = xlsb(&[XlsbSheet {
+    let sheet = |cells| XlsbSheet {
         name: "S".to_owned(),
         hidden: false,
-        cells: vec![
-            XlsbCell::Text(0, 0, "a".to_owned()),
-            XlsbCell::SharedString(1, 0, 5),
-        ],
-    }]);
-    let (_dir, path) = temp_file(&bytes, "x.xlsb");
-    let result = parse_isolated(
-        &isolation(ParseLimits::default()),
-        &path,
-        FileFormat::Xlsb,
-        |_| Ok(()),
-    )
-    .await
-    .expect("no infrastructure error");
+        cells,
+    };
+    let text = |r, s: &str| XlsbCell::Text(r, 0, s.to_owned());
+    let iso = isolation(ParseLimits::default());
+    let bad = xlsb(&[sheet(vec![text(0, "a"), XlsbCell::SharedString(1, 0, 5)])]);
+    let (_dir, path) = temp_file(&bad, "x.xlsb");
+    let result = parse_isolated(&iso, &path, FileFormat::Xlsb, |_| Ok(()))
+        .await
+        .expect("no infrastructure error");
     let failure = result.expect_err("the parse failed");
     assert_eq!(
         failure.code.as_str(),
@@ -286,4 +281,18 @@ async fn an_xlsb_cell_naming_a_missing_shared_string_panics_the_reader_and_fails
         "{}",
         failure.message
     );
+    // The same isolation reads the next xlsb.
+    let good = xlsb(&[sheet(vec![text(0, "a"), text(1, "b")])]);
+    let (_dir2, path) = temp_file(&good, "y.xlsb");
+    let mut rows = Vec::new();
+    let again = parse_isolated(&iso, &path, FileFormat::Xlsb, |e| {
+        if let ParseEvent::Row { values, .. } = e {
+            rows.push(values.into_owned());
+        }
+        Ok(())
+    })
+    .await
+    .expect("no infrastructure error");
+    assert_eq!(again.map(|s| s.rows_total).ok(), Some(1));
+    assert_eq!(rows, [r#"["b"]"#]);
 }

@@ -1,28 +1,58 @@
-//! A minimal xlsb writer for test fixtures: a zip holding `xl/workbook.bin` (BrtBundleSh per
-//! sheet), its relationships, and one `xl/worksheets/sheetN.bin` per sheet (BrtWsDim,
-//! BrtBeginSheetData, BrtRowHdr and cell records). Nothing on this machine writes xlsb, so the
-//! records calamine reads are laid out here, per MS-XLSB. The benchmark includes this file too
-//! (`#[path]`), to generate its large xlsb.
+//! A minimal xlsb writer for test fixtures: a zip holding `xl/workbook.bin` (BrtWbProp for the
+//! date system, BrtBundleSh per sheet), its relationships, `xl/styles.bin` (a date and a custom
+//! date-time format), `xl/sharedStrings.bin` when cells use it, and one
+//! `xl/worksheets/sheetN.bin` per sheet (BrtWsDim, BrtBeginSheetData, BrtRowHdr and cell
+//! records). Nothing on this machine writes xlsb, so the records calamine reads are laid out
+//! here, per MS-XLSB. The benchmark includes this file too (`#[path]`), to generate its large
+//! xlsb.
 
-/// One cell of a sheet.
+/// One cell of a sheet, at (row, column).
 pub enum XlsbCell {
     Real(u32, u32, f64),
+    /// A number shown with the built-in date format (XF 1 → format 14).
+    Date(u32, u32, f64),
+    /// A number shown with the custom format `yyyy/mm/dd hh:mm` (XF 2 → a BrtFmt record).
+    CustomDate(u32, u32, f64),
+    /// An integer in the compact RK encoding.
+    Rk(u32, u32, i32),
+    /// An RK integer with its "divide by 100" flag: `RkHundredths(.., 1999)` is 19.99.
+    RkHundredths(u32, u32, i32),
+    /// A string stored in the cell record (BrtCellSt).
     Text(u32, u32, String),
+    /// A string stored once in `xl/sharedStrings.bin` and referenced by index (BrtCellIsst),
+    /// as Excel writes them.
+    Shared(u32, u32, String),
     Bool(u32, u32, bool),
     /// A BIFF error code, e.g. 0x07 for `#DIV/0!`.
     Error(u32, u32, u8),
-    /// A shared-string reference (the workbook writes no shared strings: any index is out of
-    /// range, which is how a broken file looks).
+    /// A formula with the result Excel cached when it saved. The formula itself is always
+    /// `=1+1`: a reader of values sees only the cached result.
+    Formula(u32, u32, Cached),
+    /// A raw shared-string index, past the end of the table when the test wants a broken file.
     SharedString(u32, u32, u32),
+}
+
+/// The cached result of a formula. (calamine 0.38 skips BrtFmlaError, so cached errors are
+/// not written.)
+pub enum Cached {
+    Number(f64),
+    Text(String),
+    Bool(bool),
 }
 
 impl XlsbCell {
     fn position(&self) -> (u32, u32) {
         match self {
             XlsbCell::Real(r, c, _)
+            | XlsbCell::Date(r, c, _)
+            | XlsbCell::CustomDate(r, c, _)
+            | XlsbCell::Rk(r, c, _)
+            | XlsbCell::RkHundredths(r, c, _)
             | XlsbCell::Text(r, c, _)
+            | XlsbCell::Shared(r, c, _)
             | XlsbCell::Bool(r, c, _)
             | XlsbCell::Error(r, c, _)
+            | XlsbCell::Formula(r, c, _)
             | XlsbCell::SharedString(r, c, _) => (*r, *c),
         }
     }
@@ -64,7 +94,60 @@ fn wide(s: &str) -> Vec<u8> {
     out
 }
 
-fn sheet_bin(sheet: &XlsbSheet) -> Vec<u8> {
+/// A parsed formula (`cce`, `rgce`, `cb`): ptgInt 1, ptgInt 1, ptgAdd.
+const FORMULA: [u8; 15] = [7, 0, 0, 0, 0x1E, 1, 0, 0x1E, 1, 0, 0x03, 0, 0, 0, 0];
+
+/// The shared strings of a workbook, in first-use order: BrtCellIsst indexes into this.
+fn shared_strings(sheets: &[XlsbSheet]) -> Vec<&str> {
+    let mut strings: Vec<&str> = Vec::new();
+    for cell in sheets.iter().flat_map(|s| &s.cells) {
+        if let XlsbCell::Shared(_, _, s) = cell {
+            if !strings.contains(&s.as_str()) {
+                strings.push(s);
+            }
+        }
+    }
+    strings
+}
+
+fn shared_strings_bin(sst: &[&str]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let count = (sst.len() as u32).to_le_bytes();
+    record(&mut out, 0x009F, &[count, count].concat());
+    for s in sst {
+        let mut item = vec![0u8];
+        item.extend_from_slice(&wide(s));
+        record(&mut out, 0x0013, &item);
+    }
+    record(&mut out, 0x00A0, &[]);
+    out
+}
+
+/// Cell formats: XF 0 general, XF 1 the built-in date format 14, XF 2 a custom date-time.
+fn styles_bin() -> Vec<u8> {
+    let mut out = Vec::new();
+    record(&mut out, 0x0116, &[]);
+    record(&mut out, 0x0267, &1u32.to_le_bytes());
+    let mut fmt = 164u16.to_le_bytes().to_vec();
+    fmt.extend_from_slice(&wide("yyyy/mm/dd hh:mm"));
+    record(&mut out, 0x002C, &fmt);
+    record(&mut out, 0x0268, &[]);
+    record(&mut out, 0x0269, &3u32.to_le_bytes());
+    for ifmt in [0u16, 14, 164] {
+        let mut xf = vec![0u8; 16];
+        xf[2..4].copy_from_slice(&ifmt.to_le_bytes());
+        record(&mut out, 0x002F, &xf);
+    }
+    record(&mut out, 0x026A, &[]);
+    record(&mut out, 0x0117, &[]);
+    out
+}
+
+fn rk_int(v: i32, hundredths: bool) -> [u8; 4] {
+    ((v << 2) as u32 | 2 | u32::from(hundredths)).to_le_bytes()
+}
+
+fn sheet_bin(sheet: &XlsbSheet, sst: &[&str]) -> Vec<u8> {
     let mut out = Vec::new();
     record(&mut out, 0x0081, &[]);
     let (last_row, last_col) = sheet.cells.iter().fold((0, 0), |(r, c), cell| {
@@ -87,11 +170,46 @@ fn sheet_bin(sheet: &XlsbSheet) -> Vec<u8> {
             row = Some(r);
         }
         let mut data = c.to_le_bytes().to_vec();
-        data.extend_from_slice(&[0; 4]);
+        // iStyleRef (24 bits) and flags.
+        let xf: u8 = match cell {
+            XlsbCell::Date(..) => 1,
+            XlsbCell::CustomDate(..) => 2,
+            _ => 0,
+        };
+        data.extend_from_slice(&[xf, 0, 0, 0]);
         let typ = match cell {
-            XlsbCell::Real(_, _, v) => {
+            XlsbCell::Real(_, _, v) | XlsbCell::Date(_, _, v) | XlsbCell::CustomDate(_, _, v) => {
                 data.extend_from_slice(&v.to_le_bytes());
                 0x0005
+            }
+            XlsbCell::Rk(_, _, v) | XlsbCell::RkHundredths(_, _, v) => {
+                data.extend_from_slice(&rk_int(*v, matches!(cell, XlsbCell::RkHundredths(..))));
+                0x0002
+            }
+            XlsbCell::Shared(_, _, s) => {
+                let index = sst.iter().position(|x| x == s).expect("in the table") as u32;
+                data.extend_from_slice(&index.to_le_bytes());
+                0x0007
+            }
+            XlsbCell::Formula(_, _, cached) => {
+                let typ = match cached {
+                    Cached::Number(v) => {
+                        data.extend_from_slice(&v.to_le_bytes());
+                        0x0009
+                    }
+                    Cached::Text(s) => {
+                        data.extend_from_slice(&wide(s));
+                        0x0008
+                    }
+                    Cached::Bool(b) => {
+                        data.push(u8::from(*b));
+                        0x000A
+                    }
+                };
+                // grbitFlags, then the formula.
+                data.extend_from_slice(&[0, 0]);
+                data.extend_from_slice(&FORMULA);
+                typ
             }
             XlsbCell::Text(_, _, s) => {
                 data.extend_from_slice(&wide(s));
@@ -117,10 +235,21 @@ fn sheet_bin(sheet: &XlsbSheet) -> Vec<u8> {
     out
 }
 
-/// An .xlsb file with `sheets` in order.
+/// An .xlsb file with `sheets` in order, in the 1900 date system.
 pub fn xlsb(sheets: &[XlsbSheet]) -> Vec<u8> {
+    xlsb_with(sheets, false)
+}
+
+/// An .xlsb file with `sheets` in order; `date1904` sets the workbook's date system.
+pub fn xlsb_with(sheets: &[XlsbSheet], date1904: bool) -> Vec<u8> {
+    let sst = shared_strings(sheets);
     let mut book = Vec::new();
     record(&mut book, 0x0083, &[]);
+    // BrtWbProp: flags (f1904 first), theme version, default theme name.
+    let mut wb_prop = u32::from(date1904).to_le_bytes().to_vec();
+    wb_prop.extend_from_slice(&[0; 4]);
+    wb_prop.extend_from_slice(&wide(""));
+    record(&mut book, 0x0099, &wb_prop);
     record(&mut book, 0x008F, &[]);
     let mut rels = String::from(
         r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">"#,
@@ -136,10 +265,19 @@ pub fn xlsb(sheets: &[XlsbSheet]) -> Vec<u8> {
         rels.push_str(&format!(
             r#"<Relationship Id="rId{n}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet{n}.bin"/>"#
         ));
-        parts.push((format!("xl/worksheets/sheet{n}.bin"), sheet_bin(sheet)));
+        parts.push((
+            format!("xl/worksheets/sheet{n}.bin"),
+            sheet_bin(sheet, &sst),
+        ));
     }
     record(&mut book, 0x0090, &[]);
     record(&mut book, 0x0084, &[]);
+    rels.push_str(r#"<Relationship Id="rIdStyles" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.bin"/>"#);
+    parts.push(("xl/styles.bin".to_owned(), styles_bin()));
+    if !sst.is_empty() {
+        rels.push_str(r#"<Relationship Id="rIdStrings" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.bin"/>"#);
+        parts.push(("xl/sharedStrings.bin".to_owned(), shared_strings_bin(&sst)));
+    }
     rels.push_str("</Relationships>");
     let content_types = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="bin" ContentType="application/vnd.ms-excel.sheet.binary.macroEnabled.main"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/></Types>"#;
     let root_rels = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.bin"/></Relationships>"#;
