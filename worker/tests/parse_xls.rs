@@ -3,9 +3,9 @@
 mod parse_support;
 
 use parse_support::biff::{bof, compound_file, record, xls, Cached, XlsCell, XlsSheet};
-use parse_support::parse;
+use parse_support::{parse, parse_with};
 use serde_json::json;
-use worker::parse::{ColumnType, FileFormat};
+use worker::parse::{ColumnType, FileFormat, ParseLimits};
 
 fn sheet(name: &str, hidden: bool, cells: Vec<XlsCell>) -> XlsSheet {
     XlsSheet {
@@ -291,4 +291,51 @@ fn an_excel_4_workbook_inside_a_compound_file_is_an_unsupported_format() {
     record(&mut stream, 0x0409, &[0, 0, 0x10, 0, 0, 0]);
     record(&mut stream, 0x000A, &[]);
     assert_eq!(code_of(&stream), "unsupported_format");
+}
+
+#[test]
+fn an_xls_whose_cells_span_a_huge_grid_is_refused_whatever_its_dimensions_say() {
+    use XlsCell::*;
+    let mut s = sheet(
+        "Far",
+        false,
+        vec![Label(0, 0, "a".into()), Number(65_535, 65_534, 1.0)],
+    );
+    // An honest-looking declaration: the reader would still lay out 65,536 × 65,535 cells.
+    s.dimensions = Some((0, 1, 0, 1));
+    assert_eq!(
+        parse(&xls(&[s], false), FileFormat::Xls).code(),
+        "memory_limit"
+    );
+}
+
+#[test]
+fn the_xls_pre_check_applies_the_configured_limits() {
+    use XlsCell::*;
+    let cells = || {
+        vec![
+            Label(0, 0, "a".into()),
+            Label(0, 1, "b".into()),
+            Rk(1, 0, 1),
+            Rk(2, 0, 2),
+        ]
+    };
+    let book = xls(&[sheet("S", false, cells())], false);
+    let limits = |max_rows, max_columns| ParseLimits {
+        max_rows,
+        max_columns,
+        ..ParseLimits::default()
+    };
+    assert_eq!(
+        parse_with(&book, FileFormat::Xls, &limits(2, 2)).code(),
+        "ok"
+    );
+    assert_eq!(
+        parse_with(&book, FileFormat::Xls, &limits(1, 2)).code(),
+        "too_many_rows"
+    );
+    assert_eq!(
+        parse_with(&book, FileFormat::Xls, &limits(2, 1)).code(),
+        "too_many_columns"
+    );
 }
