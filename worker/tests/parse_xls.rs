@@ -2,7 +2,9 @@
 
 mod parse_support;
 
-use parse_support::biff::{bof, compound_file, record, xls, Cached, XlsCell, XlsSheet};
+use parse_support::biff::{
+    bof, compound_file, compound_file_named, record, xls, Cached, XlsCell, XlsSheet,
+};
 use parse_support::{parse, parse_with};
 use serde_json::json;
 use worker::parse::{ColumnType, FileFormat, ParseLimits};
@@ -338,4 +340,47 @@ fn the_xls_pre_check_applies_the_configured_limits() {
         parse_with(&book, FileFormat::Xls, &limits(2, 1)).code(),
         "too_many_columns"
     );
+}
+
+#[test]
+fn an_excel_95_workbook_is_read_with_its_code_page() {
+    // BIFF5: a `Book` stream, byte strings in the workbook's code page (here Windows-1252),
+    // 10-byte DIMENSIONS.
+    let bof5 = |out: &mut Vec<u8>, dt: u16| {
+        let d = [0x0500u16.to_le_bytes(), dt.to_le_bytes(), [0; 2], [0; 2]].concat();
+        record(out, 0x0809, &d);
+    };
+    let label = |row: u16, col: u16, text: &[u8]| {
+        let mut d = [row.to_le_bytes(), col.to_le_bytes(), [0, 0]].concat();
+        d.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        d.extend_from_slice(text);
+        d
+    };
+    let mut globals = Vec::new();
+    bof5(&mut globals, 0x0005);
+    record(&mut globals, 0x0042, &1252u16.to_le_bytes());
+    let mut sheet = Vec::new();
+    bof5(&mut sheet, 0x0010);
+    record(&mut sheet, 0x0200, &[0, 0, 2, 0, 0, 0, 1, 0, 0, 0]);
+    record(&mut sheet, 0x0204, &label(0, 0, b"Gr\xF6\xDFe"));
+    let mut number = [1u16.to_le_bytes(), [0, 0], [0, 0]].concat();
+    number.extend_from_slice(&1.5f64.to_le_bytes());
+    record(&mut sheet, 0x0203, &number);
+    record(&mut sheet, 0x000A, &[]);
+    // BOUNDSHEET: position, visibility, type, then the name as a byte string.
+    let boundsheet = |pos: u32| {
+        let mut d = pos.to_le_bytes().to_vec();
+        d.extend_from_slice(&[0, 0, 4]);
+        d.extend_from_slice(b"Caf\xE9");
+        d
+    };
+    let globals_len = globals.len() + 4 + boundsheet(0).len() + 4;
+    record(&mut globals, 0x0085, &boundsheet(globals_len as u32));
+    record(&mut globals, 0x000A, &[]);
+    globals.extend_from_slice(&sheet);
+    let p = parse(&compound_file_named("/Book", &globals), FileFormat::Xls);
+    let s = p.summary();
+    assert_eq!(s.sheets[0].name, "Café");
+    assert_eq!(s.sheets[0].columns, ["Größe"]);
+    assert_eq!(p.rows(0), [json!([1.5])]);
 }

@@ -282,12 +282,17 @@ pub fn xls(sheets: &[XlsSheet], date1904: bool) -> Vec<u8> {
 
 /// A compound file whose `Workbook` stream is `stream`.
 pub fn compound_file(stream: &[u8]) -> Vec<u8> {
+    compound_file_named("/Workbook", stream)
+}
+
+/// A compound file holding `stream` under `name` (`/Book` in Excel 5.0/95 workbooks).
+pub fn compound_file_named(name: &str, stream: &[u8]) -> Vec<u8> {
     // Version 3 (512-byte sectors), as Excel writes: calamine reads a large stream in a
     // version 4 file as an empty root directory.
     let mut book =
         cfb::CompoundFile::create_with_version(cfb::Version::V3, Cursor::new(Vec::new()))
             .expect("create a compound file");
-    book.create_stream("/Workbook")
+    book.create_stream(name)
         .and_then(|mut w| w.write_all(stream))
         .expect("write the Workbook stream");
     book.flush().expect("flush the compound file");
