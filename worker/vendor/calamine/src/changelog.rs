@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: MIT
+//
+// Copyright 2016-2026, Johann Tuffe.
+
+//! Changelog for `calamine`.
+
+#![doc = include_str!("../Changelog.md")]
