@@ -4,6 +4,7 @@
 
 use std::io::{Read, Seek};
 
+use crate::shared_strings::SharedStrings;
 use crate::{
     datatype::DataRef,
     formats::{format_excel_f64_ref, format_excel_i64_ref, CellFormat},
@@ -20,7 +21,7 @@ where
 {
     iter: RecordIter<'a, RS>,
     formats: &'a [CellFormat],
-    strings: &'a [String],
+    strings: &'a SharedStrings,
     extern_sheets: &'a [String],
     metadata_names: &'a [(String, String)],
     typ: u16,
@@ -37,7 +38,7 @@ where
     pub(crate) fn new(
         mut iter: RecordIter<'a, RS>,
         formats: &'a [CellFormat],
-        strings: &'a [String],
+        strings: &'a SharedStrings,
         extern_sheets: &'a [String],
         metadata_names: &'a [(String, String)],
         is_1904: bool,

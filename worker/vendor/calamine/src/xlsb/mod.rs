@@ -19,6 +19,7 @@ use quick_xml::Reader as XmlReader;
 use zip::read::{ZipArchive, ZipFile};
 use zip::result::ZipError;
 
+use crate::shared_strings::SharedStrings;
 use crate::attrs::{decode_attr, RawAttributes};
 use crate::datatype::DataRef;
 use crate::formats::{builtin_format_by_code, detect_custom_number_format, CellFormat};
@@ -157,7 +158,7 @@ pub struct Xlsb<RS> {
     zip: ZipArchive<RS>,
     extern_sheets: Vec<String>,
     sheets: Vec<(String, String)>,
-    strings: Vec<String>,
+    strings: SharedStrings,
     /// Cell (number) formats
     formats: Vec<CellFormat>,
     is_1904: bool,
@@ -283,7 +284,7 @@ impl<RS: Read + Seek> Xlsb<RS> {
                 ],
                 &mut buf,
             )?; // BrtSSTItem
-            self.strings.push(wide_str(&buf[1..], &mut 0)?.into_owned());
+            self.strings.push(&wide_str(&buf[1..], &mut 0)?);
         }
         Ok(())
     }
@@ -527,7 +528,7 @@ impl<RS: Read + Seek> Reader<RS> for Xlsb<RS> {
         let mut xlsb = Xlsb {
             zip,
             sheets: Vec::new(),
-            strings: Vec::new(),
+            strings: SharedStrings::default(),
             extern_sheets: Vec::new(),
             formats: Vec::new(),
             is_1904: false,

@@ -9,6 +9,7 @@ use super::{
     expand_shared_formula, get_dimension, get_row, get_row_column, read_string_with_bufs,
     Dimensions, XlReader,
 };
+use crate::shared_strings::SharedStrings;
 use crate::attrs::RawAttributes;
 use crate::{
     datatype::DataRef,
@@ -26,7 +27,7 @@ struct SharedFormula {
 
 /// Workbook-level context used when reading cell values.
 struct WorkbookContext<'a> {
-    strings: &'a [String],
+    strings: &'a SharedStrings,
     formats: &'a [CellFormat],
     is_1904: bool,
 }
@@ -179,7 +180,7 @@ where
     RS: Read + Seek,
 {
     xml: XlReader<'a, RS>,
-    strings: &'a [String],
+    strings: &'a SharedStrings,
     formats: &'a [CellFormat],
     styles: &'a [Style],
     is_1904: bool,
@@ -197,9 +198,9 @@ where
     RS: Read + Seek,
 {
     /// Create a new XLSX cell reader over a worksheet XML stream.
-    pub fn new(
+    pub(crate) fn new(
         mut xml: XlReader<'a, RS>,
-        strings: &'a [String],
+        strings: &'a SharedStrings,
         formats: &'a [CellFormat],
         styles: &'a [Style],
         is_1904: bool,

@@ -21,6 +21,7 @@ use quick_xml::Reader as XmlReader;
 use zip::read::{ZipArchive, ZipFile};
 use zip::result::ZipError;
 
+use crate::shared_strings::SharedStrings;
 use crate::attrs::{decode_attr, local_name_matches, RawAttributes};
 use crate::datatype::DataRef;
 use crate::formats::{
@@ -259,7 +260,7 @@ pub struct Xlsx<RS> {
     /// File name of the main workbook part within `xl_path` (commonly "workbook.xml")
     workbook_name: String,
     /// Shared strings
-    strings: Vec<String>,
+    strings: SharedStrings,
     /// Sheets paths
     sheets: Vec<(String, String)>,
     /// Tables: Name, Sheet, Columns, Data dimensions
@@ -381,7 +382,7 @@ impl<RS: Read + Seek> Xlsx<RS> {
                     if let Some(s) =
                         read_string_with_bufs(&mut xml, e.name(), &mut str_buf, &mut str_val_buf)?
                     {
-                        self.strings.push(s);
+                        self.strings.push(&s);
                     }
                 }
                 Ok(Event::End(e)) if e.local_name().as_ref() == "sst" => break,
@@ -2797,7 +2798,7 @@ impl<RS: Read + Seek> Reader<RS> for Xlsx<RS> {
             zip,
             xl_path: "xl/".to_string(),
             workbook_name: "workbook.xml".to_string(),
-            strings: Vec::new(),
+            strings: SharedStrings::default(),
             formats: Vec::new(),
             styles: Vec::new(),
             is_1904: false,
@@ -4794,7 +4795,7 @@ mod tests {
             zip,
             xl_path: "xl/".to_string(),
             workbook_name: "workbook.xml".to_string(),
-            strings: vec![],
+            strings: SharedStrings::default(),
             sheets: vec![],
             tables: None,
             formats: vec![],
@@ -4847,7 +4848,7 @@ mod tests {
             zip,
             xl_path: "xl/".to_string(),
             workbook_name: "workbook.xml".to_string(),
-            strings: vec![],
+            strings: SharedStrings::default(),
             sheets: vec![],
             tables: None,
             formats: vec![],
