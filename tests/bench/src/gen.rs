@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use chrono::NaiveDate;
 
 /// Bump when the generated content changes, so cached files are not reused.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 pub const HEADER: [&str; 12] = [
     "id",
@@ -379,8 +379,9 @@ pub fn xls(rows: u64) -> anyhow::Result<PathBuf> {
 #[allow(dead_code)]
 mod xlsb_writer;
 
-/// An xlsb of `rows` data rows, written record by record by the test suite's writer. It has no
-/// styles part, so dates and datetimes are stored as their serial numbers (plain numbers).
+/// An xlsb of `rows` data rows, written record by record by the test suite's writer as Excel
+/// writes them: text through the shared-string table, dates and datetimes as serial numbers
+/// with a date format.
 pub fn xlsb(rows: u64) -> anyhow::Result<PathBuf> {
     use xlsb_writer::XlsbCell;
     cached(&format!("table-{rows}.xlsb"), |path| {
@@ -389,7 +390,7 @@ pub fn xlsb(rows: u64) -> anyhow::Result<PathBuf> {
         let mut cells: Vec<XlsbCell> = HEADER
             .iter()
             .enumerate()
-            .map(|(c, h)| XlsbCell::Text(0, c as u32, (*h).to_owned()))
+            .map(|(c, h)| XlsbCell::Shared(0, c as u32, (*h).to_owned()))
             .collect();
         for i in 1..=rows {
             let r = i as u32;
@@ -397,10 +398,10 @@ pub fn xlsb(rows: u64) -> anyhow::Result<PathBuf> {
                 let c = c as u32;
                 cells.push(match cell {
                     Cell::Int(v) => XlsbCell::Real(r, c, v as f64),
-                    Cell::Text(s) => XlsbCell::Text(r, c, s),
+                    Cell::Text(s) => XlsbCell::Shared(r, c, s),
                     Cell::Decimal(v, _) => XlsbCell::Real(r, c, v),
-                    Cell::Date(d) => XlsbCell::Real(r, c, serial(&d)),
-                    Cell::DateTime(d, h, m, s) => XlsbCell::Real(
+                    Cell::Date(d) => XlsbCell::Date(r, c, serial(&d)),
+                    Cell::DateTime(d, h, m, s) => XlsbCell::CustomDate(
                         r,
                         c,
                         serial(&d) + f64::from(h * 3600 + m * 60 + s) / 86_400.0,

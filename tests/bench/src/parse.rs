@@ -177,7 +177,7 @@ pub async fn run(stack: &Stack, sizes: &Sizes) -> anyhow::Result<Run> {
             .unwrap_or(0.0)
     };
     run.note(format!(
-        "parse: csv {} rows ({:.0} MiB UTF-8, {:.0} MiB Shift_JIS), xlsx {} rows ({:.0} MiB), ods {} rows ({:.0} MiB), xls {} rows ({:.0} MiB, BIFF8's largest sheet), xlsb {} rows ({:.0} MiB, no styles: dates as serial numbers)",
+        "parse: csv {} rows ({:.0} MiB UTF-8, {:.0} MiB Shift_JIS), xlsx {} rows ({:.0} MiB), ods {} rows ({:.0} MiB), xls {} rows ({:.0} MiB, BIFF8's largest sheet), xlsb {} rows ({:.0} MiB, shared strings and date formats as Excel writes them)",
         sizes.csv_rows, size(&utf8), size(&sjis), sizes.xlsx_rows, size(&xlsx), sizes.ods_rows, size(&ods), sizes.xls_rows, size(&xls), sizes.xlsb_rows, size(&xlsb)
     ));
     parse_only(&mut run, "csv_utf8", &utf8, "csv", sizes.csv_rows).await?;

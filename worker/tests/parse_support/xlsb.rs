@@ -97,17 +97,25 @@ fn wide(s: &str) -> Vec<u8> {
 /// A parsed formula (`cce`, `rgce`, `cb`): ptgInt 1, ptgInt 1, ptgAdd.
 const FORMULA: [u8; 15] = [7, 0, 0, 0, 0x1E, 1, 0, 0x1E, 1, 0, 0x03, 0, 0, 0, 0];
 
-/// The shared strings of a workbook, in first-use order: BrtCellIsst indexes into this.
-fn shared_strings(sheets: &[XlsbSheet]) -> Vec<&str> {
-    let mut strings: Vec<&str> = Vec::new();
+/// The shared strings of a workbook, in first-use order (BrtCellIsst indexes into `strings`),
+/// with a map from each string to its index: the bench writes millions of them.
+#[derive(Default)]
+struct Sst<'a> {
+    strings: Vec<&'a str>,
+    index: std::collections::HashMap<&'a str, u32>,
+}
+
+fn shared_strings(sheets: &[XlsbSheet]) -> Sst<'_> {
+    let mut sst = Sst::default();
     for cell in sheets.iter().flat_map(|s| &s.cells) {
         if let XlsbCell::Shared(_, _, s) = cell {
-            if !strings.contains(&s.as_str()) {
-                strings.push(s);
-            }
+            sst.index.entry(s).or_insert_with(|| {
+                sst.strings.push(s);
+                sst.strings.len() as u32 - 1
+            });
         }
     }
-    strings
+    sst
 }
 
 fn shared_strings_bin(sst: &[&str]) -> Vec<u8> {
@@ -147,7 +155,7 @@ fn rk_int(v: i32, hundredths: bool) -> [u8; 4] {
     ((v << 2) as u32 | 2 | u32::from(hundredths)).to_le_bytes()
 }
 
-fn sheet_bin(sheet: &XlsbSheet, sst: &[&str]) -> Vec<u8> {
+fn sheet_bin(sheet: &XlsbSheet, sst: &Sst<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     record(&mut out, 0x0081, &[]);
     let (last_row, last_col) = sheet.cells.iter().fold((0, 0), |(r, c), cell| {
@@ -187,7 +195,7 @@ fn sheet_bin(sheet: &XlsbSheet, sst: &[&str]) -> Vec<u8> {
                 0x0002
             }
             XlsbCell::Shared(_, _, s) => {
-                let index = sst.iter().position(|x| x == s).expect("in the table") as u32;
+                let index = sst.index[s.as_str()];
                 data.extend_from_slice(&index.to_le_bytes());
                 0x0007
             }
@@ -274,9 +282,12 @@ pub fn xlsb_with(sheets: &[XlsbSheet], date1904: bool) -> Vec<u8> {
     record(&mut book, 0x0084, &[]);
     rels.push_str(r#"<Relationship Id="rIdStyles" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.bin"/>"#);
     parts.push(("xl/styles.bin".to_owned(), styles_bin()));
-    if !sst.is_empty() {
+    if !sst.strings.is_empty() {
         rels.push_str(r#"<Relationship Id="rIdStrings" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.bin"/>"#);
-        parts.push(("xl/sharedStrings.bin".to_owned(), shared_strings_bin(&sst)));
+        parts.push((
+            "xl/sharedStrings.bin".to_owned(),
+            shared_strings_bin(&sst.strings),
+        ));
     }
     rels.push_str("</Relationships>");
     let content_types = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="bin" ContentType="application/vnd.ms-excel.sheet.binary.macroEnabled.main"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/></Types>"#;
