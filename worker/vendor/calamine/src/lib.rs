@@ -86,6 +86,7 @@ mod cfb;
 mod datatype;
 mod formats;
 mod ods;
+mod ods_stream;
 mod shared_strings;
 mod oleps;
 mod style;
@@ -115,6 +116,7 @@ pub use crate::de::{
 };
 pub use crate::errors::Error;
 pub use crate::ods::{Ods, OdsError};
+pub use crate::ods_stream::{OdsSheets, OdsStream, MAX_REPEATED_CELLS};
 pub use crate::style::{
     Alignment, Border, BorderStyle, Borders, Color, Fill, FillPattern, Font, FontStyle, FontWeight,
     HorizontalAlignment, NumberFormat, Protection, Style, StyleRange, StyleRangeCells,

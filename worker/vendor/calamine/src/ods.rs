@@ -43,7 +43,7 @@ const MAX_CELLS: usize = 100_000_000;
 /// Maximum size of the `meta.xml` document properties part.
 const MAX_META_XML_SIZE: u64 = 1024 * 1024;
 
-type OdsReader<'a, RS> = XmlReader<BufReader<ZipFile<'a, RS>>>;
+pub(crate) type OdsReader<'a, RS> = XmlReader<BufReader<ZipFile<'a, RS>>>;
 
 /// An enum for ods specific errors
 #[derive(Debug)]
@@ -206,20 +206,7 @@ where
 
     fn new(reader: RS) -> Result<Self, OdsError> {
         let mut zip = ZipArchive::new(reader)?;
-
-        // check mimetype
-        match zip.by_name("mimetype") {
-            Ok(mut f) => {
-                let mut buf = [0u8; 46];
-                f.read_exact(&mut buf)?;
-                if &buf[..] != MIMETYPE {
-                    return Err(OdsError::InvalidMime(buf.to_vec()));
-                }
-            }
-            Err(ZipError::FileNotFound) => return Err(OdsError::FileNotFound("mimetype")),
-            Err(e) => return Err(OdsError::Zip(e)),
-        }
-
+        check_mimetype(&mut zip)?;
         check_for_password_protected(&mut zip)?;
 
         #[cfg(feature = "picture")]
@@ -312,8 +299,24 @@ struct Content {
     defined_names: Vec<(String, String)>,
 }
 
+/// Check the mimetype entry
+pub(crate) fn check_mimetype<RS: Read + Seek>(zip: &mut ZipArchive<RS>) -> Result<(), OdsError> {
+    match zip.by_name("mimetype") {
+        Ok(mut f) => {
+            let mut buf = [0u8; 46];
+            f.read_exact(&mut buf)?;
+            if &buf[..] != MIMETYPE {
+                return Err(OdsError::InvalidMime(buf.to_vec()));
+            }
+            Ok(())
+        }
+        Err(ZipError::FileNotFound) => Err(OdsError::FileNotFound("mimetype")),
+        Err(e) => Err(OdsError::Zip(e)),
+    }
+}
+
 /// Check password protection
-fn check_for_password_protected<RS: Read + Seek>(zip: &mut ZipArchive<RS>) -> Result<(), OdsError> {
+pub(crate) fn check_for_password_protected<RS: Read + Seek>(zip: &mut ZipArchive<RS>) -> Result<(), OdsError> {
     let mut reader = match zip.by_name("META-INF/manifest.xml") {
         Ok(f) => {
             let mut r = XmlReader::from_reader(BufReader::new(f));
@@ -355,9 +358,11 @@ fn check_for_password_protected<RS: Read + Seek>(zip: &mut ZipArchive<RS>) -> Re
     Ok(())
 }
 
-/// Parses content.xml and store the result in `self.content`
-fn parse_content<RS: Read + Seek>(mut zip: ZipArchive<RS>) -> Result<Content, OdsError> {
-    let mut reader = match zip.by_name("content.xml") {
+/// Opens content.xml for reading
+pub(crate) fn open_content<RS: Read + Seek>(
+    zip: &mut ZipArchive<RS>,
+) -> Result<OdsReader<'_, RS>, OdsError> {
+    match zip.by_name("content.xml") {
         Ok(f) => {
             let mut r = XmlReader::from_reader(BufReader::new(f));
             let config = r.config_mut();
@@ -365,11 +370,16 @@ fn parse_content<RS: Read + Seek>(mut zip: ZipArchive<RS>) -> Result<Content, Od
             config.trim_text(false);
             config.check_comments = false;
             config.expand_empty_elements = true;
-            r
+            Ok(r)
         }
-        Err(ZipError::FileNotFound) => return Err(OdsError::FileNotFound("content.xml")),
-        Err(e) => return Err(OdsError::Zip(e)),
-    };
+        Err(ZipError::FileNotFound) => Err(OdsError::FileNotFound("content.xml")),
+        Err(e) => Err(OdsError::Zip(e)),
+    }
+}
+
+/// Parses content.xml and store the result in `self.content`
+fn parse_content<RS: Read + Seek>(mut zip: ZipArchive<RS>) -> Result<Content, OdsError> {
+    let mut reader = open_content(&mut zip)?;
     let mut buf = Vec::with_capacity(1024);
     let mut sheets = BTreeMap::new();
     let mut defined_names = Vec::new();
@@ -684,7 +694,7 @@ where
 /// Converts table-cell element into a `Data`
 ///
 /// ODF 1.2-19.385
-fn get_datatype<RS>(
+pub(crate) fn get_datatype<RS>(
     reader: &mut OdsReader<'_, RS>,
     e: &BytesStart<'_>,
     buf: &mut Vec<u8>,
