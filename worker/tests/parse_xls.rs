@@ -5,9 +5,9 @@ mod parse_support;
 use parse_support::biff::{
     bof, compound_file, compound_file_named, record, xls, Cached, XlsCell, XlsSheet,
 };
-use parse_support::{parse, parse_with};
+use parse_support::{code_within, parse};
 use serde_json::json;
-use worker::parse::{ColumnType, FileFormat, ParseLimits};
+use worker::parse::{ColumnType, FileFormat};
 
 fn sheet(name: &str, hidden: bool, cells: Vec<XlsCell>) -> XlsSheet {
     XlsSheet {
@@ -323,21 +323,10 @@ fn the_xls_pre_check_applies_the_configured_limits() {
         ]
     };
     let book = xls(&[sheet("S", false, cells())], false);
-    let limits = |max_rows, max_columns| ParseLimits {
-        max_rows,
-        max_columns,
-        ..ParseLimits::default()
-    };
+    assert_eq!(code_within(&book, FileFormat::Xls, 2, 2), "ok");
+    assert_eq!(code_within(&book, FileFormat::Xls, 1, 2), "too_many_rows");
     assert_eq!(
-        parse_with(&book, FileFormat::Xls, &limits(2, 2)).code(),
-        "ok"
-    );
-    assert_eq!(
-        parse_with(&book, FileFormat::Xls, &limits(1, 2)).code(),
-        "too_many_rows"
-    );
-    assert_eq!(
-        parse_with(&book, FileFormat::Xls, &limits(2, 1)).code(),
+        code_within(&book, FileFormat::Xls, 2, 1),
         "too_many_columns"
     );
 }

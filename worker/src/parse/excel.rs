@@ -1,8 +1,9 @@
 //! Workbooks through calamine: every worksheet in workbook order with its name and hidden flag,
 //! cells emitted already typed (numbers, booleans, strings, error texts, ISO 8601 dates under
-//! either date system, cached formula results). xlsx and xlsb are streamed cell by cell with
-//! calamine's cells readers, so memory does not grow with the sheet; xls and ods have no such
-//! reader and are loaded a sheet at a time (the isolated child's memory limit bounds them).
+//! either date system, cached formula results). xlsx, xlsb and ods are streamed cell by cell
+//! (calamine's cells readers; for ods the stream our calamine patch adds), so memory does not
+//! grow with the sheet; xls has no such reader and is loaded a sheet at a time (BIFF8 holds at
+//! most 65,536 rows a sheet, and the isolated child's memory limit bounds it).
 //! Fully empty rows are skipped, as in CSV; merged cells keep their value in the top-left cell
 //! because that is where Excel stores it.
 
@@ -58,63 +59,59 @@ pub(crate) fn parse(
     };
     match book {
         Book::Xlsx => {
-            let mut wb = Xlsx::new(rs).map_err(|e| open_error(&e, password(&e)))?;
+            let mut wb = Xlsx::new(rs).map_err(|e| open_error(&e))?;
             for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
                 let index = run.start(&name, hidden)?;
                 let mut cells = wb
                     .worksheet_cells_reader(&name)
-                    .map_err(|e| sheet_error(&name, &e, password(&e)))?;
+                    .map_err(|e| sheet_error(&name, &e))?;
                 let sheet = run.stream(index, name.clone(), hidden, || cells.next_cell())?;
                 run.finish(sheet)?;
             }
         }
         Book::Xlsb => {
-            let mut wb = Xlsb::new(rs)
-                .map_err(|e| open_error(&e, matches!(e, calamine::XlsbError::Password)))?;
+            let mut wb = Xlsb::new(rs).map_err(|e| open_error(&e))?;
             for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
                 let index = run.start(&name, hidden)?;
                 let mut cells = wb
                     .worksheet_cells_reader(&name)
-                    .map_err(|e| sheet_error(&name, &e, false))?;
+                    .map_err(|e| sheet_error(&name, &e))?;
                 let sheet = run.stream(index, name.clone(), hidden, || cells.next_cell())?;
                 run.finish(sheet)?;
             }
         }
         Book::Xls => {
-            let mut wb = Xls::new(rs)
-                .map_err(|e| open_error(&e, matches!(e, calamine::XlsError::Password)))?;
+            let mut wb = Xls::new(rs).map_err(|e| open_error(&e))?;
             ranges(&mut run, &mut wb)?;
         }
         Book::Ods => {
-            let mut wb = calamine::Ods::new(rs).map_err(|e| match e {
-                // Repeat attributes are compression: a few bytes can declare billions of cells.
-                calamine::OdsError::CellLimitExceeded { requested, max } => ParseFailure::new(
-                    ParseErrorCode::DecompressionLimit,
-                    format!(
-                        "the spreadsheet's repeated rows and columns expand to {requested} cells; \
-                         at most {max} are read"
-                    ),
-                ),
-                e => open_error(&e, matches!(e, calamine::OdsError::Password)),
-            })?;
-            ranges(&mut run, &mut wb)?;
+            // calamine's `Ods` loads every sheet whole (about 1.5 KB a row); the stream holds
+            // one row.
+            let mut book = calamine::OdsStream::new(rs).map_err(|e| open_error(&e))?;
+            let mut sheets = book.sheets().map_err(|e| open_error(&e))?;
+            while let Some(s) = sheets.next_sheet().map_err(|e| open_error(&e))? {
+                let hidden = s.visible != SheetVisible::Visible;
+                let index = run.start(&s.name, hidden)?;
+                let sheet = run.stream(index, s.name, hidden, || sheets.next_cell())?;
+                run.finish(sheet)?;
+            }
         }
     }
     Ok(run.summary)
 }
 
-/// Formats without a cells reader: load each sheet's range, then walk its used cells.
+/// xls, which has no cells reader: load each sheet's range, then walk its used cells.
 fn ranges<RS, R>(run: &mut Run<'_, '_>, wb: &mut R) -> Result<(), ParseFailure>
 where
     RS: io::Read + io::Seek,
     R: Reader<RS>,
-    R::Error: Display,
+    R::Error: ReadError,
 {
     for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
         let index = run.start(&name, hidden)?;
         let range = wb
             .worksheet_range(&name)
-            .map_err(|e| sheet_error(&name, &e, false))?;
+            .map_err(|e| sheet_error(&name, &e))?;
         let (row0, col0) = range.start().unwrap_or((0, 0));
         let mut used = range.used_cells();
         let sheet = run.stream(index, name.clone(), hidden, || {
@@ -194,7 +191,7 @@ impl Run<'_, '_> {
     }
 
     /// Assembles rows from cells arriving in row-major order and emits them.
-    fn stream<'a, E: Display>(
+    fn stream<'a, E: ReadError>(
         &mut self,
         index: u32,
         name: String,
@@ -206,11 +203,14 @@ impl Run<'_, '_> {
         let mut cells: Vec<(u32, DataRef<'a>)> = Vec::new();
         loop {
             let cell = next().map_err(|e| {
-                ParseFailure::corrupt(format!(
-                    "sheet '{}' near row {}: {e}",
-                    sheet.name,
-                    current.map_or(1, |r| r + 1)
-                ))
+                read_failure(
+                    &e,
+                    format_args!(
+                        "sheet '{}' near row {}",
+                        sheet.name,
+                        current.map_or(1, |r| r + 1)
+                    ),
+                )
             })?;
             let Some(cell) = cell else { break };
             let (row, col) = cell.get_position();
@@ -453,26 +453,71 @@ fn header_text(value: &DataRef<'_>) -> String {
     }
 }
 
-fn password(e: &calamine::XlsxError) -> bool {
-    matches!(e, calamine::XlsxError::Password)
+/// What a reader's error says about the file: its failure code (corrupt unless the reader
+/// says more) and its words.
+trait ReadError: Display {
+    fn code(&self) -> ParseErrorCode {
+        ParseErrorCode::CorruptFile
+    }
+
+    fn describe(&self) -> String {
+        self.to_string()
+    }
 }
 
-fn open_error(e: &impl Display, encrypted: bool) -> ParseFailure {
-    if encrypted {
-        return ParseFailure::new(
-            ParseErrorCode::EncryptedFile,
-            "the workbook is password protected",
-        );
-    }
-    ParseFailure::corrupt(format!("cannot open the workbook: {e}"))
+/// The readers whose only error with a code of its own is a password.
+macro_rules! password_means_encrypted {
+    ($($error:ident),*) => {$(
+        impl ReadError for calamine::$error {
+            fn code(&self) -> ParseErrorCode {
+                match self {
+                    calamine::$error::Password => ParseErrorCode::EncryptedFile,
+                    _ => ParseErrorCode::CorruptFile,
+                }
+            }
+        }
+    )*};
 }
 
-fn sheet_error(name: &str, e: &impl Display, encrypted: bool) -> ParseFailure {
-    if encrypted {
-        return ParseFailure::new(
+password_means_encrypted!(XlsxError, XlsbError, XlsError);
+
+impl ReadError for calamine::OdsError {
+    fn code(&self) -> ParseErrorCode {
+        match self {
+            calamine::OdsError::Password => ParseErrorCode::EncryptedFile,
+            // Repeat attributes are compression: a few bytes can declare billions of cells.
+            calamine::OdsError::CellLimitExceeded { .. } => ParseErrorCode::DecompressionLimit,
+            _ => ParseErrorCode::CorruptFile,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            calamine::OdsError::CellLimitExceeded { max, .. } => format!(
+                "repeated rows and columns expand to more than {max} copies of non-empty cells"
+            ),
+            e => e.to_string(),
+        }
+    }
+}
+
+impl ReadError for std::convert::Infallible {}
+
+/// The task outcome of a reader error, `context` saying where it happened.
+fn read_failure(e: &impl ReadError, context: impl Display) -> ParseFailure {
+    match e.code() {
+        ParseErrorCode::EncryptedFile => ParseFailure::new(
             ParseErrorCode::EncryptedFile,
             "the workbook is password protected",
-        );
+        ),
+        code => ParseFailure::new(code, format!("{context}: {}", e.describe())),
     }
-    ParseFailure::corrupt(format!("sheet '{name}': {e}"))
+}
+
+fn open_error(e: &impl ReadError) -> ParseFailure {
+    read_failure(e, "cannot open the workbook")
+}
+
+fn sheet_error(name: &str, e: &impl ReadError) -> ParseFailure {
+    read_failure(e, format_args!("sheet '{name}'"))
 }

@@ -62,6 +62,21 @@ pub fn parse_with(bytes: &[u8], format: FileFormat, limits: &ParseLimits) -> Par
     Parsed { events, result }
 }
 
+/// The code a parse ends with when at most `max_rows` rows and `max_columns` columns are allowed.
+pub fn code_within(
+    bytes: &[u8],
+    format: FileFormat,
+    max_rows: u64,
+    max_columns: u32,
+) -> &'static str {
+    let limits = ParseLimits {
+        max_rows,
+        max_columns,
+        ..ParseLimits::default()
+    };
+    parse_with(bytes, format, &limits).code()
+}
+
 pub fn parse(bytes: &[u8], format: FileFormat) -> Parsed {
     parse_with(bytes, format, &ParseLimits::default())
 }
@@ -97,4 +112,22 @@ pub fn make_zip(entries: &[(&str, &[u8])]) -> Vec<u8> {
         out.write_all(data).expect("write entry");
     }
     out.finish().expect("finish zip").into_inner()
+}
+
+/// An ods as LibreOffice lays one out: `mimetype` first, a manifest, and `content.xml` with
+/// `styles` as its automatic styles (where table styles say which sheets are hidden) and
+/// `tables` as its spreadsheet body.
+pub fn ods(styles: &str, tables: &str) -> Vec<u8> {
+    let manifest = br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/></manifest:manifest>"#;
+    let content = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:calcext="urn:org:documentfoundation:names:experimental:calc:xmlns:calcext:1.0" office:version="1.3"><office:automatic-styles>{styles}</office:automatic-styles><office:body><office:spreadsheet>{tables}</office:spreadsheet></office:body></office:document-content>"#
+    );
+    make_zip(&[
+        (
+            "mimetype",
+            b"application/vnd.oasis.opendocument.spreadsheet",
+        ),
+        ("META-INF/manifest.xml", manifest),
+        ("content.xml", content.as_bytes()),
+    ])
 }
