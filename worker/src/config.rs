@@ -237,6 +237,15 @@ pub struct ParseConfig {
     #[arg(long = "parse-max-cell-bytes", env = "PARSE_MAX_CELL_BYTES", default_value_t = ParseLimits::default().max_cell_bytes)]
     pub max_cell_bytes: usize,
 
+    /// Zip formats: the most their entries may inflate to, as a multiple of the file's size
+    /// (zip bombs; applies once the inflated total passes 16 MiB)
+    #[arg(long = "parse-max-inflate-ratio", env = "PARSE_MAX_INFLATE_RATIO", default_value_t = ParseLimits::default().max_inflate_ratio)]
+    pub max_inflate_ratio: u64,
+
+    /// Zip formats: the most their entries may inflate to in all, in bytes
+    #[arg(long = "parse-max-inflated-bytes", env = "PARSE_MAX_INFLATED_BYTES", default_value_t = ParseLimits::default().max_inflated_bytes)]
+    pub max_inflated_bytes: u64,
+
     /// Address-space limit of the parser child process, in bytes
     #[arg(long = "parse-memory-limit", env = "PARSE_MEMORY_LIMIT", default_value_t = ParseLimits::default().memory_limit_bytes)]
     pub memory_limit_bytes: u64,
@@ -257,6 +266,8 @@ impl Default for ParseConfig {
             max_rows: l.max_rows,
             max_columns: l.max_columns,
             max_cell_bytes: l.max_cell_bytes,
+            max_inflate_ratio: l.max_inflate_ratio,
+            max_inflated_bytes: l.max_inflated_bytes,
             memory_limit_bytes: l.memory_limit_bytes,
             timeout: l.timeout,
             parser_exe: None,
@@ -270,9 +281,10 @@ impl ParseConfig {
             max_rows: self.max_rows,
             max_columns: self.max_columns,
             max_cell_bytes: self.max_cell_bytes,
+            max_inflate_ratio: self.max_inflate_ratio,
+            max_inflated_bytes: self.max_inflated_bytes,
             memory_limit_bytes: self.memory_limit_bytes,
             timeout: self.timeout,
-            ..ParseLimits::default()
         }
     }
 }

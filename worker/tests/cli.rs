@@ -31,6 +31,13 @@ fn run_help_documents_every_setting_with_its_environment_variable() {
         "VISIBILITY_TIMEOUT",
         "MAX_DEQUEUE_COUNT",
         "SHUTDOWN_GRACE",
+        "PARSE_MAX_ROWS",
+        "PARSE_MAX_COLUMNS",
+        "PARSE_MAX_CELL_BYTES",
+        "PARSE_MAX_INFLATE_RATIO",
+        "PARSE_MAX_INFLATED_BYTES",
+        "PARSE_MEMORY_LIMIT",
+        "PARSE_TIMEOUT",
         "PARSER_EXE",
     ] {
         assert!(
