@@ -150,8 +150,7 @@ async fn run(opts: Options) -> anyhow::Result<()> {
 /// The slowest scenarios run fewer times (`--runs` is an upper bound for them).
 fn max_runs(name: &str) -> usize {
     match name {
-        "relay-throughput" | "e2e" | "parse" => 2,
-        "scale-out" => 1,
+        "relay-throughput" | "e2e" | "parse" | "scale-out" => 2,
         _ => usize::MAX,
     }
 }
@@ -225,7 +224,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             let sizes = parse::Sizes {
                 csv_rows: q(50_000, 1_000_000),
                 xlsx_rows: q(20_000, 1_000_000),
-                ods_rows: q(10_000, 100_000),
+                ods_rows: q(10_000, 1_000_000),
                 xls_rows: q(10_000, 65_535),
                 xlsb_rows: q(10_000, 1_000_000),
                 big_csv_rows: q(0, 7_500_000),
