@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shared::db::{source_files::SourceFile, tasks::Task};
-use shared::domain::TaskStatus;
+use shared::domain::{ColumnType, TaskStatus};
 use uuid::Uuid;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -50,7 +50,9 @@ pub struct TaskView {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
-    /// `{"rows_total", "sheets": [{"index", "name", "rows", "columns", …}]}` once COMPLETED.
+    /// Once COMPLETED: `{"rows_total", "sheets": [{"index", "name", "hidden", "rows", "columns",
+    /// "column_types", "extra_columns"}], "skipped_parts": ["chart sheet 'Chart1' not readable"]}`.
+    /// `extra_columns` counts the `column_N` columns that rows longer than the header added.
     #[schema(value_type = Option<Object>)]
     pub result: Option<serde_json::Value>,
 }
@@ -93,7 +95,10 @@ pub struct FileView {
 pub struct SheetView {
     pub index: i32,
     pub name: String,
+    pub hidden: bool,
     pub columns: Vec<String>,
+    /// The inferred type of each column, in column order.
+    pub column_types: Vec<ColumnType>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]

@@ -90,24 +90,32 @@ pub async fn list_rows(
         .into_iter()
         .map(|r| RowView {
             index: r.row_index,
-            values: typed(r.values, &types),
+            values: typed(r.values, &types, columns.len()),
         })
         .collect();
     Ok(Json(RowsPage {
         sheet: SheetView {
             index: sheet.sheet_index,
             name: sheet.name,
+            hidden: sheet.hidden,
             columns,
+            column_types: types,
         },
         rows,
         next_after,
     }))
 }
 
-fn typed(values: serde_json::Value, types: &[ColumnType]) -> Vec<serde_json::Value> {
-    let serde_json::Value::Array(values) = values else {
-        return vec![values];
+/// A stored row as the contract shows it: each value typed by its column, and as many values
+/// as the sheet has columns (rows read before a longer, ragged row were stored shorter).
+fn typed(values: serde_json::Value, types: &[ColumnType], width: usize) -> Vec<serde_json::Value> {
+    let mut values = match values {
+        serde_json::Value::Array(values) => values,
+        other => vec![other],
     };
+    if values.len() < width {
+        values.resize(width, serde_json::Value::Null);
+    }
     values
         .into_iter()
         .enumerate()

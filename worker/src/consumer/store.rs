@@ -73,16 +73,21 @@ impl EventSink for CopySink<'_, '_> {
     }
 }
 
-/// The task's result summary, as the api returns it.
+/// The task's result summary, as the api returns it. Spelled out field by field, so the wire
+/// format does not follow the parser's structs by accident.
 pub(super) fn result_json(summary: &ParseSummary) -> serde_json::Value {
     serde_json::json!({
         "rows_total": summary.rows_total,
         "sheets": summary.sheets.iter().map(|s| serde_json::json!({
             "index": s.index,
             "name": s.name,
+            "hidden": s.hidden,
             "rows": s.rows,
             "columns": s.columns,
+            "column_types": s.column_types,
+            "extra_columns": s.extra_columns,
         })).collect::<Vec<_>>(),
+        "skipped_parts": summary.skipped_parts,
     })
 }
 
