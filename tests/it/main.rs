@@ -3,6 +3,7 @@
 
 mod consumer;
 mod relay;
+mod rows;
 mod services;
 mod storage;
 mod upload;
