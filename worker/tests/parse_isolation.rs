@@ -137,7 +137,9 @@ async fn a_child_past_its_deadline_is_killed_with_parse_timeout() {
     .await
     .expect("no infrastructure error");
     assert_eq!(result.err().map(|f| f.code.as_str()), Some("parse_timeout"));
-    assert!(started.elapsed() < Duration::from_secs(10));
+    // Unparsed, the rows would keep this consumer busy for 20 s: the child was stopped long
+    // before, although frames were always waiting and the read never had to wait for it.
+    assert!(started.elapsed() < Duration::from_secs(5));
 }
 
 #[tokio::test]

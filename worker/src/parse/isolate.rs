@@ -29,6 +29,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
@@ -252,12 +253,9 @@ pub async fn parse_isolated_into(
     format: FileFormat,
     sink: &mut impl EventSink,
 ) -> Result<Result<ParseSummary, ParseFailure>, anyhow::Error> {
-    let deadline = Instant::now() + iso.limits.timeout;
-    let timed_out = || {
-        ParseFailure::new(
-            ParseErrorCode::ParseTimeout,
-            format!("parsing took longer than {:?}", iso.limits.timeout),
-        )
+    let deadline = Deadline {
+        at: Instant::now() + iso.limits.timeout,
+        limit: iso.limits.timeout,
     };
     let reusable = std::fs::metadata(path).is_ok_and(|m| m.len() <= REUSE_MAX_FILE);
     let path_text = path
@@ -273,12 +271,13 @@ pub async fn parse_isolated_into(
         .await
         .context("sending a file to the parse child")?;
 
-    let outcome = match timeout_at(deadline, read_frames(&mut child.stdout, sink)).await {
-        Ok(Ok(outcome)) => outcome,
-        // Ours (the sink failed, a garbled frame): the child is dropped, i.e. killed.
-        Ok(Err(e)) => return Err(e),
-        Err(_) => return Ok(Err(timed_out())),
-    };
+    let outcome =
+        match timeout_at(deadline.at, read_frames(&mut child.stdout, sink, &deadline)).await {
+            Ok(Ok(outcome)) => outcome,
+            // Ours (the sink failed, a garbled frame): the child is dropped, i.e. killed.
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Ok(Err(deadline.failure())),
+        };
     match outcome {
         Some(Ok(summary)) => {
             if reusable {
@@ -296,9 +295,9 @@ pub async fn parse_isolated_into(
                 ..
             } = child;
             drop(stdin);
-            let status = match timeout_at(deadline, process.wait()).await {
+            let status = match timeout_at(deadline.at, process.wait()).await {
                 Ok(status) => status.context("waiting for the parse child")?,
-                Err(_) => return Ok(Err(timed_out())),
+                Err(_) => return Ok(Err(deadline.failure())),
             };
             let stderr_text = stderr_tail.await.unwrap_or_default();
             Ok(Err(classify_death(status, &stderr_text)))
@@ -306,13 +305,35 @@ pub async fn parse_isolated_into(
     }
 }
 
+/// When a parse must have ended.
+struct Deadline {
+    at: Instant,
+    limit: Duration,
+}
+
+impl Deadline {
+    fn failure(&self) -> ParseFailure {
+        ParseFailure::new(
+            ParseErrorCode::ParseTimeout,
+            format!("parsing took longer than {:?}", self.limit),
+        )
+    }
+}
+
+/// How many frames [`read_frames`] handles between looks at the clock.
+const FRAMES_PER_CLOCK_CHECK: usize = 256;
+
 /// Reads one parse's frames into `sink`: its summary or failure, or `None` if the child's
-/// stdout ended first (it died; a partial last line counts as death too).
+/// stdout ended first (it died; a partial last line counts as death too). The caller's timer
+/// fires only when this future waits for the child; a sink slower than the child always finds
+/// frames waiting and never lets it, so the deadline is also checked here as frames are read.
 async fn read_frames(
     stdout: &mut ChildStdout,
     sink: &mut impl EventSink,
+    deadline: &Deadline,
 ) -> anyhow::Result<Option<Result<ParseSummary, ParseFailure>>> {
     let mut decoder = FrameDecoder::default();
+    let mut frames = 0usize;
     // Small files are the common case: start small, grow while reads fill the buffer.
     let mut buf = vec![0u8; 64 * 1024];
     let mut filled = 0;
@@ -337,6 +358,10 @@ async fn read_frames(
         let text = simdutf8::basic::from_utf8(&buf[..complete])
             .map_err(|_| anyhow!("parse child wrote invalid UTF-8"))?;
         for line in text.split_terminator('\n') {
+            frames += 1;
+            if frames % FRAMES_PER_CLOCK_CHECK == 0 && Instant::now() >= deadline.at {
+                return Ok(Some(Err(deadline.failure())));
+            }
             match decoder.decode(line)? {
                 Frame::Event(event) => sink.event(event)?,
                 Frame::Done(summary) => return Ok(Some(Ok(summary))),
