@@ -359,7 +359,7 @@ async fn read_frames(
             .map_err(|_| anyhow!("parse child wrote invalid UTF-8"))?;
         for line in text.split_terminator('\n') {
             frames += 1;
-            if frames % FRAMES_PER_CLOCK_CHECK == 0 && Instant::now() >= deadline.at {
+            if frames.is_multiple_of(FRAMES_PER_CLOCK_CHECK) && Instant::now() >= deadline.at {
                 return Ok(Some(Err(deadline.failure())));
             }
             match decoder.decode(line)? {
