@@ -13,46 +13,33 @@ use std::time::Duration;
 /// Clock ticks per second of `/proc/<pid>/stat` (USER_HZ; 100 on every Linux we run on).
 const TICKS_PER_SEC: f64 = 100.0;
 
-/// (ppid, utime+stime, cutime+cstime) in ticks.
-fn stat(pid: u32) -> Option<(u32, u64, u64)> {
+/// (utime+stime, cutime+cstime) in ticks.
+fn stat(pid: u32) -> Option<(u64, u64)> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command may contain spaces and parentheses: fields start after the last ')'.
     let rest = &text[text.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
-    // rest[0] is field 3 (state); ppid is field 4, utime 14, stime 15, cutime 16, cstime 17.
+    // rest[0] is field 3 (state); utime is field 14, stime 15, cutime 16, cstime 17.
     let num = |i: usize| f.get(i - 3).and_then(|s| s.parse::<u64>().ok());
-    Some((
-        num(4)? as u32,
-        num(14)? + num(15)?,
-        num(16)?.saturating_add(num(17)?),
-    ))
+    Some((num(14)? + num(15)?, num(16)?.saturating_add(num(17)?)))
 }
 
-fn all_pids() -> Vec<u32> {
-    fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .collect()
-}
-
-/// `root` and every live descendant.
+/// `root` and every live descendant, from each thread's `/proc/<pid>/task/<tid>/children`: a few
+/// reads per process in the tree, where scanning all of /proc read every process on the machine
+/// (the peak sampler calls this every 10 ms, from the process whose speed is being measured).
 pub fn tree(root: u32) -> Vec<u32> {
-    let parents: HashMap<u32, u32> = all_pids()
-        .into_iter()
-        .filter_map(|p| Some((p, stat(p)?.0)))
-        .collect();
     let mut out = vec![root];
     let mut i = 0;
     while i < out.len() {
-        let cur = out[i];
-        out.extend(
-            parents
-                .iter()
-                .filter(|(_, pp)| **pp == cur)
-                .map(|(p, _)| *p),
-        );
+        let tasks = fs::read_dir(format!("/proc/{}/task", out[i]));
+        for task in tasks.into_iter().flatten().flatten() {
+            let children = fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            out.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
         i += 1;
     }
     out
@@ -64,7 +51,7 @@ pub fn tree_cpu_secs(root: u32) -> f64 {
     let ticks: u64 = tree(root)
         .into_iter()
         .filter_map(stat)
-        .map(|(_, own, reaped)| own + reaped)
+        .map(|(own, reaped)| own + reaped)
         .sum();
     ticks as f64 / TICKS_PER_SEC
 }
@@ -73,14 +60,14 @@ pub fn tree_cpu_secs(root: u32) -> f64 {
 /// time, its own parse children included, lands here once we have waited for it).
 pub fn reaped_children_secs() -> f64 {
     stat(std::process::id())
-        .map(|(_, _, reaped)| reaped as f64 / TICKS_PER_SEC)
+        .map(|(_, reaped)| reaped as f64 / TICKS_PER_SEC)
         .unwrap_or(0.0)
 }
 
 /// CPU seconds of this process itself.
 pub fn self_secs() -> f64 {
     stat(std::process::id())
-        .map(|(_, own, _)| own as f64 / TICKS_PER_SEC)
+        .map(|(own, _)| own as f64 / TICKS_PER_SEC)
         .unwrap_or(0.0)
 }
 
