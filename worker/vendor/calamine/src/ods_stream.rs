@@ -188,7 +188,12 @@ impl<RS: Read + Seek> OdsSheets<'_, RS> {
                     self.row.clear();
                     self.pos = 0;
                     self.copy = 0;
-                    let cells = read_cells(&mut self.reader, &mut self.cell_buf, &mut self.row)?;
+                    let cells = read_cells(
+                        &mut self.reader,
+                        &mut self.buf,
+                        &mut self.cell_buf,
+                        &mut self.row,
+                    )?;
                     if self.row.is_empty() {
                         continue;
                     }
@@ -220,17 +225,18 @@ impl<RS: Read + Seek> OdsSheets<'_, RS> {
 
 /// Reads the cells of one `table:table-row` into `row` (non-empty ones only, run-length) and
 /// returns how many non-empty cells the row holds once its column repeats are expanded.
+/// `row_buf` holds each cell's start tag, `buf` what `get_datatype` reads inside the cell.
 fn read_cells<RS: Read + Seek>(
     reader: &mut OdsReader<'_, RS>,
+    row_buf: &mut Vec<u8>,
     buf: &mut Vec<u8>,
     row: &mut Vec<(u32, u32, Data)>,
 ) -> Result<u64, OdsError> {
-    let mut row_buf = Vec::with_capacity(256);
     let mut col: u64 = 0;
     let mut cells: u64 = 0;
     loop {
         row_buf.clear();
-        match reader.read_event_into(&mut row_buf)? {
+        match reader.read_event_into(row_buf)? {
             Event::Start(e)
                 if e.name() == QName("table:table-cell")
                     || e.name() == QName("table:covered-table-cell") =>
