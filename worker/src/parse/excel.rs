@@ -100,17 +100,16 @@ pub(crate) fn parse(
     Ok(run.summary)
 }
 
-/// xls, which has no cells reader: load each sheet's range, then walk its used cells.
-fn ranges<RS, R>(run: &mut Run<'_, '_>, wb: &mut R) -> Result<(), ParseFailure>
+/// xls, which has no cells reader: calamine loads the whole workbook; each sheet's range is
+/// moved out of it (not copied) and its used cells walked.
+fn ranges<RS>(run: &mut Run<'_, '_>, wb: &mut Xls<RS>) -> Result<(), ParseFailure>
 where
     RS: io::Read + io::Seek,
-    R: Reader<RS>,
-    R::Error: ReadError,
 {
     for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
         let index = run.start(&name, hidden)?;
         let range = wb
-            .worksheet_range(&name)
+            .take_worksheet_range(&name)
             .map_err(|e| sheet_error(&name, &e))?;
         let (row0, col0) = range.start().unwrap_or((0, 0));
         let mut used = range.used_cells();

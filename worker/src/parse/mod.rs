@@ -116,14 +116,17 @@ pub fn parse_file(
             excel::parse(path, kind.into(), limits, on_event)
         }
         container::Content::Cfb => {
-            if container::cfb_is_encrypted(path)? {
-                return Err(ParseFailure::new(
+            // An encrypted xlsx is a compound file without a workbook stream, so calamine
+            // refuses it; only then is the whole file scanned for the encryption streams.
+            let parsed = xls_check::check(path, limits)
+                .and_then(|()| excel::parse(path, excel::Book::Xls, limits, on_event));
+            match parsed {
+                Err(_) if container::cfb_is_encrypted(path)? => Err(ParseFailure::new(
                     ParseErrorCode::EncryptedFile,
                     "the workbook is password protected",
-                ));
+                )),
+                parsed => parsed,
             }
-            xls_check::check(path, limits)?;
-            excel::parse(path, excel::Book::Xls, limits, on_event)
         }
     }
 }

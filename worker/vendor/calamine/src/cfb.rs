@@ -4,7 +4,6 @@
 
 //! Compound File Binary format MS-CFB
 
-use std::borrow::Cow;
 use std::cmp::min;
 use std::io::Read;
 
@@ -478,6 +477,26 @@ pub struct XlsEncoding {
     encoding: &'static Encoding,
 }
 
+/// Appends `encoding.decode(bytes)` (BOM sniffing, malformed input replaced) to `s`. UTF-16LE,
+/// every BIFF8 string, is decoded in place: `decode` would build a `String` per cell first.
+fn decode_into(encoding: &'static Encoding, bytes: &[u8], s: &mut String) {
+    if encoding == UTF_16LE && Encoding::for_bom(bytes).is_none() {
+        let units = bytes
+            .chunks_exact(2)
+            .map(|pair| u16::from_le_bytes([pair[0], pair[1]]));
+        // At least a byte per code unit.
+        s.reserve(bytes.len() / 2);
+        for c in char::decode_utf16(units) {
+            s.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+        }
+        if bytes.len() % 2 == 1 {
+            s.push(char::REPLACEMENT_CHARACTER);
+        }
+    } else {
+        s.push_str(&encoding.decode(bytes).0);
+    }
+}
+
 impl XlsEncoding {
     pub fn from_codepage(codepage: u16) -> Result<XlsEncoding, CfbError> {
         let e = codepage::to_encoding(codepage).ok_or(CfbError::CodePageNotFound(codepage))?;
@@ -503,29 +522,34 @@ impl XlsEncoding {
         s: &mut String,
         high_byte: Option<bool>,
     ) -> (usize, usize) {
-        let (l, ub, bytes) = match self.high_byte(high_byte) {
+        match self.high_byte(high_byte) {
             None => {
                 let l = min(stream.len(), len);
-                (l, l, Cow::Borrowed(&stream[..l]))
+                decode_into(self.encoding, &stream[..l], s);
+                (l, l)
             }
             Some(false) => {
                 let l = min(stream.len(), len);
-
-                // add 0x00 high bytes to unicodes
-                let mut bytes = vec![0; l * 2];
-                for (i, sce) in stream.iter().take(l).enumerate() {
-                    bytes[2 * i] = *sce;
+                if self.encoding == UTF_16LE {
+                    // A compressed UTF-16 string holds only the low bytes of its code units,
+                    // all below U+0100: each byte is its Latin-1 character.
+                    s.extend(stream[..l].iter().map(|&b| char::from(b)));
+                } else {
+                    // add 0x00 high bytes to unicodes
+                    let mut bytes = vec![0; l * 2];
+                    for (i, sce) in stream.iter().take(l).enumerate() {
+                        bytes[2 * i] = *sce;
+                    }
+                    decode_into(self.encoding, &bytes, s);
                 }
-                (l, l, Cow::Owned(bytes))
+                (l, l)
             }
             Some(true) => {
                 let l = min(stream.len() / 2, len);
-                (l, 2 * l, Cow::Borrowed(&stream[..2 * l]))
+                decode_into(self.encoding, &stream[..2 * l], s);
+                (l, 2 * l)
             }
-        };
-
-        s.push_str(&self.encoding.decode(&bytes).0);
-        (l, ub)
+        }
     }
 
     pub fn decode_all(&self, stream: &[u8]) -> String {
@@ -536,6 +560,32 @@ impl XlsEncoding {
 #[cfg(test)]
 mod encoding_test {
     use super::XlsEncoding;
+
+    #[test]
+    fn utf16_strings_decode_as_encoding_rs_does() {
+        let cases: &[&[u8]] = &[
+            b"A\0B\0",
+            &[0xe5, 0x65, 0x2c, 0x67],             // 日本
+            &[0x3d, 0xd8, 0x00, 0xde],             // a surrogate pair
+            &[0x3d, 0xd8, 0x41, 0x00],             // a lone lead surrogate
+            &[0x00, 0xde, 0x41, 0x00],             // a lone trail surrogate
+            &[0xff, 0xfe, 0x41, 0x00],             // a BOM
+            &[0xef, 0xbb, 0xbf, 0x41],             // bytes that sniff as UTF-8
+            &[0x41, 0x00, 0x42],                   // an odd byte
+            &[0xe9, 0x00, 0xff, 0x00, 0x80, 0x00], // Latin-1 as UTF-16
+        ];
+        let utf16 = XlsEncoding::from_codepage(1200).unwrap();
+        for bytes in cases {
+            let mut s = String::from("x");
+            super::decode_into(utf16.encoding, bytes, &mut s);
+            assert_eq!(s, format!("x{}", utf16.encoding.decode(bytes).0), "{bytes:?}");
+        }
+        let latin1: Vec<u8> = (0..=255).collect();
+        let mut compressed = String::new();
+        utf16.decode_to(&latin1, latin1.len(), &mut compressed, Some(false));
+        let widened: Vec<u8> = latin1.iter().flat_map(|&b| [b, 0]).collect();
+        assert_eq!(compressed, utf16.encoding.decode(&widened).0);
+    }
 
     #[test]
     fn legacy_multibyte_strings_keep_the_original_bytes() {

@@ -179,6 +179,34 @@ fn cfb<RS: Seek + Read>(reader: &mut RS) -> Result<Cfb, XlsError> {
 }
 
 impl<RS: Read + Seek> Xls<RS> {
+    /// Moves the cells of worksheet `name` out of the workbook, like
+    /// [`Reader::worksheet_range`] without its copy of every cell (the workbook keeps an
+    /// empty range for the sheet). The workbook already holds all cells; a reader that walks
+    /// each sheet once needs no second copy.
+    pub fn take_worksheet_range(&mut self, name: &str) -> Result<Range<Data>, XlsError> {
+        let sheet = self
+            .sheets
+            .get_mut(name)
+            .map(|r| std::mem::take(&mut r.range))
+            .ok_or_else(|| XlsError::WorksheetNotFound(name.into()))?;
+        Ok(self.below_header_row(sheet))
+    }
+
+    /// Cuts the rows above `header_row` off a sheet's range, when that option is set.
+    fn below_header_row(&self, sheet: Range<Data>) -> Range<Data> {
+        match self.options.header_row {
+            HeaderRow::FirstNonEmptyRow => sheet,
+            HeaderRow::Row(header_row_idx) => {
+                // If `header_row` is a row index, adjust the range
+                if let (Some(start), Some(end)) = (sheet.start(), sheet.end()) {
+                    sheet.range((header_row_idx, start.1), end)
+                } else {
+                    sheet
+                }
+            }
+        }
+    }
+
     /// Creates a new instance using `Options` to inform parsing.
     ///
     /// ```
@@ -455,18 +483,7 @@ impl<RS: Read + Seek> Reader<RS> for Xls<RS> {
             .get(name)
             .map(|r| r.range.clone())
             .ok_or_else(|| XlsError::WorksheetNotFound(name.into()))?;
-
-        match self.options.header_row {
-            HeaderRow::FirstNonEmptyRow => Ok(sheet),
-            HeaderRow::Row(header_row_idx) => {
-                // If `header_row` is a row index, adjust the range
-                if let (Some(start), Some(end)) = (sheet.start(), sheet.end()) {
-                    Ok(sheet.range((header_row_idx, start.1), end))
-                } else {
-                    Ok(sheet)
-                }
-            }
-        }
+        Ok(self.below_header_row(sheet))
     }
 
     fn worksheets(&mut self) -> Vec<(String, Range<Data>)> {
