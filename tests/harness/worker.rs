@@ -245,7 +245,7 @@ impl WorkerEnv {
 
     /// Rows stored for a source file.
     pub async fn row_count(&self, source_file_id: Uuid) -> i64 {
-        sqlx::query_scalar("SELECT count(*) FROM parsed_rows WHERE source_file_id = $1")
+        sqlx::query_scalar("SELECT coalesce(sum(row_count), 0)::bigint FROM parsed_row_chunks WHERE source_file_id = $1")
             .bind(source_file_id)
             .fetch_one(&self.db)
             .await

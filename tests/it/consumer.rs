@@ -360,7 +360,11 @@ async fn two_relays_and_two_consumers_racing_over_many_uploads_complete_each_tas
         n,
         "every task completed by exactly one attempt"
     );
-    assert_eq!(env.count("SELECT count(*) FROM parsed_rows").await, 2 * n);
+    assert_eq!(
+        env.count("SELECT coalesce(sum(row_count), 0)::bigint FROM parsed_row_chunks")
+            .await,
+        2 * n
+    );
     assert_eq!(env.count("SELECT count(*) FROM parsed_sheets").await, n);
     assert_eq!(
         env.count(

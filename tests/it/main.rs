@@ -3,6 +3,7 @@
 
 mod consumer;
 mod relay;
+mod row_chunks;
 mod rows;
 mod services;
 mod storage;

@@ -122,7 +122,11 @@ async fn a_database_restart_mid_run_loses_nothing() {
             std::fs::read_to_string(&log).unwrap_or_default()
         ),
     }
-    assert_eq!(env.count("SELECT count(*) FROM parsed_rows").await, 2 * 60);
+    assert_eq!(
+        env.count("SELECT coalesce(sum(row_count), 0)::bigint FROM parsed_row_chunks")
+            .await,
+        2 * 60
+    );
     assert_eq!(
         env.count("SELECT count(*) FROM tasks WHERE status = 'FAILED'")
             .await,

@@ -1,6 +1,6 @@
-//! `parsed_sheets` and `parsed_rows`: the parse results users page through. Rows are bulk-loaded
-//! with `COPY` in the transaction that completes the task, and read with keyset pagination on
-//! `(source_file_id, sheet_index, row_index)`.
+//! `parsed_sheets` and `parsed_row_chunks`: the parse results users page through. Rows are
+//! bulk-loaded in chunks with `COPY` in the transaction that completes the task, and read with
+//! keyset pagination on their index within the sheet.
 
 use sqlx::postgres::PgCopyIn;
 use sqlx::{PgConnection, PgExecutor};
@@ -60,7 +60,9 @@ pub struct Row {
     pub values: serde_json::Value,
 }
 
-/// Up to `limit` rows of one sheet after `after` (exclusive), in order.
+/// Up to `limit` rows of one sheet after `after` (exclusive), in order: the rows of the chunks
+/// that overlap the page, cut to it. The first of those chunks is the last one starting at or
+/// before the page's first row (an index-only lookup).
 pub async fn page(
     db: impl PgExecutor<'_>,
     source_file_id: Uuid,
@@ -68,43 +70,76 @@ pub async fn page(
     after: Option<i64>,
     limit: i64,
 ) -> sqlx::Result<Vec<Row>> {
-    sqlx::query_as!(
-        Row,
-        r#"SELECT row_index, "values" AS "values!"
-           FROM parsed_rows
-           WHERE source_file_id = $1 AND sheet_index = $2 AND row_index > $3
-           ORDER BY row_index
-           LIMIT $4"#,
+    let start = after.map_or(0, |a| a.saturating_add(1));
+    let end = start.saturating_add(limit);
+    let chunks = sqlx::query!(
+        r#"SELECT first_row, "rows"::text AS "rows!"
+           FROM parsed_row_chunks
+           WHERE source_file_id = $1 AND sheet_index = $2 AND first_row < $4
+             AND first_row >= COALESCE(
+                 (SELECT max(first_row) FROM parsed_row_chunks
+                  WHERE source_file_id = $1 AND sheet_index = $2 AND first_row <= $3), 0)
+           ORDER BY first_row"#,
         source_file_id,
         sheet_index,
-        after.unwrap_or(-1),
-        limit
+        start,
+        end
     )
     .fetch_all(db)
-    .await
+    .await?;
+    let mut rows = Vec::new();
+    for chunk in chunks {
+        let values: Vec<&serde_json::value::RawValue> =
+            serde_json::from_str(&chunk.rows).map_err(|e| sqlx::Error::Decode(e.into()))?;
+        for (row_index, raw) in (chunk.first_row..).zip(values) {
+            if (start..end).contains(&row_index) {
+                let values =
+                    serde_json::from_str(raw.get()).map_err(|e| sqlx::Error::Decode(e.into()))?;
+                rows.push(Row { row_index, values });
+            }
+        }
+    }
+    Ok(rows)
 }
 
-/// Starts a binary `COPY` of rows into `parsed_rows`; feed it what [`CopyRows`] writes.
+/// Starts a binary `COPY` of row chunks into `parsed_row_chunks`; feed it what [`CopyRows`]
+/// writes.
 pub async fn copy_in(conn: &mut PgConnection) -> sqlx::Result<PgCopyIn<&mut PgConnection>> {
     conn.copy_in_raw(
-        r#"COPY parsed_rows (source_file_id, sheet_index, row_index, "values")
+        r#"COPY parsed_row_chunks (source_file_id, sheet_index, first_row, row_count, "rows")
            FROM STDIN (FORMAT binary)"#,
     )
     .await
 }
 
-/// Writes rows of one source file in COPY's binary format. Nothing is turned into text and back
-/// or escaped: the id and numbers go as their bytes and the JSON (whose binary form is its
-/// text) as is, which takes 10–20 % off Postgres's time for the COPY compared with the text
-/// format (1M rows: 2.2–2.5 s against 2.7–3.2 s on the 2-core benchmark machine).
+/// Writes the rows of one source file as chunks in COPY's binary format. A chunk holds up to
+/// [`CopyRows::MAX_ROWS`] consecutive rows of one sheet, and stops growing past
+/// [`CopyRows::MAX_BYTES`] of JSON: one tuple per row cost Postgres three times as much (see the
+/// migration that made the chunks). Nothing is turned into text and back or escaped: the id and
+/// numbers go as their bytes and the JSON (whose binary form is its text) as is.
 pub struct CopyRows {
     source_file_id: [u8; 16],
+    /// The open chunk: its sheet, its first row's index, its row count, and `[` plus its rows
+    /// joined by commas.
+    sheet_index: u32,
+    first_row: u64,
+    row_count: u32,
+    json: String,
 }
 
 impl CopyRows {
+    /// Rows per chunk: a 1,000-row page reads five chunks at most.
+    pub const MAX_ROWS: u32 = 256;
+    /// A chunk takes no further row once its JSON is this long (one row can exceed it).
+    pub const MAX_BYTES: usize = 64 * 1024;
+
     pub fn new(source_file_id: Uuid) -> Self {
         Self {
             source_file_id: *source_file_id.as_bytes(),
+            sheet_index: 0,
+            first_row: 0,
+            row_count: 0,
+            json: String::new(),
         }
     }
 
@@ -115,24 +150,51 @@ impl CopyRows {
         buf.extend_from_slice(&0u32.to_be_bytes());
     }
 
-    /// Appends one row. `values_json` is the row's JSON array text.
-    pub fn push(&self, buf: &mut Vec<u8>, sheet_index: u32, row_index: u64, values_json: &str) {
-        // Four fields, each as its length and its bytes. A sheet index, a row index and a row's
-        // length (bounded by the parse limits) all fit their Postgres types.
-        buf.extend_from_slice(&4i16.to_be_bytes());
+    /// Adds one row, `values_json` being its JSON array text; writes the open chunk to `buf`
+    /// first when the row does not belong in it.
+    pub fn push(&mut self, buf: &mut Vec<u8>, sheet_index: u32, row_index: u64, values_json: &str) {
+        let follows = self.row_count > 0
+            && sheet_index == self.sheet_index
+            && row_index == self.first_row + u64::from(self.row_count);
+        if !follows || self.row_count == Self::MAX_ROWS || self.json.len() >= Self::MAX_BYTES {
+            self.write_chunk(buf);
+            self.sheet_index = sheet_index;
+            self.first_row = row_index;
+            self.json.push('[');
+        } else {
+            self.json.push(',');
+        }
+        self.json.push_str(values_json);
+        self.row_count += 1;
+    }
+
+    /// Writes the open chunk and the trailer that ends the data.
+    pub fn end(&mut self, buf: &mut Vec<u8>) {
+        self.write_chunk(buf);
+        buf.extend_from_slice(&(-1i16).to_be_bytes());
+    }
+
+    /// Writes the open chunk, if it has rows, as one tuple of five fields, each as its length
+    /// and its bytes; the chunk is then empty. A sheet index, a row index and a chunk's length
+    /// (bounded by the parse limits) all fit their Postgres types.
+    fn write_chunk(&mut self, buf: &mut Vec<u8>) {
+        if self.row_count == 0 {
+            return;
+        }
+        self.json.push(']');
+        buf.extend_from_slice(&5i16.to_be_bytes());
         buf.extend_from_slice(&16i32.to_be_bytes());
         buf.extend_from_slice(&self.source_file_id);
         buf.extend_from_slice(&4i32.to_be_bytes());
-        buf.extend_from_slice(&(sheet_index as i32).to_be_bytes());
+        buf.extend_from_slice(&(self.sheet_index as i32).to_be_bytes());
         buf.extend_from_slice(&8i32.to_be_bytes());
-        buf.extend_from_slice(&(row_index as i64).to_be_bytes());
-        buf.extend_from_slice(&(values_json.len() as i32).to_be_bytes());
-        buf.extend_from_slice(values_json.as_bytes());
-    }
-
-    /// The trailer that ends the data.
-    pub fn end(&self, buf: &mut Vec<u8>) {
-        buf.extend_from_slice(&(-1i16).to_be_bytes());
+        buf.extend_from_slice(&(self.first_row as i64).to_be_bytes());
+        buf.extend_from_slice(&4i32.to_be_bytes());
+        buf.extend_from_slice(&(self.row_count as i32).to_be_bytes());
+        buf.extend_from_slice(&(self.json.len() as i32).to_be_bytes());
+        buf.extend_from_slice(self.json.as_bytes());
+        self.json.clear();
+        self.row_count = 0;
     }
 }
 
@@ -140,20 +202,61 @@ impl CopyRows {
 mod tests {
     use super::*;
 
+    /// One chunk tuple as COPY's binary format has it.
+    fn tuple(sheet: i32, first_row: i64, row_count: i32, json: &str) -> Vec<u8> {
+        let mut t = vec![0, 5, 0, 0, 0, 16];
+        t.extend_from_slice(Uuid::from_u128(1).as_bytes());
+        for (len, value) in [
+            (4i32, sheet.to_be_bytes().to_vec()),
+            (8, first_row.to_be_bytes().to_vec()),
+            (4, row_count.to_be_bytes().to_vec()),
+        ] {
+            t.extend_from_slice(&len.to_be_bytes());
+            t.extend_from_slice(&value);
+        }
+        t.extend_from_slice(&(json.len() as i32).to_be_bytes());
+        t.extend_from_slice(json.as_bytes());
+        t
+    }
+
     #[test]
-    fn rows_are_written_in_copy_binary_format() {
-        let rows = CopyRows::new(Uuid::from_u128(1));
+    fn rows_are_written_as_chunks_in_copy_binary_format() {
+        let mut rows = CopyRows::new(Uuid::from_u128(1));
         let mut buf = Vec::new();
         rows.begin(&mut buf);
         rows.push(&mut buf, 2, 7, r#"["a\"b"]"#);
+        rows.push(&mut buf, 2, 8, "[1]");
+        // Another sheet, then a gap in the row indexes, each start a chunk.
+        rows.push(&mut buf, 3, 0, "[null]");
+        rows.push(&mut buf, 3, 5, "[]");
         rows.end(&mut buf);
         let mut expected = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0".to_vec();
-        expected.extend_from_slice(&[0, 4, 0, 0, 0, 16]);
-        expected.extend_from_slice(&[0; 15]);
-        expected.extend_from_slice(&[1, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 8]);
-        expected.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 8]);
-        expected.extend_from_slice(br#"["a\"b"]"#);
+        expected.extend(tuple(2, 7, 2, r#"[["a\"b"],[1]]"#));
+        expected.extend(tuple(3, 0, 1, "[[null]]"));
+        expected.extend(tuple(3, 5, 1, "[[]]"));
         expected.extend_from_slice(&[0xff, 0xff]);
         assert_eq!(buf, expected);
+    }
+
+    #[test]
+    fn a_chunk_closes_at_its_row_or_byte_budget() {
+        let mut rows = CopyRows::new(Uuid::from_u128(1));
+        let mut buf = Vec::new();
+        for i in 0..u64::from(CopyRows::MAX_ROWS) + 1 {
+            rows.push(&mut buf, 0, i, "[0]");
+        }
+        let full = format!("[{}]", vec!["[0]"; CopyRows::MAX_ROWS as usize].join(","));
+        assert_eq!(buf, tuple(0, 0, CopyRows::MAX_ROWS as i32, &full));
+
+        let mut rows = CopyRows::new(Uuid::from_u128(1));
+        let mut buf = Vec::new();
+        let wide = format!("[\"{}\"]", "x".repeat(CopyRows::MAX_BYTES));
+        rows.push(&mut buf, 0, 0, &wide);
+        assert!(buf.is_empty(), "a chunk is written only when it is closed");
+        rows.push(&mut buf, 0, 1, "[1]");
+        assert_eq!(buf, tuple(0, 0, 1, &format!("[{wide}]")));
+        buf.clear();
+        rows.end(&mut buf);
+        assert_eq!(&buf[..buf.len() - 2], tuple(0, 1, 1, "[[1]]"));
     }
 }

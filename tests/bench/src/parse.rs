@@ -271,7 +271,11 @@ async fn store(
                 .flatten();
         bail!("{label} parse+store ended {status}: {err:?}");
     }
-    let stored = env::count(&env.db, "SELECT count(*) FROM parsed_rows").await?;
+    let stored = env::count(
+        &env.db,
+        "SELECT coalesce(sum(row_count), 0)::bigint FROM parsed_row_chunks",
+    )
+    .await?;
     if stored as u64 != expect || attempts != 1 {
         bail!("{label}: {stored} rows stored ({expect} expected), attempts {attempts}");
     }

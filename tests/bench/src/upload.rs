@@ -288,7 +288,8 @@ async fn duplicates(env: &harness::worker::WorkerEnv, run: &mut Run) -> anyhow::
     let wrong_rows = env::count(
         &env.db,
         "SELECT count(*) FROM tasks t
-         WHERE (SELECT count(*) FROM parsed_rows r WHERE r.source_file_id = t.source_file_id) <> 20",
+         WHERE (SELECT coalesce(sum(row_count), 0) FROM parsed_row_chunks r
+                WHERE r.source_file_id = t.source_file_id) <> 20",
     )
     .await?;
     let resent = env::count(

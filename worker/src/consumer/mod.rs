@@ -1,7 +1,7 @@
 //! The queue consumer: receives parse-task messages (up to 32 at a time, processed with bounded
 //! concurrency), downloads each task's file, parses it in an isolated child process and streams
-//! the rows into `COPY parsed_rows` — in the one transaction that also stores the sheets and marks
-//! the task `COMPLETED`, so a redelivered message can never duplicate rows. Every task change is
+//! the rows into `COPY parsed_row_chunks` — in the one transaction that also stores the sheets
+//! and marks the task `COMPLETED`, so a redelivered message can never duplicate rows. Every task change is
 //! conditional (see `shared::db::tasks`), which makes duplicates no-ops. Long parses keep their
 //! message invisible and their task lease alive; transient failures leave the message to
 //! reappear with backoff; unparsable files fail their task at once; messages delivered too

@@ -1,4 +1,5 @@
-//! Streaming parse events into `COPY parsed_rows`, the result summary, and the download file.
+//! Streaming parse events into `COPY parsed_row_chunks`, the result summary, and the download
+//! file.
 
 use std::path::{Path, PathBuf};
 
@@ -10,9 +11,10 @@ use uuid::Uuid;
 use crate::parse::isolate::{self, EventSink, Isolation};
 use crate::parse::{ParseEvent, ParseFailure, ParseSummary};
 
-/// Runs the isolated parse, turning its row events into binary COPY rows that are sent to Postgres
-/// in chunks. Sending waits while Postgres is behind, and the parse child waits on its full pipe
-/// meanwhile, so however fast the parser is, at most about one chunk is held here.
+/// Runs the isolated parse, turning its row events into binary COPY tuples of row chunks that are
+/// sent to Postgres a buffer at a time. Sending waits while Postgres is behind, and the parse
+/// child waits on its full pipe meanwhile, so however fast the parser is, at most about one
+/// buffer and one row chunk are held here.
 pub(super) async fn stream_rows(
     isolation: &Isolation,
     path: &Path,
@@ -21,7 +23,7 @@ pub(super) async fn stream_rows(
     copy: &mut sqlx::postgres::PgCopyIn<&mut sqlx::PgConnection>,
 ) -> anyhow::Result<Result<ParseSummary, ParseFailure>> {
     let rows = db::rows::CopyRows::new(source_file_id);
-    let mut buf = Vec::with_capacity(CopySink::CHUNK + 64 * 1024);
+    let mut buf = Vec::with_capacity(CopySink::SEND_BYTES + db::rows::CopyRows::MAX_BYTES);
     rows.begin(&mut buf);
     let mut sink = CopySink { rows, buf, copy };
     let parsed = isolate::parse_isolated_into(isolation, path, format, &mut sink).await?;
@@ -40,7 +42,7 @@ struct CopySink<'c, 'conn> {
 
 impl CopySink<'_, '_> {
     /// COPY data sent to Postgres at a time.
-    const CHUNK: usize = 256 * 1024;
+    const SEND_BYTES: usize = 256 * 1024;
 
     async fn flush(&mut self) -> anyhow::Result<()> {
         self.copy
@@ -66,7 +68,7 @@ impl EventSink for CopySink<'_, '_> {
     }
 
     async fn pause(&mut self) -> anyhow::Result<()> {
-        if self.buf.len() >= Self::CHUNK {
+        if self.buf.len() >= Self::SEND_BYTES {
             self.flush().await?;
         }
         Ok(())
