@@ -141,6 +141,14 @@ pub(crate) trait RawAttributes {
     }
 }
 
+/// The attribute text of a tag read without quick-xml (`xlsx::fast_cells`).
+impl RawAttributes for str {
+    #[inline]
+    fn iter_raw_attrs(&self) -> RawAttrIter<'_> {
+        RawAttrIter::new(self)
+    }
+}
+
 impl RawAttributes for BytesStart<'_> {
     #[inline]
     fn iter_raw_attrs(&self) -> RawAttrIter<'_> {

@@ -3,10 +3,10 @@
 // Copyright 2016-2026, Johann Tuffe.
 
 use quick_xml::events::{BytesStart, Event};
-use std::io::{Read, Seek};
+use std::io::{BufRead, Read, Seek};
 
 use super::{
-    expand_shared_formula, get_dimension, get_row, get_row_column, read_string_with_bufs,
+    expand_shared_formula, get_dimension, get_row, get_row_column, read_string_with_bufs, scan,
     Dimensions, XlReader,
 };
 use crate::shared_strings::SharedStrings;
@@ -191,6 +191,10 @@ where
     cell_buf: Vec<u8>,
     value_bufs: ValueBufs,
     formulas: Vec<Option<SharedFormula>>,
+    /// quick-xml's last event was an end tag (or `next_cell` read past one itself), so the
+    /// reader is between markup and its next read starts at the first unread buffered byte:
+    /// only then may `next_cell` read cells from the buffer without it (patch 4).
+    between_tags: bool,
 }
 
 impl<'a, RS> XlsxCellReader<'a, RS>
@@ -249,6 +253,7 @@ where
             cell_buf: Vec::with_capacity(1024),
             value_bufs: ValueBufs::new(),
             formulas: Vec::with_capacity(1024),
+            between_tags: false,
         })
     }
 
@@ -260,8 +265,15 @@ where
     /// Return the next cell value in XML stream order.
     pub fn next_cell(&mut self) -> Result<Option<Cell<DataRef<'a>>>, XlsxError> {
         loop {
+            if self.between_tags {
+                if let Some(cell) = self.next_buffered_cell() {
+                    return Ok(Some(cell));
+                }
+            }
             self.buf.clear();
-            match self.xml.read_event_into(&mut self.buf) {
+            let event = self.xml.read_event_into(&mut self.buf);
+            self.between_tags = matches!(event, Ok(Event::End(_)));
+            match event {
                 Ok(Event::Start(row_element)) if row_element.local_name().as_ref() == "row" => {
                     if let Some(r) = row_element.raw_attr("r")? {
                         self.row_index = get_row(r)?;
@@ -306,6 +318,7 @@ where
                             _ => (),
                         }
                     }
+                    self.between_tags = true;
                     self.col_index += 1;
                     return Ok(Some(Cell::new(pos, value)));
                 }
@@ -317,6 +330,56 @@ where
                 _ => (),
             }
         }
+    }
+
+    /// The next cell, read straight from the bytes quick-xml has buffered but not yet read,
+    /// when they hold it whole in the shape `scan` recognises (and, before it, any
+    /// `</row><row …>`). Returns `None`, having consumed nothing of the cell, whenever quick-xml
+    /// should read it instead: another shape, a cell cut by the buffer's end, or a value the
+    /// decoding functions reject (quick-xml's path then fails with the very same error).
+    ///
+    /// Only called while `between_tags`: quick-xml then holds no state but its stack of open
+    /// tags, which a whole `<c>…</c>` or a `</row><row>` pair leaves as it was.
+    fn next_buffered_cell(&mut self) -> Option<Cell<DataRef<'a>>> {
+        let buffered = self.xml.get_ref().buffer();
+        if let Some((len, attrs)) = scan::row_switch(buffered) {
+            let row = match attrs.raw_attr("r").ok()? {
+                Some(r) => get_row(r).ok()?,
+                None => self.row_index + 1,
+            };
+            self.row_index = row;
+            self.col_index = 0;
+            self.xml.get_mut().consume(len);
+        }
+        let buffered = self.xml.get_ref().buffer();
+        let cell = scan::cell(buffered)?;
+        let (pos_attr, style_attr, type_attr) =
+            get_attrs!(cell.attrs, "r" => r, "s" => s, "t" => t).ok()?;
+        let pos = match pos_attr {
+            Some(range) => get_row_column(range).ok()?,
+            None => (self.row_index, self.col_index),
+        };
+        let value = match cell.value {
+            None => DataRef::Empty,
+            // `read_value` reads these types' `<v>` text raw, and an empty `<v></v>` as empty.
+            Some(v) if matches!(type_attr, None | Some("n" | "s" | "b" | "e")) => {
+                if v.is_empty() {
+                    DataRef::Empty
+                } else {
+                    let ctx = WorkbookContext {
+                        strings: self.strings,
+                        formats: self.formats,
+                        is_1904: self.is_1904,
+                    };
+                    read_v(&ctx, v, style_attr, type_attr).ok()?
+                }
+            }
+            Some(_) => return None,
+        };
+        let len = cell.len;
+        self.xml.get_mut().consume(len);
+        self.col_index = pos.1 + 1;
+        Some(Cell::new(pos, value))
     }
 
     /// Return the next cell value and its style id in XML stream order.
@@ -331,6 +394,9 @@ where
     pub fn next_cell_with_style_id(
         &mut self,
     ) -> Result<Option<(Cell<DataRef<'a>>, usize)>, XlsxError> {
+        // This method reads through quick-xml only; `next_cell` must not trust the buffer
+        // position again until quick-xml has read an end tag for it.
+        self.between_tags = false;
         loop {
             self.buf.clear();
             match self.xml.read_event_into(&mut self.buf) {
@@ -504,6 +570,9 @@ where
         &mut self,
         expand_shared_derived: bool,
     ) -> Result<Option<XlsxCellFormulaMetadataRecordInternal<'a>>, XlsxError> {
+        // This method reads through quick-xml only; `next_cell` must not trust the buffer
+        // position again until quick-xml has read an end tag for it.
+        self.between_tags = false;
         loop {
             self.buf.clear();
             match self.xml.read_event_into(&mut self.buf) {
@@ -580,6 +649,9 @@ where
 
     /// Return the next formula in XML stream order, expanding shared formulas.
     pub fn next_formula(&mut self) -> Result<Option<Cell<String>>, XlsxError> {
+        // This method reads through quick-xml only; `next_cell` must not trust the buffer
+        // position again until quick-xml has read an end tag for it.
+        self.between_tags = false;
         loop {
             self.buf.clear();
             match self.xml.read_event_into(&mut self.buf) {
@@ -645,6 +717,9 @@ where
     /// format), or with an id outside the palette, are skipped. Returns
     /// `None` when the end of the sheet data is reached.
     pub fn next_style_id(&mut self) -> Result<Option<(u32, u32, usize)>, XlsxError> {
+        // This method reads through quick-xml only; `next_cell` must not trust the buffer
+        // position again until quick-xml has read an end tag for it.
+        self.between_tags = false;
         loop {
             self.buf.clear();
             match self.xml.read_event_into(&mut self.buf) {
@@ -792,9 +867,9 @@ fn read_v<'s>(
             ctx.strings
                 .get(idx)
                 .map(|s| DataRef::SharedString(s))
-                .ok_or(XlsxError::Unexpected(
-                    "Cell string index not found in shared strings table",
-                ))
+                .ok_or_else(|| {
+                    XlsxError::Unexpected("Cell string index not found in shared strings table")
+                })
         }
         Some("b") => read_bool(v),
         Some("d") => Ok(DataRef::DateTimeIso(v.to_string())),

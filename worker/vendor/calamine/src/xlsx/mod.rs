@@ -5,13 +5,14 @@
 #![warn(missing_docs)]
 
 mod cells_reader;
+mod scan;
 mod style_parser;
 
 use std::collections::HashMap;
 #[cfg(feature = "picture")]
 use std::collections::HashSet;
 use std::io::BufReader;
-use std::io::{Read, Seek};
+use std::io::{BufRead, Read, Seek};
 use std::str::FromStr;
 
 use log::warn;
@@ -375,15 +376,30 @@ impl<RS: Read + Seek> Xlsx<RS> {
 
         let mut str_buf = Vec::with_capacity(1024);
         let mut str_val_buf = Vec::with_capacity(1024);
+        // Patch 4: after an end tag quick-xml's next read starts at its first unread buffered
+        // byte, so a plain `<si><t>…</t></si>` there can be taken straight from the buffer and
+        // decoded as `read_string_with_bufs` would (trimmed, then `_xHHHH_` unescaped).
+        let mut between_tags = false;
         loop {
+            if between_tags {
+                if let Some((len, text)) = scan::shared_string(xml.get_ref().buffer()) {
+                    self.strings.push(&unescape_xml(trim_xml_space(text)));
+                    xml.get_mut().consume(len);
+                    continue;
+                }
+            }
             buf.clear();
-            match xml.read_event_into(&mut buf) {
+            let event = xml.read_event_into(&mut buf);
+            between_tags = matches!(event, Ok(Event::End(_)));
+            match event {
                 Ok(Event::Start(e)) if e.local_name().as_ref() == "si" => {
                     if let Some(s) =
                         read_string_with_bufs(&mut xml, e.name(), &mut str_buf, &mut str_val_buf)?
                     {
                         self.strings.push(&s);
                     }
+                    // It returns having read the `</si>`.
+                    between_tags = true;
                 }
                 Ok(Event::End(e)) if e.local_name().as_ref() == "sst" => break,
                 Ok(Event::Eof) => return Err(XlsxError::XmlEof("sst")),
@@ -3067,7 +3083,8 @@ pub(crate) fn get_dimension(dimension: &str) -> Result<Dimensions, XlsxError> {
 /// If the row or column component in the range is missing, an Error is returned.
 pub(crate) fn get_row_column(range: &str) -> Result<(u32, u32), XlsxError> {
     let (row, col) = get_row_and_optional_column(range)?;
-    let col = col.ok_or(XlsxError::RangeWithoutColumnComponent)?;
+    // `ok_or_else`: an eagerly built error is dropped on every call (patch 4).
+    let col = col.ok_or_else(|| XlsxError::RangeWithoutColumnComponent)?;
     Ok((row, col))
 }
 
@@ -3119,8 +3136,14 @@ fn get_row_and_optional_column(range: &str) -> Result<(u32, Option<u32>), XlsxEr
     // Convert from 1-based to 0-based (col=0 means no column found)
     let row = row
         .checked_sub(1)
-        .ok_or(XlsxError::RangeWithoutRowComponent)?;
+        .ok_or_else(|| XlsxError::RangeWithoutRowComponent)?;
     Ok((row, col.checked_sub(1)))
+}
+
+/// Trims ASCII whitespace (space/tab/CR/LF) from a `<t>` without `xml:space="preserve"`.
+/// Unicode spaces such as U+00A0 (NBSP) are preserved.
+fn trim_xml_space(text: &str) -> &str {
+    text.trim_matches([' ', '\t', '\r', '\n'])
 }
 
 /// Attempts to read either a simple or richtext string, reusing caller-provided
@@ -3174,9 +3197,7 @@ where
                 let value = if preserve_space {
                     unescape_xml(&value).into_owned()
                 } else {
-                    // Trim ASCII whitespace (space/tab/CR/LF). Unicode spaces
-                    // such as U+00A0 (NBSP) are preserved.
-                    unescape_xml(value.trim_matches([' ', '\t', '\r', '\n'])).into_owned()
+                    unescape_xml(trim_xml_space(&value)).into_owned()
                 };
                 if let Some(s) = &mut rich_buffer {
                     s.push_str(&value);
