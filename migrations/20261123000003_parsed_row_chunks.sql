@@ -17,7 +17,15 @@ CREATE TABLE parsed_row_chunks (
     "rows"         json    NOT NULL,
     PRIMARY KEY (source_file_id, sheet_index, first_row)
 );
-ALTER TABLE parsed_row_chunks ALTER COLUMN "rows" SET COMPRESSION lz4;
+-- lz4 needs a server built with it (Debian's packages and the official images are); elsewhere the
+-- chunks keep the default pglz, slower to write but correct.
+DO $$
+BEGIN
+    ALTER TABLE parsed_row_chunks ALTER COLUMN "rows" SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported THEN
+    RAISE NOTICE 'this server has no lz4: parsed_row_chunks keeps pglz compression';
+END
+$$;
 
 INSERT INTO parsed_row_chunks (source_file_id, sheet_index, first_row, row_count, "rows")
 SELECT source_file_id, sheet_index, min(row_index), count(*), json_agg("values" ORDER BY row_index)
