@@ -1,12 +1,14 @@
 //! Reading the `file` part of an upload as a stream: the first bytes are held back to decide the
 //! format before anything is stored, then every chunk is counted, hashed (SHA-256) and checked
-//! against the size limit on its way to Blob Storage, so memory stays flat whatever the size.
+//! against the size limit on its way to Blob Storage, so memory stays flat whatever the size. A
+//! file small enough to travel in its queue message is also kept whole.
 
 use axum::extract::multipart::{Field, MultipartError};
 use bytes::{Bytes, BytesMut};
 use futures::Stream;
 use sha2::{Digest, Sha256};
 use shared::domain::format::SNIFF_LEN;
+use shared::domain::ParseTaskPayload;
 
 /// Why the body stream stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +26,8 @@ pub struct MeteredField<'a> {
     hasher: Sha256,
     size: u64,
     limit: u64,
+    /// Every byte so far, while there are at most `ParseTaskPayload::INLINE_MAX` of them.
+    small: Option<BytesMut>,
 }
 
 impl<'a> MeteredField<'a> {
@@ -43,6 +47,7 @@ impl<'a> MeteredField<'a> {
             hasher: Sha256::new(),
             size: 0,
             limit,
+            small: Some(BytesMut::new()),
         };
         let head = head.freeze();
         this.meter(&head)?;
@@ -61,6 +66,11 @@ impl<'a> MeteredField<'a> {
             return Err(BodyError::TooLarge);
         }
         self.hasher.update(chunk);
+        if self.size > ParseTaskPayload::INLINE_MAX as u64 {
+            self.small = None;
+        } else if let Some(small) = &mut self.small {
+            small.extend_from_slice(chunk);
+        }
         Ok(())
     }
 
@@ -86,12 +96,23 @@ impl<'a> MeteredField<'a> {
         })
     }
 
-    /// Size in bytes and lowercase hex SHA-256 of everything streamed.
-    pub fn finish(self) -> (u64, String) {
+    /// What was streamed: its size, lowercase hex SHA-256, and the bytes themselves when there
+    /// are at most `ParseTaskPayload::INLINE_MAX` of them.
+    pub fn finish(self) -> Streamed {
         let digest = self.hasher.finalize();
-        let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
-        (self.size, hex)
+        Streamed {
+            size: self.size,
+            sha256: digest.iter().map(|b| format!("{b:02x}")).collect(),
+            small: self.small.map(BytesMut::freeze),
+        }
     }
+}
+
+/// A file part read to its end.
+pub struct Streamed {
+    pub size: u64,
+    pub sha256: String,
+    pub small: Option<Bytes>,
 }
 
 /// Keeps the last path segment of a client file name (some browsers send `C:\…\name.csv`),

@@ -356,10 +356,11 @@ async fn insert_upload(
     db::tasks::insert(&mut *tx, upload.task_id, upload.source_file_id)
         .await
         .expect("insert task");
-    let payload = serde_json::to_value(ParseTaskPayload {
-        task_id: upload.task_id,
-        source_file_id: upload.source_file_id,
-    })
+    let payload = serde_json::to_value(ParseTaskPayload::new(
+        upload.task_id,
+        upload.source_file_id,
+        None,
+    ))
     .expect("payload");
     db::outbox::enqueue(&mut *tx, upload.outbox_id, PARSE_TASK, &payload)
         .await

@@ -2,6 +2,7 @@
 //! run by the harness; every test gets a fresh database and fresh queue and container names.
 
 mod consumer;
+mod inline;
 mod relay;
 mod row_chunks;
 mod rows;

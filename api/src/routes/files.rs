@@ -99,7 +99,8 @@ pub async fn upload(
         Err(UploadError::Body(e)) => return Err(body_error(e, limit)),
         Err(UploadError::Storage(e)) => return Err(ApiError::StorageUnavailable(e)),
     }
-    let (size_bytes, sha256) = body.finish();
+    let streamed = body.finish();
+    let (size_bytes, sha256) = (streamed.size, streamed.sha256);
 
     let new_file = NewSourceFile {
         id: source_file_id,
@@ -111,7 +112,7 @@ pub async fn upload(
         blob_name: &blob_name,
         idempotency_key: key.as_deref(),
     };
-    match record(&state, &new_file).await {
+    match record(&state, &new_file, streamed.small.as_deref()).await {
         Ok((file, task)) => {
             tracing::info!(source_file_id = %file.id, task_id = %task.id, format = %format,
                            size_bytes, "upload accepted");
@@ -138,18 +139,17 @@ pub async fn upload(
     }
 }
 
-/// The three rows of an upload, in one transaction: any `?` drops `tx`, which rolls back.
+/// The three rows of an upload, in one transaction: any `?` drops `tx`, which rolls back. A
+/// small file's bytes go into its message (`small`), so the worker needs no download.
 async fn record(
     state: &AppState,
     new_file: &NewSourceFile<'_>,
+    small: Option<&[u8]>,
 ) -> sqlx::Result<(SourceFile, shared::db::tasks::Task)> {
     let mut tx = state.db.begin().await?;
     let file = db::source_files::insert(&mut *tx, new_file).await?;
     let task = db::tasks::insert(&mut *tx, Uuid::now_v7(), file.id).await?;
-    let payload = ParseTaskPayload {
-        task_id: task.id,
-        source_file_id: file.id,
-    };
+    let payload = ParseTaskPayload::new(task.id, file.id, small);
     let payload = serde_json::to_value(&payload).map_err(|e| sqlx::Error::Encode(e.into()))?;
     db::outbox::enqueue(&mut *tx, Uuid::now_v7(), PARSE_TASK, &payload).await?;
     tx.commit().await?;

@@ -221,10 +221,7 @@ pub async fn insert_upload(
     )
     .await?;
     db::tasks::insert(&mut *tx, task_id, file_id).await?;
-    let payload = serde_json::to_value(ParseTaskPayload {
-        task_id,
-        source_file_id: file_id,
-    })?;
+    let payload = serde_json::to_value(ParseTaskPayload::new(task_id, file_id, None))?;
     db::outbox::enqueue(&mut *tx, outbox_id, PARSE_TASK, &payload).await?;
     Ok((outbox_id, task_id))
 }

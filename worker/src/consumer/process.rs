@@ -5,8 +5,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use shared::db;
-use shared::domain::{Envelope, FileFormat};
+use shared::domain::{Envelope, FileFormat, ParseTaskPayload};
 use shared::storage::{ReceivedMessage, StorageError};
+use tokio::io::AsyncWriteExt as _;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -97,7 +98,7 @@ impl Consumer {
             lost.clone(),
         ));
 
-        let work = self.work(task_id, attempt, payload.source_file_id);
+        let work = self.work(task_id, attempt, &payload);
         let result = tokio::select! {
             r = work => Some(r),
             () = lost.cancelled() => None,
@@ -152,13 +153,15 @@ impl Consumer {
         }
     }
 
-    /// Download, parse and store. `Err` means "transient, try again later".
+    /// Download (unless the message carries the file), parse and store. `Err` means
+    /// "transient, try again later".
     async fn work(
         &self,
         task_id: Uuid,
         attempt: i32,
-        source_file_id: Uuid,
+        payload: &ParseTaskPayload,
     ) -> anyhow::Result<Work> {
+        let source_file_id = payload.source_file_id;
         let Some(file) = db::source_files::find(&self.db, source_file_id)
             .await
             .context("reading the source file")?
@@ -180,8 +183,21 @@ impl Consumer {
         let mut out = tokio::fs::File::create(download.path())
             .await
             .context("creating the download file")?;
-        match self.blobs.download_to(&file.blob_name, &mut out).await {
-            Ok(_) => {}
+        let fetched = match payload.inline_content(file.size_bytes, &file.sha256) {
+            Some(bytes) => async {
+                out.write_all(&bytes).await?;
+                out.flush().await
+            }
+            .await
+            .map_err(StorageError::Io),
+            None => self
+                .blobs
+                .download_to(&file.blob_name, &mut out)
+                .await
+                .map(drop),
+        };
+        match fetched {
+            Ok(()) => {}
             Err(e) if e.is_not_found() => {
                 return Ok(Work::Unparsable(
                     SOURCE_MISSING.into(),
