@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 use futures::Stream;
 use sha2::{Digest, Sha256};
 use shared::domain::format::SNIFF_LEN;
-use shared::domain::ParseTaskPayload;
+use shared::domain::{digest, ParseTaskPayload};
 
 /// Why the body stream stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -99,10 +99,9 @@ impl<'a> MeteredField<'a> {
     /// What was streamed: its size, lowercase hex SHA-256, and the bytes themselves when there
     /// are at most `ParseTaskPayload::INLINE_MAX` of them.
     pub fn finish(self) -> Streamed {
-        let digest = self.hasher.finalize();
         Streamed {
             size: self.size,
-            sha256: digest.iter().map(|b| format!("{b:02x}")).collect(),
+            sha256: digest::lower_hex(&self.hasher.finalize()),
             small: self.small.map(BytesMut::freeze),
         }
     }

@@ -7,7 +7,6 @@
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sha2::Digest as _;
 use uuid::Uuid;
 
 /// The only event type today: parse the file of a task.
@@ -47,9 +46,9 @@ impl ParseTaskPayload {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(self.content.as_deref()?)
             .ok()?;
-        let digest = sha2::Sha256::digest(&bytes);
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        (i64::try_from(bytes.len()).ok() == Some(size_bytes) && hex == sha256).then_some(bytes)
+        let matches = i64::try_from(bytes.len()).ok() == Some(size_bytes)
+            && super::digest::sha256_hex(&bytes) == sha256;
+        matches.then_some(bytes)
     }
 }
 
@@ -148,10 +147,7 @@ mod tests {
         let round_trip: ParseTaskPayload =
             serde_json::from_value(serde_json::to_value(&p).unwrap()).unwrap();
         assert_eq!(round_trip, p);
-        let real_sha: String = sha2::Sha256::digest(bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let real_sha = crate::domain::digest::sha256_hex(bytes);
         assert_eq!(
             p.inline_content(len, &real_sha).as_deref(),
             Some(&bytes[..])

@@ -2,6 +2,7 @@
 //! queue message envelope the relay sends and the consumer reads.
 
 pub mod column_type;
+pub mod digest;
 pub mod envelope;
 pub mod format;
 pub mod status;

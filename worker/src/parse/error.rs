@@ -65,6 +65,14 @@ impl ParseFailure {
         Self::new(ParseErrorCode::CorruptFile, message)
     }
 
+    /// A workbook that needs a password to be read.
+    pub(crate) fn password_protected() -> Self {
+        Self::new(
+            ParseErrorCode::EncryptedFile,
+            "the workbook is password protected",
+        )
+    }
+
     /// The event sink refused a row (in the child: the parent closed the pipe). Not the file's
     /// fault, but the parse cannot go on; the isolated parent never reports this one.
     pub(crate) fn sink(err: std::io::Error) -> Self {

@@ -505,10 +505,7 @@ impl ReadError for std::convert::Infallible {}
 /// The task outcome of a reader error, `context` saying where it happened.
 fn read_failure(e: &impl ReadError, context: impl Display) -> ParseFailure {
     match e.code() {
-        ParseErrorCode::EncryptedFile => ParseFailure::new(
-            ParseErrorCode::EncryptedFile,
-            "the workbook is password protected",
-        ),
+        ParseErrorCode::EncryptedFile => ParseFailure::password_protected(),
         code => ParseFailure::new(code, format!("{context}: {}", e.describe())),
     }
 }

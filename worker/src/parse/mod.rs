@@ -121,10 +121,9 @@ pub fn parse_file(
             let parsed = xls_check::check(path, limits)
                 .and_then(|()| excel::parse(path, excel::Book::Xls, limits, on_event));
             match parsed {
-                Err(_) if container::cfb_is_encrypted(path)? => Err(ParseFailure::new(
-                    ParseErrorCode::EncryptedFile,
-                    "the workbook is password protected",
-                )),
+                Err(_) if container::cfb_is_encrypted(path)? => {
+                    Err(ParseFailure::password_protected())
+                }
                 parsed => parsed,
             }
         }
