@@ -62,19 +62,20 @@ pub fn parse_with(bytes: &[u8], format: FileFormat, limits: &ParseLimits) -> Par
     Parsed { events, result }
 }
 
-/// The code a parse ends with when at most `max_rows` rows and `max_columns` columns are allowed.
-pub fn code_within(
-    bytes: &[u8],
-    format: FileFormat,
-    max_rows: u64,
-    max_columns: u32,
-) -> &'static str {
-    let limits = ParseLimits {
-        max_rows,
-        max_columns,
-        ..ParseLimits::default()
+/// Asserts that the file parses within limits of exactly `rows` rows and `columns` columns, and
+/// fails as `too_many_rows` with one row less and as `too_many_columns` with one column less.
+pub fn assert_limits_are_exact(bytes: &[u8], format: FileFormat, rows: u64, columns: u32) {
+    let code_within = |max_rows, max_columns| {
+        let limits = ParseLimits {
+            max_rows,
+            max_columns,
+            ..ParseLimits::default()
+        };
+        parse_with(bytes, format, &limits).code()
     };
-    parse_with(bytes, format, &limits).code()
+    assert_eq!(code_within(rows, columns), "ok");
+    assert_eq!(code_within(rows - 1, columns), "too_many_rows");
+    assert_eq!(code_within(rows, columns - 1), "too_many_columns");
 }
 
 pub fn parse(bytes: &[u8], format: FileFormat) -> Parsed {
