@@ -16,34 +16,37 @@ const NEEDS_ESCAPE: [bool; 256] = {
     t
 };
 
-/// Whether any byte of `bytes` needs escaping in a JSON string (a control character, `"` or
-/// `\`). Checks eight bytes per step with the classic SWAR byte tests, because the CSV parser
-/// asks this of every record: one pass over a clean record lets each of its cells be copied
-/// without looking at it again.
+/// Whether any byte of `bytes` needs escaping in a JSON string: a control character, `\`,
+/// and `"` unless `QUOTES` is false (a CSV line whose quotes only enclose fields). The CSV
+/// parser asks this of every record, so that a clean record's cells can be copied without
+/// looking at them again. Written as an OR over fixed 32-byte blocks, which the compiler turns
+/// into vector compares; the tail is one more block that overlaps the last.
 #[inline]
-pub(crate) fn needs_escape(bytes: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    /// Has a zero byte (exact as a yes/no answer).
+pub(crate) fn needs_escape<const QUOTES: bool>(bytes: &[u8]) -> bool {
     #[inline(always)]
-    fn has_zero(w: u64) -> bool {
-        w.wrapping_sub(ONES) & !w & HIGH != 0
+    fn special<const QUOTES: bool>(b: u8) -> bool {
+        (b < 0x20) | (QUOTES & (b == b'"')) | (b == b'\\')
     }
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        // A byte below 0x20, or equal to `"` or `\`.
-        let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH != 0;
-        if below_space
-            || has_zero(w ^ (ONES * u64::from(b'"')))
-            || has_zero(w ^ (ONES * u64::from(b'\\')))
-        {
+    #[inline(always)]
+    fn block<const QUOTES: bool>(block: &[u8; 32]) -> bool {
+        block
+            .iter()
+            .fold(false, |acc, &b| acc | special::<QUOTES>(b))
+    }
+    let mut blocks = bytes.chunks_exact(32);
+    for b in &mut blocks {
+        if b.try_into().is_ok_and(block::<QUOTES>) {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&b| NEEDS_ESCAPE[b as usize])
+    let tail = blocks.remainder();
+    if tail.is_empty() {
+        return false;
+    }
+    match bytes.len().checked_sub(32) {
+        Some(start) => bytes[start..].try_into().is_ok_and(block::<QUOTES>),
+        None => tail.iter().any(|&b| special::<QUOTES>(b)),
+    }
 }
 
 /// Appends `s` as a JSON string literal whose content is known to need no escaping.
@@ -106,22 +109,24 @@ mod tests {
 
     #[test]
     fn escape_detection_finds_every_byte_that_needs_it_at_every_position() {
-        assert!(!needs_escape(b""));
-        assert!(!needs_escape(
+        assert!(!needs_escape::<true>(b""));
+        assert!(!needs_escape::<true>(
             "plain text, 東京都 and more than eight bytes ~~~".as_bytes()
         ));
-        for len in 1..20 {
+        // Lengths around the 32-byte blocks and the overlapping tail.
+        for len in 1..80 {
             for pos in 0..len {
                 for bad in [0u8, b'\n', 0x1f, b'"', b'\\'] {
                     let mut bytes = vec![b'a'; len];
                     bytes[pos] = bad;
-                    assert!(needs_escape(&bytes), "{bad:#x} at {pos} of {len}");
+                    assert!(needs_escape::<true>(&bytes), "{bad:#x} at {pos} of {len}");
+                    assert_eq!(needs_escape::<false>(&bytes), bad != b'"');
                 }
                 let mut ok = vec![b'a'; len];
                 ok[pos] = 0x20;
-                assert!(!needs_escape(&ok));
+                assert!(!needs_escape::<true>(&ok));
                 ok[pos] = 0xff;
-                assert!(!needs_escape(&ok));
+                assert!(!needs_escape::<true>(&ok));
             }
         }
     }

@@ -1,17 +1,20 @@
 //! CSV/TSV in one streaming pass: detect the encoding and the delimiter from a sample, decode
-//! incrementally (UTF-8 is read as is and only validated), split records with the `csv` crate
-//! (RFC 4180 quotes, embedded newlines, CRLF/LF/CR), and emit each row as a JSON array of
-//! strings while narrowing every column's type. Memory stays flat in the file size: the only
-//! buffers are the sample, the decoder's chunks and one record.
+//! incrementally (UTF-8 is read as is and only validated), split records as the `csv` crate
+//! does ([`records`]: `csv_core`, its parser, behind a fast path for plain lines; RFC 4180
+//! quotes, embedded newlines, CRLF/LF/CR), and emit each row as a JSON array of strings while
+//! narrowing every column's type. Memory stays flat in the file size: the only buffers are the
+//! sample, the decoder's chunks, the read buffer and one record.
+
+mod records;
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, Cursor, Read};
 use std::path::Path;
-use std::rc::Rc;
 
 use encoding_rs::UTF_8;
+
+use records::Records;
 
 use super::sheet::{check_cell, check_rows, SheetBuilder};
 use super::{
@@ -57,30 +60,12 @@ pub(crate) fn parse(
     let mut cursor = Cursor::new(sample);
     cursor.set_position(bom_len);
     let raw = cursor.chain(file);
-    // A record may not grow without bound (an unbalanced quote would otherwise swallow the
-    // whole file into one field): the guard fails the read past this many bytes in a record.
-    let record_limit = (limits.max_cell_bytes as u64)
-        .saturating_mul(4)
-        .max(16 * 1024 * 1024);
-    let consumed = Rc::new(Cell::new(0u64));
-    let mark = Rc::new(Cell::new(0u64));
     let input: Box<dyn Read> = if detected.encoding == UTF_8 {
         Box::new(raw)
     } else {
         Box::new(encoding::DecodingReader::new(raw, detected.encoding))
     };
-    let guarded = RecordGuard {
-        inner: input,
-        consumed: consumed.clone(),
-        mark: mark.clone(),
-        limit: record_limit,
-    };
-    let mut reader = ::csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .delimiter(delimiter)
-        .buffer_capacity(256 * 1024)
-        .from_reader(guarded);
+    let mut records = Records::new(input, delimiter, max_record_bytes(limits));
 
     let mut sheet = SheetBuilder::new(
         0,
@@ -96,23 +81,20 @@ pub(crate) fn parse(
     })
     .map_err(ParseFailure::sink)?;
 
-    let mut record = ::csv::ByteRecord::new();
     let mut row = String::with_capacity(1024);
     loop {
-        match reader.read_byte_record(&mut record) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => return Err(csv_error(e, &sheet, limits)),
-        }
-        mark.set(consumed.get());
+        let record = match records.next_record() {
+            Ok(Some(record)) => record,
+            Ok(None) => break,
+            Err(e) => return Err(read_error(e, &sheet, limits)),
+        };
         // Blank lines and rows of empty fields carry nothing: skip them everywhere.
-        if record.as_slice().is_empty() {
+        if record.is_blank() {
             continue;
         }
         if !sheet.has_header() {
-            let names = record
-                .iter()
-                .map(|f| String::from_utf8_lossy(f).into_owned())
+            let names = (0..record.len())
+                .map(|i| String::from_utf8_lossy(&record.bytes[record.range(i)]).into_owned())
                 .collect();
             sheet.set_header(names)?;
             continue;
@@ -124,22 +106,32 @@ pub(crate) fn parse(
         // Validate the record once: delimiters are ASCII, so every field of a valid record is
         // valid too and can be sliced out of it as `&str` without another check. Likewise one
         // scan tells whether any cell of the record needs JSON escaping (most records: none).
-        let bytes = record.as_slice();
+        let bytes = record.bytes;
         let whole = simdutf8::basic::from_utf8(bytes).ok();
-        let clean = whole.is_some() && !json::needs_escape(bytes);
+        let clean = whole.is_some()
+            && !if record.quotes_enclose {
+                json::needs_escape::<false>(bytes)
+            } else {
+                json::needs_escape::<true>(bytes)
+            };
+        // No cell can be longer than its record.
+        let check_cells = bytes.len() > limits.max_cell_bytes;
+        row.reserve(bytes.len() + 6 * width);
         for i in 0..width {
             if i > 0 {
                 row.push(',');
             }
-            let range = record.range(i).unwrap_or(0..0);
+            let range = record.range(i);
             if range.is_empty() {
                 row.push_str("null");
                 continue;
             }
-            check_cell(range.len(), limits.max_cell_bytes, &sheet.name, sheet.rows)?;
+            if check_cells {
+                check_cell(range.len(), limits.max_cell_bytes, &sheet.name, sheet.rows)?;
+            }
             let text = match whole.and_then(|w| w.get(range.clone())) {
                 Some(s) => Cow::Borrowed(s),
-                None => String::from_utf8_lossy(&record.as_slice()[range]),
+                None => String::from_utf8_lossy(&bytes[range]),
             };
             sheet.columns_acc[i].observe_text(&text);
             if clean {
@@ -176,41 +168,29 @@ pub(crate) fn parse(
     })
 }
 
-fn csv_error(e: ::csv::Error, sheet: &SheetBuilder, limits: &ParseLimits) -> ParseFailure {
-    let line = e.position().map(|p| p.line());
-    match e.into_kind() {
-        ::csv::ErrorKind::Io(io) if io.kind() == io::ErrorKind::FileTooLarge => ParseFailure::new(
+/// A record may not grow without bound (an unbalanced quote would otherwise swallow the whole
+/// file into one field): reading fails past this many bytes in one record.
+fn max_record_bytes(limits: &ParseLimits) -> usize {
+    limits
+        .max_cell_bytes
+        .saturating_mul(4)
+        .max(16 * 1024 * 1024)
+}
+
+fn read_error(e: io::Error, sheet: &SheetBuilder, limits: &ParseLimits) -> ParseFailure {
+    if e.kind() == io::ErrorKind::FileTooLarge {
+        return ParseFailure::new(
             ParseErrorCode::CellTooLarge,
             format!(
                 "after data row {}: a record runs past {} bytes (an unclosed quote?), cells are limited to {} bytes",
                 sheet.rows,
-                limits.max_cell_bytes.saturating_mul(4).max(16 * 1024 * 1024),
+                max_record_bytes(limits),
                 limits.max_cell_bytes
             ),
-        ),
-        kind => ParseFailure::corrupt(format!("line {}: {kind:?}", line.unwrap_or(0))),
+        );
     }
-}
-
-/// Counts the bytes handed to the CSV reader and refuses to go further than `limit` past the
-/// end of the last complete record.
-struct RecordGuard {
-    inner: Box<dyn Read>,
-    consumed: Rc<Cell<u64>>,
-    mark: Rc<Cell<u64>>,
-    limit: u64,
-}
-
-impl Read for RecordGuard {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.consumed.get() - self.mark.get() > self.limit {
-            return Err(io::Error::new(
-                io::ErrorKind::FileTooLarge,
-                "record too large",
-            ));
-        }
-        let n = self.inner.read(buf)?;
-        self.consumed.set(self.consumed.get() + n as u64);
-        Ok(n)
-    }
+    ParseFailure::corrupt(format!(
+        "after data row {}: cannot read the file: {e}",
+        sheet.rows
+    ))
 }
