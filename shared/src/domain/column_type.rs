@@ -1,5 +1,5 @@
 //! The type of a parsed column, and the rules that decide it. The worker infers a CSV column's
-//! type with [`TypeSet::of`] while it streams the file and stores every CSV cell as the original
+//! type with [`TypeSet::narrow`] while it streams the file and stores every CSV cell as the original
 //! string; the API turns those strings into typed JSON at read time with [`render`]. Keeping the
 //! recognisers and the renderer in one module guarantees that a column typed `integer` always
 //! renders as numbers. Excel cells arrive already typed, so `render` leaves non-strings alone.
@@ -53,55 +53,29 @@ impl TypeSet {
     /// Nothing but text.
     pub const TEXT: TypeSet = TypeSet(0);
 
-    /// The types a non-empty CSV value belongs to.
-    pub fn of(s: &str) -> TypeSet {
-        let Some(&first) = s.as_bytes().first() else {
-            return TypeSet::TEXT;
-        };
-        match first {
-            b'0'..=b'9' | b'-' | b'+' | b'.' => {
-                if parse_integer(s).is_some() {
-                    TypeSet(Self::INTEGER | Self::DECIMAL)
-                } else if is_decimal(s) {
-                    TypeSet(Self::DECIMAL)
-                } else if first.is_ascii_digit() && parse_date(s).is_some() {
-                    TypeSet(Self::DATE | Self::DATETIME)
-                } else if first.is_ascii_digit() && is_datetime(s) {
-                    TypeSet(Self::DATETIME)
-                } else {
-                    TypeSet::TEXT
-                }
-            }
-            b't' | b'T' | b'f' | b'F' if parse_bool(s).is_some() => TypeSet(Self::BOOLEAN),
-            _ => TypeSet::TEXT,
-        }
-    }
-
-    /// `self.intersect(TypeSet::of(s))`, but testing `s` only against the types still in
-    /// `self`: once a column is known to hold dates, its values are only ever checked as dates.
-    /// This runs on every non-empty CSV cell, so it is the cost of type inference.
+    /// `self` narrowed to the types the non-empty CSV value `value` also fits, testing `value`
+    /// only against the types still in `self`: once a column is known to hold dates, its values
+    /// are only ever checked as dates. This runs on every non-empty CSV cell, so it is the cost
+    /// of type inference; it works on bytes (every type is ASCII, so invalid UTF-8 fits none)
+    /// and decides each family in one pass without building the value.
     #[inline]
-    pub fn narrow(self, s: &str) -> TypeSet {
+    pub fn narrow(self, value: &[u8]) -> TypeSet {
         const NUMBER: u8 = TypeSet::INTEGER | TypeSet::DECIMAL;
         const DATES: u8 = TypeSet::DATE | TypeSet::DATETIME;
         let b = self.0;
-        // The kinds are disjoint (no string is both a number and a date, a date and a
-        // datetime, …), so each family is tested on its own.
+        // The families are disjoint (no string is both a number and a date, …), so each is
+        // tested on its own.
         let mut fits = 0;
         if b & NUMBER != 0 {
-            if parse_integer(s).is_some() {
-                fits |= NUMBER;
-            } else if b & Self::DECIMAL != 0 && is_decimal(s) {
-                fits |= Self::DECIMAL;
-            }
+            fits |= number_kind(value);
         }
-        if b & Self::BOOLEAN != 0 && parse_bool(s).is_some() {
+        if b & Self::BOOLEAN != 0 && bool_value(value).is_some() {
             fits |= Self::BOOLEAN;
         }
         if b & DATES != 0 {
-            if parse_date(s).is_some() {
+            if date_fields(value).is_some() {
                 fits |= DATES;
-            } else if b & Self::DATETIME != 0 && is_datetime(s) {
+            } else if b & Self::DATETIME != 0 && datetime_fields(value).is_some() {
                 fits |= Self::DATETIME;
             }
         }
@@ -159,92 +133,96 @@ pub fn render(value: Value, ty: ColumnType) -> Value {
     converted.unwrap_or(value)
 }
 
-/// An integer as people write it: optional sign, digits, no leading zero (`00123` is an
-/// identifier, not a number), within `i64`.
-pub fn parse_integer(s: &str) -> Option<i64> {
-    let (negative, digits) = match s.as_bytes() {
-        [b'-', rest @ ..] => (true, rest),
-        [b'+', rest @ ..] => (false, rest),
-        rest => (false, rest),
+/// What number `value` is, as [`TypeSet`] bits: `INTEGER | DECIMAL` for an integer as people
+/// write it (optional sign, digits, no leading zero: `00123` is an identifier, not a number;
+/// within `i64`), `DECIMAL` for a decimal (optional sign, an integer part as above, a fraction
+/// and/or an exponent, at most 17 significant digits so that the value survives the trip
+/// through `f64`, finite), else 0. One pass over the bytes; only an exponent or a 19-digit
+/// integer needs the standard parser.
+fn number_kind(value: &[u8]) -> u8 {
+    const NUMBER: u8 = TypeSet::INTEGER | TypeSet::DECIMAL;
+    let body = match value {
+        [b'+' | b'-', rest @ ..] => rest,
+        _ => value,
     };
-    if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
+    let int_len = leading_digits(body);
+    if int_len == 0 || (int_len > 1 && body[0] == b'0') {
+        return 0;
     }
-    if digits.len() > 1 && digits[0] == b'0' {
-        return None;
+    let rest = &body[int_len..];
+    if rest.is_empty() {
+        let fits_i64 = int_len < 19
+            || (int_len == 19
+                && std::str::from_utf8(value).is_ok_and(|s| s.parse::<i64>().is_ok()));
+        return if fits_i64 { NUMBER } else { 0 };
     }
-    // Up to 18 digits always fit in an i64: fold them without the general parser, which this
-    // hot path (every cell of an integer column) would otherwise pay for.
-    if digits.len() < 19 {
-        let value = digits
-            .iter()
-            .fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
-        return Some(if negative { -value } else { value });
+    let (frac_len, rest) = match rest {
+        [b'.', tail @ ..] => {
+            let n = leading_digits(tail);
+            if n == 0 {
+                return 0;
+            }
+            (n, &tail[n..])
+        }
+        _ => (0, rest),
+    };
+    if int_len + frac_len > 17 {
+        return 0;
+    }
+    match rest {
+        [] => TypeSet::DECIMAL,
+        [b'e' | b'E', exponent @ ..] => {
+            let digits = match exponent {
+                [b'+' | b'-', digits @ ..] => digits,
+                digits => digits,
+            };
+            // Only the exponent can overflow to infinity, which JSON cannot hold.
+            let ok = !digits.is_empty()
+                && leading_digits(digits) == digits.len()
+                && std::str::from_utf8(value)
+                    .is_ok_and(|s| s.parse::<f64>().is_ok_and(f64::is_finite));
+            if ok {
+                TypeSet::DECIMAL
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    }
+}
+
+fn leading_digits(b: &[u8]) -> usize {
+    b.iter()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(b.len())
+}
+
+/// The value of an integer as [`number_kind`] accepts one.
+pub fn parse_integer(s: &str) -> Option<i64> {
+    if number_kind(s.as_bytes()) & TypeSet::INTEGER == 0 {
+        return None;
     }
     s.parse().ok()
 }
 
-/// A decimal: optional sign, an integer part without leading zeros, a fraction and/or an
-/// exponent. At most 17 significant digits, so that the value survives the trip through `f64`.
+/// The value of a decimal (or integer) as [`number_kind`] accepts one.
 pub fn parse_decimal(s: &str) -> Option<f64> {
-    if !decimal_syntax(s) {
+    if number_kind(s.as_bytes()) & TypeSet::DECIMAL == 0 {
         return None;
     }
-    s.parse::<f64>().ok().filter(|f| f.is_finite())
-}
-
-fn decimal_syntax(s: &str) -> bool {
-    let body = s.strip_prefix(['-', '+']).unwrap_or(s).as_bytes();
-    let (mantissa, exponent) = match body.iter().position(|&b| b == b'e' || b == b'E') {
-        Some(i) => (&body[..i], Some(&body[i + 1..])),
-        None => (body, None),
-    };
-    let (int_part, frac_part) = match mantissa.iter().position(|&b| b == b'.') {
-        Some(i) => (&mantissa[..i], Some(&mantissa[i + 1..])),
-        None => (mantissa, None),
-    };
-    let all_digits = |p: &[u8]| !p.is_empty() && p.iter().all(u8::is_ascii_digit);
-    if !all_digits(int_part) || (int_part.len() > 1 && int_part[0] == b'0') {
-        return false;
-    }
-    if let Some(f) = frac_part {
-        if !all_digits(f) {
-            return false;
-        }
-    }
-    if let Some(e) = exponent {
-        if !all_digits(
-            e.strip_prefix(b"-")
-                .or_else(|| e.strip_prefix(b"+"))
-                .unwrap_or(e),
-        ) {
-            return false;
-        }
-    }
-    if frac_part.is_none() && exponent.is_none() {
-        return false;
-    }
-    if int_part.len() + frac_part.map_or(0, <[u8]>::len) > 17 {
-        return false;
-    }
-    true
-}
-
-/// Whether `s` is a decimal [`parse_decimal`] accepts. Only exponents need the float parse (to
-/// refuse overflow to infinity); the syntax decides the rest, which keeps inference cheap.
-pub fn is_decimal(s: &str) -> bool {
-    if s.bytes().any(|b| b == b'e' || b == b'E') {
-        return parse_decimal(s).is_some();
-    }
-    decimal_syntax(s)
+    s.parse().ok()
 }
 
 /// `true`/`false` in any case. `yes`, `1` and friends are not booleans: they are too often
 /// answers or codes.
 pub fn parse_bool(s: &str) -> Option<bool> {
-    if s.eq_ignore_ascii_case("true") {
+    bool_value(s.as_bytes())
+}
+
+fn bool_value(value: &[u8]) -> Option<bool> {
+    if value.eq_ignore_ascii_case(b"true") {
         Some(true)
-    } else if s.eq_ignore_ascii_case("false") {
+    } else if value.eq_ignore_ascii_case(b"false") {
         Some(false)
     } else {
         None
@@ -252,21 +230,41 @@ pub fn parse_bool(s: &str) -> Option<bool> {
 }
 
 /// A calendar date written year first: `2024-01-31` or `2024/01/31` (day-first forms are
-/// ambiguous between locales, so they stay text). Hand-rolled: this runs on every cell of a
-/// date-looking column, and chrono's format-string parser is several times slower.
+/// ambiguous between locales, so they stay text).
 pub fn parse_date(s: &str) -> Option<NaiveDate> {
-    let b = s.as_bytes();
-    if b.len() != 10 {
+    let (year, month, day) = date_fields(s.as_bytes())?;
+    NaiveDate::from_ymd_opt(year, month, day)
+}
+
+/// Year, month and day of a date as [`parse_date`] accepts one, checked to be a real day of the
+/// proleptic Gregorian calendar (as chrono's, for any four-digit year) without building it.
+fn date_fields(b: &[u8]) -> Option<(i32, u32, u32)> {
+    let &[y0, y1, y2, y3, sep, m0, m1, sep2, d0, d1] = b else {
+        return None;
+    };
+    if sep != sep2 || (sep != b'-' && sep != b'/') {
         return None;
     }
-    let sep = b[4];
-    if (sep != b'-' && sep != b'/') || b[7] != sep {
-        return None;
-    }
-    let year = digits(&b[0..4])?;
-    let month = digits(&b[5..7])?;
-    let day = digits(&b[8..10])?;
-    NaiveDate::from_ymd_opt(year as i32, month, day)
+    let year = two_digits(y0, y1)? * 100 + two_digits(y2, y3)?;
+    let month = two_digits(m0, m1)?;
+    let day = two_digits(d0, d1)?;
+    let days = match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        1..=12 => 31,
+        _ => return None,
+    };
+    (1..=days)
+        .contains(&day)
+        .then_some((year as i32, month, day))
+}
+
+/// The value of two ASCII digits.
+#[inline(always)]
+fn two_digits(a: u8, b: u8) -> Option<u32> {
+    let (a, b) = (a.wrapping_sub(b'0'), b.wrapping_sub(b'0'));
+    (a < 10 && b < 10).then(|| u32::from(a) * 10 + u32::from(b))
 }
 
 /// The value of an all-ASCII-digit slice.
@@ -276,75 +274,62 @@ fn digits(b: &[u8]) -> Option<u32> {
     })
 }
 
-/// `HH:MM`, `HH:MM:SS` or `HH:MM:SS.fff…` (up to nanoseconds).
-fn parse_time(s: &str) -> Option<NaiveTime> {
-    let b = s.as_bytes();
-    if b.len() < 5 || b[2] != b':' {
+/// Hour, minute, second and nanosecond of `HH:MM`, `HH:MM:SS` or `HH:MM:SS.fff…` (up to
+/// nanoseconds), checked to be a time of day.
+fn time_fields(b: &[u8]) -> Option<(u32, u32, u32, u32)> {
+    let [h0, h1, b':', m0, m1, rest @ ..] = b else {
         return None;
-    }
-    let hour = digits(&b[0..2])?;
-    let minute = digits(&b[3..5])?;
-    let (second, nanos) = match b.len() {
-        5 => (0, 0),
-        8.. if b[5] == b':' => {
-            let second = digits(&b[6..8])?;
-            let nanos = match &b[8..] {
+    };
+    let hour = two_digits(*h0, *h1)?;
+    let minute = two_digits(*m0, *m1)?;
+    let (second, nanos) = match rest {
+        [] => (0, 0),
+        [b':', s0, s1, fraction @ ..] => {
+            let nanos = match fraction {
                 [] => 0,
-                [b'.', frac @ ..] if !frac.is_empty() && frac.len() <= 9 => {
-                    digits(frac)? * 10u32.pow(9 - frac.len() as u32)
+                [b'.', f @ ..] if (1..=9).contains(&f.len()) => {
+                    digits(f)? * 10u32.pow(9 - f.len() as u32)
                 }
                 _ => return None,
             };
-            (second, nanos)
+            (two_digits(*s0, *s1)?, nanos)
         }
         _ => return None,
     };
-    NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)
+    (hour < 24 && minute < 60 && second < 60).then_some((hour, minute, second, nanos))
 }
 
 /// A date and time, `T` or space separated, minutes or seconds (with an optional fraction),
-/// with an optional `Z` or `±hh:mm` offset, split into its parts.
-fn datetime_parts(s: &str) -> Option<(NaiveDateTime, &str)> {
-    if s.len() < 16 || s.len() > 40 || !s.is_char_boundary(10) || !s.is_char_boundary(11) {
+/// with an optional `Z` or `±hh:mm` offset: its date, its time and the offset's length.
+#[allow(clippy::type_complexity)]
+fn datetime_fields(b: &[u8]) -> Option<((i32, u32, u32), (u32, u32, u32, u32), usize)> {
+    if b.len() < 16 || b.len() > 40 || !matches!(b[10], b'T' | b' ') {
         return None;
     }
-    let date = parse_date(&s[..10])?;
-    if !matches!(s.as_bytes()[10], b'T' | b' ') {
-        return None;
-    }
-    let (time_part, offset) = split_offset(&s[11..])?;
-    Some((date.and_time(parse_time(time_part)?), offset))
-}
-
-/// Whether `s` is a datetime [`parse_datetime`] accepts (without building its ISO form).
-pub fn is_datetime(s: &str) -> bool {
-    datetime_parts(s).is_some()
-}
-
-/// A datetime as [`is_datetime`] accepts it, in its ISO 8601 form
-/// (`2024-01-31T09:05:00`, the offset kept, normalised).
-pub fn parse_datetime(s: &str) -> Option<String> {
-    datetime_parts(s).map(|(dt, offset)| format_datetime(dt, offset))
-}
-
-fn split_offset(rest: &str) -> Option<(&str, &str)> {
-    if let Some(t) = rest.strip_suffix('Z') {
-        return Some((t, "Z"));
-    }
-    if rest.len() > 6 && rest.is_char_boundary(rest.len() - 6) {
-        let (t, off) = rest.split_at(rest.len() - 6);
-        let ob = off.as_bytes();
-        if (ob[0] == b'+' || ob[0] == b'-')
-            && ob[1].is_ascii_digit()
-            && ob[2].is_ascii_digit()
-            && ob[3] == b':'
-            && ob[4].is_ascii_digit()
-            && ob[5].is_ascii_digit()
+    let date = date_fields(&b[..10])?;
+    let rest = &b[11..];
+    let offset_len = match rest {
+        [.., b'Z'] => 1,
+        [_, .., b'+' | b'-', h1, h2, b':', m1, m2]
+            if [h1, h2, m1, m2].iter().all(|d| d.is_ascii_digit()) =>
         {
-            return Some((t, off));
+            6
         }
-    }
-    Some((rest, ""))
+        _ => 0,
+    };
+    let time = time_fields(&rest[..rest.len() - offset_len])?;
+    Some((date, time, offset_len))
+}
+
+/// A datetime as [`datetime_fields`] reads one, in its ISO 8601 form (`2024-01-31T09:05:00`,
+/// the offset kept, normalised).
+pub fn parse_datetime(s: &str) -> Option<String> {
+    let ((year, month, day), (hour, minute, second, nanos), offset_len) =
+        datetime_fields(s.as_bytes())?;
+    let date = NaiveDate::from_ymd_opt(year, month, day)?;
+    let time = NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?;
+    let offset = s.get(s.len() - offset_len..)?;
+    Some(format_datetime(date.and_time(time), offset))
 }
 
 fn format_datetime(dt: NaiveDateTime, offset: &str) -> String {
@@ -361,10 +346,31 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The types `s` fits by the parsers `render` uses: what inference must agree with.
+    fn of(s: &str) -> TypeSet {
+        let mut bits = 0;
+        if parse_integer(s).is_some() {
+            bits |= TypeSet::INTEGER | TypeSet::DECIMAL;
+        }
+        if parse_decimal(s).is_some_and(f64::is_finite) {
+            bits |= TypeSet::DECIMAL;
+        }
+        if parse_bool(s).is_some() {
+            bits |= TypeSet::BOOLEAN;
+        }
+        if parse_date(s).is_some() {
+            bits |= TypeSet::DATE | TypeSet::DATETIME;
+        }
+        if parse_datetime(s).is_some() {
+            bits |= TypeSet::DATETIME;
+        }
+        TypeSet(bits)
+    }
+
     fn column(values: &[&str]) -> ColumnType {
         let set = values
             .iter()
-            .fold(TypeSet::ANY, |acc, v| acc.intersect(TypeSet::of(v)));
+            .fold(TypeSet::ANY, |acc, v| acc.intersect(of(v)));
         set.column_type(!values.is_empty())
     }
 
@@ -417,8 +423,8 @@ mod tests {
             let set = TypeSet(bits);
             for s in samples {
                 assert_eq!(
-                    set.narrow(s),
-                    set.intersect(TypeSet::of(s)),
+                    set.narrow(s.as_bytes()),
+                    set.intersect(of(s)),
                     "{bits:05b} {s:?}"
                 );
             }
@@ -429,6 +435,93 @@ mod tests {
         );
         assert_eq!(parse_integer("9223372036854775807"), Some(i64::MAX));
         assert_eq!(parse_integer("9223372036854775808"), None);
+    }
+
+    /// The number rules restated the long way (split at the exponent, then at the point), as
+    /// an oracle for the one-pass [`number_kind`].
+    fn number_oracle(s: &str) -> u8 {
+        let all_digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+        let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+        if all_digits(body) && !(body.len() > 1 && body.starts_with('0')) {
+            return if s.parse::<i64>().is_ok() {
+                TypeSet::INTEGER | TypeSet::DECIMAL
+            } else {
+                0
+            };
+        }
+        let (mantissa, exponent) = match body.split_once(['e', 'E']) {
+            Some((m, e)) => (m, Some(e)),
+            None => (body, None),
+        };
+        let (int, frac) = match mantissa.split_once('.') {
+            Some((i, f)) => (i, Some(f)),
+            None => (mantissa, None),
+        };
+        let ok = all_digits(int)
+            && !(int.len() > 1 && int.starts_with('0'))
+            && frac.is_none_or(all_digits)
+            && exponent.is_none_or(|e| all_digits(e.strip_prefix(['+', '-']).unwrap_or(e)))
+            && (frac.is_some() || exponent.is_some())
+            && int.len() + frac.map_or(0, str::len) <= 17
+            && s.parse::<f64>().is_ok_and(f64::is_finite);
+        if ok {
+            TypeSet::DECIMAL
+        } else {
+            0
+        }
+    }
+
+    #[test]
+    fn numbers_are_recognised_as_the_oracle_says_on_generated_strings() {
+        use rand::{Rng, SeedableRng};
+        const ALPHABET: &[u8] = b"0123456789+-.eE";
+        let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+        for _ in 0..200_000 {
+            let len = rng.random_range(0..24);
+            let s: String = (0..len)
+                .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
+                .collect();
+            assert_eq!(number_kind(s.as_bytes()), number_oracle(&s), "{s:?}");
+        }
+        for s in [
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "1e308",
+            "1e309",
+            "12345678901234567.5",
+            "1234567890123456.5",
+        ] {
+            assert_eq!(number_kind(s.as_bytes()), number_oracle(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn dates_and_times_are_those_chrono_accepts() {
+        for year in [0, 1, 1900, 1999, 2000, 2023, 2024, 2100, 2400, 9999] {
+            for month in 0..=13 {
+                for day in 0..=32 {
+                    let text = format!("{year:04}-{month:02}-{day:02}");
+                    assert_eq!(
+                        date_fields(text.as_bytes()).is_some(),
+                        NaiveDate::from_ymd_opt(year, month, day).is_some(),
+                        "{text}"
+                    );
+                }
+            }
+        }
+        for hour in 0..=25 {
+            for minute in [0, 59, 60, 61] {
+                for second in [0, 59, 60] {
+                    let text = format!("{hour:02}:{minute:02}:{second:02}");
+                    assert_eq!(
+                        time_fields(text.as_bytes()).is_some(),
+                        NaiveTime::from_hms_opt(hour, minute, second).is_some(),
+                        "{text}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

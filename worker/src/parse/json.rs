@@ -1,7 +1,8 @@
 //! Hand-rolled JSON writing for row values. Rows are the hot path (millions per second), so a
 //! row's JSON array text is appended to one reused buffer without building `serde_json::Value`s.
 
-use std::fmt::Write;
+use std::borrow::Cow;
+use std::ops::Range;
 
 /// Bytes that need escaping inside a JSON string.
 const NEEDS_ESCAPE: [bool; 256] = {
@@ -49,45 +50,100 @@ pub(crate) fn needs_escape<const QUOTES: bool>(bytes: &[u8]) -> bool {
     }
 }
 
-/// Appends `s` as a JSON string literal whose content is known to need no escaping.
-#[inline]
-pub(crate) fn push_clean_str(out: &mut String, s: &str) {
+/// Appends `s` as a JSON string literal.
+pub(crate) fn push_str(out: &mut String, s: &str) {
     out.push('"');
-    out.push_str(s);
+    escape_runs(s.as_bytes(), |piece| match piece {
+        // Runs end and start at escaped bytes, which are ASCII: char boundaries.
+        Piece::Run(run) => out.push_str(&s[run]),
+        Piece::Escape(e) => out.push_str(e.as_str()),
+    });
     out.push('"');
 }
 
-/// Appends `s` as a JSON string literal.
-pub(crate) fn push_str(out: &mut String, s: &str) {
-    let bytes = s.as_bytes();
-    // Most cells need no escaping: find the first byte that does and copy the clean prefix in
-    // one go.
-    let Some(first) = bytes.iter().position(|&b| NEEDS_ESCAPE[b as usize]) else {
-        push_clean_str(out, s);
-        return;
-    };
-    out.push('"');
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate().skip(first) {
-        if !NEEDS_ESCAPE[b as usize] {
-            continue;
-        }
-        out.push_str(&s[start..i]);
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            // Other control characters: \u00XX. `write!` to a String cannot fail.
-            _ => {
-                let _ = write!(out, "\\u{:04x}", b);
+/// Appends `bytes` JSON-escaped (without quotes) to a row being built as bytes. Bytes that are
+/// not UTF-8 are copied as they are, for the row's final UTF-8 check to replace.
+pub(crate) fn push_escaped_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    escape_runs(bytes, |piece| match piece {
+        Piece::Run(run) => out.extend_from_slice(&bytes[run]),
+        Piece::Escape(e) => out.extend_from_slice(e.as_str().as_bytes()),
+    });
+}
+
+/// The text of a row built as bytes: borrowed when it is UTF-8 (one vectorised check), else
+/// with each invalid sequence replaced by U+FFFD. JSON's own characters are ASCII and end any
+/// sequence, so that is what replacing inside each cell would give.
+pub(crate) fn row_text(row: &[u8]) -> Cow<'_, str> {
+    match simdutf8::basic::from_utf8(row) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(row),
+    }
+}
+
+enum Piece {
+    Run(Range<usize>),
+    Escape(Escape),
+}
+
+/// The escape sequence of one byte: at most `\u00XX`.
+struct Escape {
+    text: [u8; 6],
+    len: usize,
+}
+
+impl Escape {
+    fn of(b: u8) -> Self {
+        let short = match b {
+            b'"' => Some(b'"'),
+            b'\\' => Some(b'\\'),
+            b'\n' => Some(b'n'),
+            b'\r' => Some(b'r'),
+            b'\t' => Some(b't'),
+            _ => None,
+        };
+        match short {
+            Some(c) => Escape {
+                text: [b'\\', c, 0, 0, 0, 0],
+                len: 2,
+            },
+            None => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                Escape {
+                    text: [
+                        b'\\',
+                        b'u',
+                        b'0',
+                        b'0',
+                        HEX[usize::from(b >> 4)],
+                        HEX[usize::from(b & 15)],
+                    ],
+                    len: 6,
+                }
             }
         }
-        start = i + 1;
     }
-    out.push_str(&s[start..]);
-    out.push('"');
+
+    fn as_str(&self) -> &str {
+        // Always ASCII.
+        std::str::from_utf8(&self.text[..self.len]).unwrap_or_default()
+    }
+}
+
+/// Splits `bytes` into runs that need no escaping and the escapes of the bytes between them.
+fn escape_runs(bytes: &[u8], mut emit: impl FnMut(Piece)) {
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if NEEDS_ESCAPE[usize::from(b)] {
+            if start < i {
+                emit(Piece::Run(start..i));
+            }
+            emit(Piece::Escape(Escape::of(b)));
+            start = i + 1;
+        }
+    }
+    if start < bytes.len() {
+        emit(Piece::Run(start..bytes.len()));
+    }
 }
 
 /// Appends a float as a JSON number; integral values within f64's exact range are written

@@ -42,10 +42,10 @@ impl ColumnAcc {
 
     /// Records a non-empty CSV value.
     #[inline]
-    pub fn observe_text(&mut self, s: &str) {
+    pub fn observe_text(&mut self, value: &[u8]) {
         self.seen = true;
         if !self.set.is_text() {
-            self.set = self.set.narrow(s);
+            self.set = self.set.narrow(value);
         }
     }
 

@@ -81,7 +81,9 @@ pub(crate) fn parse(
     })
     .map_err(ParseFailure::sink)?;
 
-    let mut row = String::with_capacity(1024);
+    // The row's JSON is built as bytes and checked to be UTF-8 once, at the end: cheaper than
+    // checking the record and then slicing every cell out of it as `&str`.
+    let mut row: Vec<u8> = Vec::with_capacity(1024);
     loop {
         let record = match records.next_record() {
             Ok(Some(record)) => record,
@@ -101,54 +103,48 @@ pub(crate) fn parse(
         }
         let width = record.len();
         sheet.ensure_width(width)?;
-        row.clear();
-        row.push('[');
-        // Validate the record once: delimiters are ASCII, so every field of a valid record is
-        // valid too and can be sliced out of it as `&str` without another check. Likewise one
-        // scan tells whether any cell of the record needs JSON escaping (most records: none).
         let bytes = record.bytes;
-        let whole = simdutf8::basic::from_utf8(bytes).ok();
-        let clean = whole.is_some()
-            && !if record.quotes_enclose {
-                json::needs_escape::<false>(bytes)
-            } else {
-                json::needs_escape::<true>(bytes)
-            };
+        // One scan tells whether any cell needs JSON escaping (most records: none).
+        let escape = if record.quotes_enclose {
+            json::needs_escape::<false>(bytes)
+        } else {
+            json::needs_escape::<true>(bytes)
+        };
         // No cell can be longer than its record.
         let check_cells = bytes.len() > limits.max_cell_bytes;
-        row.reserve(bytes.len() + 6 * width);
+        row.clear();
+        row.reserve(bytes.len() + 6 * width + 2);
+        row.push(b'[');
         for i in 0..width {
             if i > 0 {
-                row.push(',');
+                row.push(b',');
             }
-            let range = record.range(i);
-            if range.is_empty() {
-                row.push_str("null");
+            let cell = &bytes[record.range(i)];
+            if cell.is_empty() {
+                row.extend_from_slice(b"null");
                 continue;
             }
             if check_cells {
-                check_cell(range.len(), limits.max_cell_bytes, &sheet.name, sheet.rows)?;
+                check_cell(cell.len(), limits.max_cell_bytes, &sheet.name, sheet.rows)?;
             }
-            let text = match whole.and_then(|w| w.get(range.clone())) {
-                Some(s) => Cow::Borrowed(s),
-                None => String::from_utf8_lossy(&bytes[range]),
-            };
-            sheet.columns_acc[i].observe_text(&text);
-            if clean {
-                json::push_clean_str(&mut row, &text);
+            sheet.columns_acc[i].observe_text(cell);
+            row.push(b'"');
+            if escape && json::needs_escape::<true>(cell) {
+                json::push_escaped_bytes(&mut row, cell);
             } else {
-                json::push_str(&mut row, &text);
+                row.extend_from_slice(cell);
             }
+            row.push(b'"');
         }
         for _ in width..sheet.header_len() {
-            row.push_str(",null");
+            row.extend_from_slice(b",null");
         }
-        row.push(']');
+        row.push(b']');
         check_rows(sheet.rows + 1, limits.max_rows)?;
         on_event(ParseEvent::Row {
             sheet: 0,
             index: sheet.rows,
-            values: Cow::Borrowed(&row),
+            values: json::row_text(&row),
         })
         .map_err(ParseFailure::sink)?;
         sheet.rows += 1;
