@@ -163,10 +163,10 @@ impl<R: Read> Records<R> {
         self.fields.clear();
         if memchr(b'"', bytes).is_none() {
             let mut start = 0;
-            for at in memchr::memchr_iter(delimiter, bytes) {
+            for_each_byte(bytes, delimiter, |at| {
                 self.fields.push((start, at));
                 start = at + 1;
-            }
+            });
             self.fields.push((start, bytes.len()));
         } else {
             let mut start = 0;
@@ -273,6 +273,40 @@ impl<R: Read> Records<R> {
         self.end += n;
         self.eof = n == 0;
         Ok(())
+    }
+}
+
+/// Calls `f` with the position of every `needle` in `bytes`, in order. Fields are short, so
+/// this takes a bit mask of the needle's positions per 32-byte block (a loop the compiler
+/// turns into vector compares) and walks its bits, rather than calling `memchr` per field.
+#[inline]
+fn for_each_byte(bytes: &[u8], needle: u8, mut f: impl FnMut(usize)) {
+    #[inline(always)]
+    fn mask(block: &[u8; 32], needle: u8) -> u32 {
+        block
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, &b)| m | (u32::from(b == needle) << i))
+    }
+    let mut walk = |offset: usize, mut m: u32| {
+        while m != 0 {
+            f(offset + m.trailing_zeros() as usize);
+            m &= m - 1;
+        }
+    };
+    let mut blocks = bytes.chunks_exact(32);
+    let mut offset = 0;
+    for block in &mut blocks {
+        if let Ok(block) = block.try_into() {
+            walk(offset, mask(block, needle));
+        }
+        offset += 32;
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        let mut block = [!needle; 32];
+        block[..tail.len()].copy_from_slice(tail);
+        walk(offset, mask(&block, needle));
     }
 }
 
@@ -398,6 +432,21 @@ mod tests {
                 }
             }
             assert_eq!(results, [1, 1], "{input:?}");
+        }
+    }
+
+    #[test]
+    fn every_needle_is_found_at_every_position() {
+        for len in 0..100 {
+            for pos in 0..len {
+                let mut bytes = vec![b'a'; len];
+                bytes[pos] = b',';
+                bytes[len - 1 - pos] = b',';
+                let mut found = Vec::new();
+                for_each_byte(&bytes, b',', |at| found.push(at));
+                let expected: Vec<usize> = memchr::memchr_iter(b',', &bytes).collect();
+                assert_eq!(found, expected, "{len} {pos}");
+            }
         }
     }
 
