@@ -16,7 +16,7 @@ use std::io::{self, Read};
 use std::ops::Range;
 
 use csv_core::ReadRecordResult;
-use memchr::{memchr, memchr2};
+use memchr::{memchr, memchr2, memchr3};
 
 /// Reads records from a byte stream.
 pub(crate) struct Records<R> {
@@ -32,15 +32,27 @@ pub(crate) struct Records<R> {
     /// quote would otherwise swallow the rest of the file into one field. (A guard on memory,
     /// not a length check: a longer record the buffer already holds whole is returned.)
     max_record: usize,
-    /// Where the current record's fields are: a line of `buf` split in place, or `csv_core`'s
-    /// unescaped output in `out`.
-    line: Option<Range<usize>>,
+    /// Where the current record's fields are.
+    source: Source,
+    /// `csv_core`'s output: the fields, unescaped, back to back (a fixed-size buffer that
+    /// grows when `csv_core` fills it).
     out: Vec<u8>,
+    /// The fields of a record with escaped quotes or line breaks in quoted fields, unescaped.
+    unescaped: Vec<u8>,
     /// `csv_core`'s field end offsets in `out`.
     ends: Vec<usize>,
     /// The current record's fields, as offsets into its bytes.
     fields: Vec<(usize, usize)>,
     first: bool,
+}
+
+enum Source {
+    /// A line of `buf`, split in place.
+    Line(Range<usize>),
+    /// `unescaped`.
+    Unescaped,
+    /// `out`.
+    Core,
 }
 
 /// One record. Field `i` is `bytes[record.range(i)]`.
@@ -81,8 +93,9 @@ impl<R: Read> Records<R> {
             core: csv_core::ReaderBuilder::new().delimiter(delimiter).build(),
             delimiter,
             max_record,
-            line: None,
+            source: Source::Core,
             out: vec![0; 4096],
+            unescaped: Vec::with_capacity(4096),
             ends: vec![0; 64],
             fields: Vec::with_capacity(64),
             first: true,
@@ -95,17 +108,15 @@ impl<R: Read> Records<R> {
         if !self.advance()? {
             return Ok(None);
         }
-        Ok(Some(match &self.line {
-            Some(line) => Record {
-                bytes: &self.buf[line.clone()],
-                fields: &self.fields,
-                quotes_enclose: true,
-            },
-            None => Record {
-                bytes: &self.out[..self.fields.last().map_or(0, |f| f.1)],
-                fields: &self.fields,
-                quotes_enclose: false,
-            },
+        let (bytes, quotes_enclose) = match &self.source {
+            Source::Line(line) => (&self.buf[line.clone()], true),
+            Source::Unescaped => (&self.unescaped[..], false),
+            Source::Core => (&self.out[..self.fields.last().map_or(0, |f| f.1)], false),
+        };
+        Ok(Some(Record {
+            bytes,
+            fields: &self.fields,
+            quotes_enclose,
         }))
     }
 
@@ -143,11 +154,14 @@ impl<R: Read> Records<R> {
                 }
             };
             let line = self.pos..self.pos + line_len;
-            if !self.split_line(line) {
-                return self.read_with_core();
+            if self.split_line(line) {
+                self.pos += line_len;
+                return Ok(true);
             }
-            self.pos += line_len;
-            return Ok(true);
+            if self.unescape_record() {
+                return Ok(true);
+            }
+            return self.read_with_core();
         }
     }
 
@@ -190,7 +204,62 @@ impl<R: Read> Records<R> {
                 }
             }
         }
-        self.line = Some(line);
+        self.source = Source::Line(line);
+        true
+    }
+
+    /// Reads a record from `pos` whose quoted fields may hold escaped quotes and line breaks,
+    /// copying its fields unescaped into `unescaped`, when the buffer holds all of it and it
+    /// is well formed: every quoted field closes right before a delimiter or a line break,
+    /// and no unquoted field holds a quote. Otherwise (more input needed, the end of the
+    /// input, text after a closing quote, a stray quote) it returns false, having consumed
+    /// nothing, and `csv_core` reads the record.
+    fn unescape_record(&mut self) -> bool {
+        let buf = &self.buf[self.pos..self.end];
+        let delimiter = self.delimiter;
+        self.fields.clear();
+        self.unescaped.clear();
+        let mut i = 0;
+        loop {
+            let start = self.unescaped.len();
+            if buf.get(i) == Some(&b'"') {
+                i += 1;
+                loop {
+                    let Some(q) = memchr(b'"', &buf[i..]) else {
+                        return false;
+                    };
+                    self.unescaped.extend_from_slice(&buf[i..i + q]);
+                    i += q + 1;
+                    match buf.get(i) {
+                        // `""` inside quotes: one quote.
+                        Some(b'"') => {
+                            self.unescaped.push(b'"');
+                            i += 1;
+                        }
+                        Some(_) => break,
+                        None => return false,
+                    }
+                }
+            } else {
+                let Some(n) = memchr3(delimiter, b'\n', b'\r', &buf[i..]) else {
+                    return false;
+                };
+                let field = &buf[i..i + n];
+                if memchr(b'"', field).is_some() {
+                    return false;
+                }
+                self.unescaped.extend_from_slice(field);
+                i += n;
+            }
+            self.fields.push((start, self.unescaped.len()));
+            match buf.get(i) {
+                Some(&b) if b == delimiter => i += 1,
+                Some(b'\n' | b'\r') => break,
+                _ => return false,
+            }
+        }
+        self.pos += i;
+        self.source = Source::Unescaped;
         true
     }
 
@@ -232,7 +301,7 @@ impl<R: Read> Records<R> {
                         self.fields.push((start, end));
                         start = end;
                     }
-                    self.line = None;
+                    self.source = Source::Core;
                     return Ok(true);
                 }
                 ReadRecordResult::End => return Ok(false),
