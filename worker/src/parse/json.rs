@@ -4,18 +4,12 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// Bytes that need escaping inside a JSON string.
-const NEEDS_ESCAPE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
+/// Whether `b` needs escaping inside a JSON string: a control character, `\\`, and `"` unless
+/// `QUOTES` is false.
+#[inline(always)]
+fn escaped<const QUOTES: bool>(b: u8) -> bool {
+    (b < 0x20) | (QUOTES & (b == b'"')) | (b == b'\\')
+}
 
 /// Whether any byte of `bytes` needs escaping in a JSON string: a control character, `\`,
 /// and `"` unless `QUOTES` is false (a CSV line whose quotes only enclose fields). The CSV
@@ -25,14 +19,10 @@ const NEEDS_ESCAPE: [bool; 256] = {
 #[inline]
 pub(crate) fn needs_escape<const QUOTES: bool>(bytes: &[u8]) -> bool {
     #[inline(always)]
-    fn special<const QUOTES: bool>(b: u8) -> bool {
-        (b < 0x20) | (QUOTES & (b == b'"')) | (b == b'\\')
-    }
-    #[inline(always)]
     fn block<const QUOTES: bool>(block: &[u8; 32]) -> bool {
         block
             .iter()
-            .fold(false, |acc, &b| acc | special::<QUOTES>(b))
+            .fold(false, |acc, &b| acc | escaped::<QUOTES>(b))
     }
     let mut blocks = bytes.chunks_exact(32);
     for b in &mut blocks {
@@ -46,7 +36,7 @@ pub(crate) fn needs_escape<const QUOTES: bool>(bytes: &[u8]) -> bool {
     }
     match bytes.len().checked_sub(32) {
         Some(start) => bytes[start..].try_into().is_ok_and(block::<QUOTES>),
-        None => tail.iter().any(|&b| special::<QUOTES>(b)),
+        None => tail.iter().any(|&b| escaped::<QUOTES>(b)),
     }
 }
 
@@ -133,7 +123,7 @@ impl Escape {
 fn escape_runs(bytes: &[u8], mut emit: impl FnMut(Piece)) {
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        if NEEDS_ESCAPE[usize::from(b)] {
+        if escaped::<true>(b) {
             if start < i {
                 emit(Piece::Run(start..i));
             }

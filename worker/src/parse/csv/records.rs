@@ -2,15 +2,18 @@
 //! buffer around `csv_core`'s byte-at-a-time state machine, and that machine was the largest
 //! single cost of a CSV parse (39 % of its instructions). Most lines of real files hold no
 //! quote at all; such a line is one record whose fields lie between its delimiters, so it is
-//! split in place with `memchr`, without the state machine and without copying. A line with a
-//! quote anywhere (quoted fields, escaped quotes, embedded newlines) goes through `csv_core`
-//! itself, configured as the `csv` crate configures it, so the RFC 4180 rules are `csv_core`'s.
+//! split in place, without the state machine and without copying, and so is a line whose
+//! quoted fields are simple (`"Bob, Jr."`). A record whose quoted fields hold escaped quotes or
+//! line breaks is unescaped by a `memchr` scan when it is well formed and the buffer holds it
+//! whole. Any other (a stray quote, text after a closing quote, a record crossing the buffer's
+//! end) goes through `csv_core` itself, configured as the `csv` crate configures it, so the
+//! RFC 4180 rules of the odd cases are `csv_core`'s.
 //!
-//! The two paths agree at every record boundary: `csv_core` skips the `\r` and `\n` bytes at
-//! the start of a record (blank lines, the `\n` of a CRLF), and the fast path skips them too
-//! before it looks at a line, so `csv_core`'s state between two records never matters. The
+//! The paths agree at every record boundary: `csv_core` skips the `\r` and `\n` bytes at the
+//! start of a record (blank lines, the `\n` of a CRLF), and the other paths skip them too
+//! before they look at a record, so `csv_core`'s state between two records never matters. The
 //! first record always goes through `csv_core`, which strips a UTF-8 BOM there as the `csv`
-//! crate does. A test compares both paths with the `csv` crate on generated input.
+//! crate does. A test compares the records with the `csv` crate's on generated input.
 
 use std::io::{self, Read};
 use std::ops::Range;
@@ -57,7 +60,7 @@ enum Source {
 
 /// One record. Field `i` is `bytes[record.range(i)]`.
 pub(crate) struct Record<'a> {
-    /// The line the fields were cut from, or `csv_core`'s unescaped output.
+    /// The line the fields were cut from, or the fields unescaped back to back.
     pub bytes: &'a [u8],
     fields: &'a [(usize, usize)],
     /// Whether `bytes` is a line whose quote characters all enclose fields (none is part of
@@ -170,7 +173,7 @@ impl<R: Read> Records<R> {
     /// to a closing quote right before a delimiter or the line's end, with no quote (escaped
     /// or not) between. Anything else (an escaped quote, a quoted field running on to the next
     /// line, text after a closing quote, a quote inside an unquoted field) returns false and
-    /// is left to `csv_core`.
+    /// is left to the other paths.
     fn split_line(&mut self, line: Range<usize>) -> bool {
         let bytes = &self.buf[line.clone()];
         let delimiter = self.delimiter;
