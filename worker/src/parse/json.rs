@@ -1,42 +1,47 @@
 //! Hand-rolled JSON writing for row values. Rows are the hot path (millions per second), so a
 //! row's JSON array text is appended to one reused buffer without building `serde_json::Value`s.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
-/// Whether `b` needs escaping inside a JSON string: a control character, `\\`, and `"` unless
-/// `QUOTES` is false.
+use wide::u8x32;
+
+/// Whether `b` needs escaping inside a JSON string: a control character, `"` or `\\`.
 #[inline(always)]
-fn escaped<const QUOTES: bool>(b: u8) -> bool {
-    (b < 0x20) | (QUOTES & (b == b'"')) | (b == b'\\')
+fn escaped(b: u8) -> bool {
+    (b < 0x20) | (b == b'"') | (b == b'\\')
 }
 
 /// Whether any byte of `bytes` needs escaping in a JSON string: a control character, `\`,
 /// and `"` unless `QUOTES` is false (a CSV line whose quotes only enclose fields). The CSV
 /// parser asks this of every record, so that a clean record's cells can be copied without
-/// looking at them again. Written as an OR over fixed 32-byte blocks, which the compiler turns
-/// into vector compares; the tail is one more block that overlaps the last.
+/// looking at them again. It compares 32 bytes at a time as vectors; the tail is one more
+/// block that overlaps the last, or a short input padded with a byte that needs nothing.
 #[inline]
 pub(crate) fn needs_escape<const QUOTES: bool>(bytes: &[u8]) -> bool {
     #[inline(always)]
-    fn block<const QUOTES: bool>(block: &[u8; 32]) -> bool {
-        block
-            .iter()
-            .fold(false, |acc, &b| acc | escaped::<QUOTES>(b))
-    }
-    let mut blocks = bytes.chunks_exact(32);
-    for b in &mut blocks {
-        if b.try_into().is_ok_and(block::<QUOTES>) {
-            return true;
+    fn block<const QUOTES: bool>(block: [u8; 32]) -> bool {
+        let v = u8x32::new(block);
+        // `b <= 0x1f`, as unsigned bytes.
+        let mut hit = v.min(u8x32::splat(0x1f)).simd_eq(v) | v.simd_eq(u8x32::splat(b'\\'));
+        if QUOTES {
+            hit |= v.simd_eq(u8x32::splat(b'"'));
         }
+        hit.any()
     }
-    let tail = blocks.remainder();
+    let (blocks, tail) = bytes.as_chunks::<32>();
+    if blocks.iter().any(|&b| block::<QUOTES>(b)) {
+        return true;
+    }
     if tail.is_empty() {
         return false;
     }
-    match bytes.len().checked_sub(32) {
-        Some(start) => bytes[start..].try_into().is_ok_and(block::<QUOTES>),
-        None => tail.iter().any(|&b| escaped::<QUOTES>(b)),
+    match bytes.last_chunk::<32>() {
+        Some(&last) => block::<QUOTES>(last),
+        None => {
+            let mut padded = [b'a'; 32];
+            padded[..tail.len()].copy_from_slice(tail);
+            block::<QUOTES>(padded)
+        }
     }
 }
 
@@ -58,16 +63,6 @@ pub(crate) fn push_escaped_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
         Piece::Run(run) => out.extend_from_slice(&bytes[run]),
         Piece::Escape(e) => out.extend_from_slice(e.as_str().as_bytes()),
     });
-}
-
-/// The text of a row built as bytes: borrowed when it is UTF-8 (one vectorised check), else
-/// with each invalid sequence replaced by U+FFFD. JSON's own characters are ASCII and end any
-/// sequence, so that is what replacing inside each cell would give.
-pub(crate) fn row_text(row: &[u8]) -> Cow<'_, str> {
-    match simdutf8::basic::from_utf8(row) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(row),
-    }
 }
 
 enum Piece {
@@ -123,7 +118,7 @@ impl Escape {
 fn escape_runs(bytes: &[u8], mut emit: impl FnMut(Piece)) {
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        if escaped::<true>(b) {
+        if escaped(b) {
             if start < i {
                 emit(Piece::Run(start..i));
             }
@@ -159,6 +154,15 @@ mod tests {
         assert!(!needs_escape::<true>(
             "plain text, 東京都 and more than eight bytes ~~~".as_bytes()
         ));
+        // Every byte value, in a full block, the overlapping tail and a short padded input.
+        for b in 0..=255u8 {
+            for (len, pos) in [(32, 7), (40, 35), (5, 2)] {
+                let mut bytes = vec![b'a'; len];
+                bytes[pos] = b;
+                assert_eq!(needs_escape::<true>(&bytes), escaped(b), "{b:#x}");
+                assert_eq!(needs_escape::<false>(&bytes), escaped(b) && b != b'"');
+            }
+        }
         // Lengths around the 32-byte blocks and the overlapping tail.
         for len in 1..80 {
             for pos in 0..len {

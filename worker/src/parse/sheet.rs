@@ -139,6 +139,10 @@ impl SheetBuilder {
         if width <= self.columns.len() {
             return Ok(());
         }
+        self.widen(width)
+    }
+
+    fn widen(&mut self, width: usize) -> Result<(), ParseFailure> {
         self.check_width(width)?;
         let mut seen: HashSet<String> = self.columns.iter().cloned().collect();
         for i in self.columns.len()..width {

@@ -6,6 +6,7 @@
 //! sample, the decoder's chunks, the read buffer and one record.
 
 mod records;
+mod row;
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -15,6 +16,7 @@ use std::path::Path;
 use encoding_rs::UTF_8;
 
 use records::Records;
+use row::Rows;
 
 use super::sheet::{check_cell, check_rows, SheetBuilder};
 use super::{
@@ -81,9 +83,10 @@ pub(crate) fn parse(
     })
     .map_err(ParseFailure::sink)?;
 
-    // The row's JSON is built as bytes and checked to be UTF-8 once, at the end: cheaper than
-    // checking the record and then slicing every cell out of it as `&str`.
-    let mut row: Vec<u8> = Vec::with_capacity(1024);
+    // Rows' JSON is built as bytes and checked to be UTF-8 a batch at a time: cheaper than
+    // checking each record and then slicing every cell out of it as `&str`.
+    let mut row = Rows::default();
+    let mut emitted = 0;
     loop {
         let record = match records.next_record() {
             Ok(Some(record)) => record,
@@ -112,43 +115,34 @@ pub(crate) fn parse(
         };
         // No cell can be longer than its record.
         let check_cells = bytes.len() > limits.max_cell_bytes;
-        row.clear();
-        row.reserve(bytes.len() + 6 * width + 2);
-        row.push(b'[');
-        for i in 0..width {
-            if i > 0 {
-                row.push(b',');
-            }
-            let cell = &bytes[record.range(i)];
+        let cells = sheet.header_len().max(width);
+        row.start(bytes.len(), cells);
+        for (&(start, end), column) in record.spans().iter().zip(&mut sheet.columns_acc) {
+            let cell = &bytes[start..end];
             if cell.is_empty() {
-                row.extend_from_slice(b"null");
+                row.null();
                 continue;
             }
             if check_cells {
                 check_cell(cell.len(), limits.max_cell_bytes, &sheet.name, sheet.rows)?;
             }
-            sheet.columns_acc[i].observe_text(cell);
-            row.push(b'"');
+            column.observe_text(cell);
             if escape && json::needs_escape::<true>(cell) {
-                json::push_escaped_bytes(&mut row, cell);
+                row.escaped_string(cell, bytes.len(), cells);
             } else {
-                row.extend_from_slice(cell);
+                row.string(record.padded, start, end);
             }
-            row.push(b'"');
         }
         for _ in width..sheet.header_len() {
-            row.extend_from_slice(b",null");
+            row.null();
         }
-        row.push(b']');
         check_rows(sheet.rows + 1, limits.max_rows)?;
-        on_event(ParseEvent::Row {
-            sheet: 0,
-            index: sheet.rows,
-            values: json::row_text(&row),
-        })
-        .map_err(ParseFailure::sink)?;
         sheet.rows += 1;
+        if row.finish() {
+            emit(&mut row, &mut emitted, on_event)?;
+        }
     }
+    emit(&mut row, &mut emitted, on_event)?;
     if !sheet.has_header() {
         return Err(ParseFailure::new(
             ParseErrorCode::EmptyFile,
@@ -162,6 +156,24 @@ pub(crate) fn parse(
         sheets: vec![summary],
         skipped_parts: Vec::new(),
     })
+}
+
+/// Hands the waiting rows on, numbered from `emitted`.
+fn emit(
+    rows: &mut Rows,
+    emitted: &mut u64,
+    on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
+) -> Result<(), ParseFailure> {
+    rows.flush(|values| {
+        let index = *emitted;
+        *emitted += 1;
+        on_event(ParseEvent::Row {
+            sheet: 0,
+            index,
+            values,
+        })
+    })
+    .map_err(ParseFailure::sink)
 }
 
 /// A record may not grow without bound (an unbalanced quote would otherwise swallow the whole

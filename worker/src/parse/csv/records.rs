@@ -64,6 +64,9 @@ enum Source {
 pub(crate) struct Record<'a> {
     /// The line the fields were cut from, or the fields unescaped back to back.
     pub bytes: &'a [u8],
+    /// `bytes` and whatever follows them in memory (stale bytes, for copying short fields
+    /// in fixed-size blocks).
+    pub padded: &'a [u8],
     fields: &'a [(usize, usize)],
     /// Whether `bytes` is a line whose quote characters all enclose fields (none is part of
     /// one), rather than field content only.
@@ -79,6 +82,11 @@ impl Record<'_> {
     pub fn range(&self, i: usize) -> Range<usize> {
         let (start, end) = self.fields[i];
         start..end
+    }
+
+    /// Where each field is: `(start, end)` offsets into `bytes`.
+    pub fn spans(&self) -> &[(usize, usize)] {
+        self.fields
     }
 
     /// Whether every field is empty (a line of bare delimiters).
@@ -115,13 +123,17 @@ impl<R: Read> Records<R> {
         if !self.advance()? {
             return Ok(None);
         }
-        let (bytes, quotes_enclose) = match &self.source {
-            Source::Line(line) => (&self.buf[line.clone()], true),
-            Source::Unescaped => (&self.unescaped[..], false),
-            Source::Core => (&self.out[..self.fields.last().map_or(0, |f| f.1)], false),
+        let (bytes, padded, quotes_enclose) = match &self.source {
+            Source::Line(line) => (&self.buf[line.clone()], &self.buf[line.start..], true),
+            Source::Unescaped => (&self.unescaped[..], &self.unescaped[..], false),
+            Source::Core => {
+                let len = self.fields.last().map_or(0, |f| f.1);
+                (&self.out[..len], &self.out[..], false)
+            }
         };
         Ok(Some(Record {
             bytes,
+            padded,
             fields: &self.fields,
             quotes_enclose,
         }))
