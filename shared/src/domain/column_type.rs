@@ -220,12 +220,17 @@ pub fn parse_bool(s: &str) -> Option<bool> {
 }
 
 fn bool_value(value: &[u8]) -> Option<bool> {
-    if value.eq_ignore_ascii_case(b"true") {
-        Some(true)
-    } else if value.eq_ignore_ascii_case(b"false") {
-        Some(false)
-    } else {
-        None
+    // Setting bit 5 of a byte lowercases an ASCII letter and makes no other byte a letter
+    // that was not one, so one OR and one compare per word ignore case.
+    match value {
+        &[a, b, c, d] => (u32::from_le_bytes([a, b, c, d]) | 0x2020_2020
+            == u32::from_le_bytes(*b"true"))
+        .then_some(true),
+        &[a, b, c, d, e] => (u32::from_le_bytes([a, b, c, d]) | 0x2020_2020
+            == u32::from_le_bytes(*b"fals")
+            && e | 0x20 == b'e')
+            .then_some(false),
+        _ => None,
     }
 }
 
@@ -239,14 +244,17 @@ pub fn parse_date(s: &str) -> Option<NaiveDate> {
 /// Year, month and day of a date as [`parse_date`] accepts one, checked to be a real day of the
 /// proleptic Gregorian calendar (as chrono's, for any four-digit year) without building it.
 fn date_fields(b: &[u8]) -> Option<(i32, u32, u32)> {
-    let &[y0, y1, y2, y3, sep, m0, m1, sep2, d0, d1] = b else {
+    let (head, &[d0, d1]) = b.split_first_chunk::<8>()? else {
         return None;
     };
-    if sep != sep2 || (sep != b'-' && sep != b'/') {
+    let sep = head[4];
+    if head[7] != sep || (sep != b'-' && sep != b'/') {
         return None;
     }
-    let year = two_digits(y0, y1)? * 100 + two_digits(y2, y3)?;
-    let month = two_digits(m0, m1)?;
+    // `YYYY-MM-`: digits in bytes 0–3, 5 and 6.
+    let [y0, y1, y2, y3, _, m0, m1, _] = digits8(head, 0x0080_8000_8080_8080)?;
+    let year = u32::from(y0) * 1000 + u32::from(y1) * 100 + u32::from(y2) * 10 + u32::from(y3);
+    let month = u32::from(m0) * 10 + u32::from(m1);
     let day = two_digits(d0, d1)?;
     let days = match month {
         2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
@@ -258,6 +266,19 @@ fn date_fields(b: &[u8]) -> Option<(i32, u32, u32)> {
     (1..=days)
         .contains(&day)
         .then_some((year as i32, month, day))
+}
+
+/// The digit values of eight bytes (byte `i` minus `b'0'`), when the bytes picked by `digits`
+/// (0x80 in each byte to check) are ASCII digits; the other bytes of the result are garbage.
+/// All eight are checked at once in one 64-bit word: after `^ 0x30` a digit is a byte below
+/// 10, and adding 0x76 sets the top bit of exactly the bytes that are not (a byte at or above
+/// 0x8a also carries into the next byte up, which only flags that byte wrongly when it is
+/// unchecked or already flagged, so the callers check their separators themselves).
+#[inline(always)]
+fn digits8(b: &[u8; 8], digits: u64) -> Option<[u8; 8]> {
+    let t = u64::from_le_bytes(*b) ^ 0x3030_3030_3030_3030;
+    let bad = (t.wrapping_add(0x7676_7676_7676_7676) | t) & digits;
+    (bad == 0).then(|| t.to_le_bytes())
 }
 
 /// The value of two ASCII digits.
@@ -277,6 +298,17 @@ fn digits(b: &[u8]) -> Option<u32> {
 /// Hour, minute, second and nanosecond of `HH:MM`, `HH:MM:SS` or `HH:MM:SS.fff…` (up to
 /// nanoseconds), checked to be a time of day.
 fn time_fields(b: &[u8]) -> Option<(u32, u32, u32, u32)> {
+    // The common `HH:MM:SS` in one word: digits in bytes 0, 1, 3, 4, 6 and 7.
+    if let &[_, _, b':', _, _, b':', _, _] = b {
+        let [h0, h1, _, m0, m1, _, s0, s1] = digits8(b.first_chunk()?, 0x8080_0080_8000_8080)?;
+        let (hour, minute, second) = (h0 * 10 + h1, m0 * 10 + m1, s0 * 10 + s1);
+        return (hour < 24 && minute < 60 && second < 60).then_some((
+            u32::from(hour),
+            u32::from(minute),
+            u32::from(second),
+            0,
+        ));
+    }
     let [h0, h1, b':', m0, m1, rest @ ..] = b else {
         return None;
     };
@@ -493,6 +525,88 @@ mod tests {
             "1234567890123456.5",
         ] {
             assert_eq!(number_kind(s.as_bytes()), number_oracle(s), "{s:?}");
+        }
+    }
+
+    /// What the word-at-a-time recognisers must agree with, written byte by byte.
+    fn date_oracle(b: &[u8]) -> Option<(i32, u32, u32)> {
+        let digits = |r: std::ops::Range<usize>| {
+            b[r].iter().try_fold(0u32, |n, c| {
+                c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+            })
+        };
+        if b.len() != 10 || b[4] != b[7] || !matches!(b[4], b'-' | b'/') {
+            return None;
+        }
+        let (y, m, d) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+        NaiveDate::from_ymd_opt(y as i32, m, d).map(|_| (y as i32, m, d))
+    }
+
+    fn time_oracle(b: &[u8]) -> Option<(u32, u32, u32, u32)> {
+        let digits = |r: std::ops::Range<usize>| {
+            b[r].iter().try_fold(0u32, |n, c| {
+                c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+            })
+        };
+        if b.len() != 8 || b[2] != b':' || b[5] != b':' {
+            return None;
+        }
+        let (h, m, s) = (digits(0..2)?, digits(3..5)?, digits(6..8)?);
+        NaiveTime::from_hms_opt(h, m, s).map(|_| (h, m, s, 0))
+    }
+
+    #[test]
+    fn every_byte_at_every_position_of_a_date_or_time_is_judged_as_byte_by_byte() {
+        // Single bytes everywhere, and pairs of a high byte (whose carry the word check must
+        // not let through) followed by any byte.
+        for base in ["2024-02-29", "1999/12/31", "0000-01-01"] {
+            for i in 0..10 {
+                for v in 0..=255u8 {
+                    let mut b = base.as_bytes().to_vec();
+                    b[i] = v;
+                    assert_eq!(date_fields(&b), date_oracle(&b), "{b:?}");
+                    if i < 9 {
+                        for w in [0x8a, 0xc0, 0xff] {
+                            b[i + 1] = w;
+                            assert_eq!(date_fields(&b), date_oracle(&b), "{b:?}");
+                            b.swap(i, i + 1);
+                            assert_eq!(date_fields(&b), date_oracle(&b), "{b:?}");
+                        }
+                    }
+                }
+            }
+        }
+        for base in ["23:59:59", "00:00:00", "09:05:30"] {
+            for i in 0..8 {
+                for v in 0..=255u8 {
+                    let mut b = base.as_bytes().to_vec();
+                    b[i] = v;
+                    assert_eq!(time_fields(&b), time_oracle(&b), "{b:?}");
+                    if i < 7 {
+                        for w in [0x8a, 0xc0, 0xff] {
+                            b[i + 1] = w;
+                            assert_eq!(time_fields(&b), time_oracle(&b), "{b:?}");
+                        }
+                    }
+                }
+            }
+        }
+        for text in ["true", "TRUE", "True", "false", "FALSE", "fAlSe"] {
+            assert_eq!(bool_value(text.as_bytes()), Some(text.len() == 4));
+        }
+        for v in 0..=255u8 {
+            for i in 0..5 {
+                let mut b = *b"false";
+                b[i] = v;
+                let expected = b.eq_ignore_ascii_case(b"false").then_some(false);
+                assert_eq!(bool_value(&b), expected, "{b:?}");
+                if i < 4 {
+                    let mut t = *b"true";
+                    t[i] = v;
+                    let expected = t.eq_ignore_ascii_case(b"true").then_some(true);
+                    assert_eq!(bool_value(&t), expected, "{t:?}");
+                }
+            }
         }
     }
 

@@ -51,12 +51,25 @@ impl Rows {
     #[inline]
     pub fn string(&mut self, src: &[u8], start: usize, end: usize) {
         let n = end - start;
+        if n <= BLOCK {
+            let block = src.get(start..).and_then(<[u8]>::first_chunk::<BLOCK>);
+            let out = self
+                .buf
+                .get_mut(self.len..)
+                .and_then(<[u8]>::first_chunk_mut::<{ BLOCK + 3 }>);
+            // Fixed-size arrays: no bounds checks below (`n + 2 < BLOCK + 3`).
+            if let (Some(block), Some(out)) = (block, out) {
+                out[0] = b'"';
+                out[1..=BLOCK].copy_from_slice(block);
+                out[n + 1] = b'"';
+                out[n + 2] = b',';
+                self.len += n + 3;
+                return;
+            }
+        }
         let at = self.len + 1;
         self.buf[self.len] = b'"';
-        match src.get(start..start + BLOCK) {
-            Some(block) if n <= BLOCK => self.buf[at..at + BLOCK].copy_from_slice(block),
-            _ => self.buf[at..at + n].copy_from_slice(&src[start..end]),
-        }
+        self.buf[at..at + n].copy_from_slice(&src[start..end]);
         self.buf[at + n..at + n + 2].copy_from_slice(b"\",");
         self.len = at + n + 2;
     }
