@@ -222,11 +222,11 @@ pub fn parse_bool(s: &str) -> Option<bool> {
 fn bool_value(value: &[u8]) -> Option<bool> {
     // Setting bit 5 of a byte lowercases an ASCII letter and makes no other byte a letter
     // that was not one, so one OR and one compare per word ignore case.
-    match value {
-        &[a, b, c, d] => (u32::from_le_bytes([a, b, c, d]) | 0x2020_2020
+    match *value {
+        [a, b, c, d] => (u32::from_le_bytes([a, b, c, d]) | 0x2020_2020
             == u32::from_le_bytes(*b"true"))
         .then_some(true),
-        &[a, b, c, d, e] => (u32::from_le_bytes([a, b, c, d]) | 0x2020_2020
+        [a, b, c, d, e] => (u32::from_le_bytes([a, b, c, d]) | 0x2020_2020
             == u32::from_le_bytes(*b"fals")
             && e | 0x20 == b'e')
             .then_some(false),
