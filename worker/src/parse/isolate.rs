@@ -562,7 +562,7 @@ pub fn child_main() -> ExitCode {
         return ExitCode::from(3);
     }
     let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(256 * 1024, stdout.lock());
+    let mut out = BufWriter::with_capacity(PIPE_SIZE, stdout.lock());
     for line in io::stdin().lock().lines() {
         let Ok(line) = line else {
             return ExitCode::from(2);
