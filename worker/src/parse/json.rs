@@ -48,11 +48,16 @@ pub(crate) fn needs_escape<const QUOTES: bool>(bytes: &[u8]) -> bool {
 /// Appends `s` as a JSON string literal.
 pub(crate) fn push_str(out: &mut String, s: &str) {
     out.push('"');
-    escape_runs(s.as_bytes(), |piece| match piece {
-        // Runs end and start at escaped bytes, which are ASCII: char boundaries.
-        Piece::Run(run) => out.push_str(&s[run]),
-        Piece::Escape(e) => out.push_str(e.as_str()),
-    });
+    // Most strings need no escaping, which one vector check tells.
+    if needs_escape::<true>(s.as_bytes()) {
+        escape_runs(s.as_bytes(), |piece| match piece {
+            // Runs end and start at escaped bytes, which are ASCII: char boundaries.
+            Piece::Run(run) => out.push_str(&s[run]),
+            Piece::Escape(e) => out.push_str(e.as_str()),
+        });
+    } else {
+        out.push_str(s);
+    }
     out.push('"');
 }
 
@@ -61,7 +66,7 @@ pub(crate) fn push_str(out: &mut String, s: &str) {
 pub(crate) fn push_escaped_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     escape_runs(bytes, |piece| match piece {
         Piece::Run(run) => out.extend_from_slice(&bytes[run]),
-        Piece::Escape(e) => out.extend_from_slice(e.as_str().as_bytes()),
+        Piece::Escape(e) => out.extend_from_slice(e.as_bytes()),
     });
 }
 
@@ -108,9 +113,13 @@ impl Escape {
         }
     }
 
+    fn as_bytes(&self) -> &[u8] {
+        &self.text[..self.len]
+    }
+
     fn as_str(&self) -> &str {
         // Always ASCII.
-        std::str::from_utf8(&self.text[..self.len]).unwrap_or_default()
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
     }
 }
 
