@@ -298,35 +298,30 @@ fn digits(b: &[u8]) -> Option<u32> {
 /// Hour, minute, second and nanosecond of `HH:MM`, `HH:MM:SS` or `HH:MM:SS.fff…` (up to
 /// nanoseconds), checked to be a time of day.
 fn time_fields(b: &[u8]) -> Option<(u32, u32, u32, u32)> {
-    // The common `HH:MM:SS` in one word: digits in bytes 0, 1, 3, 4, 6 and 7.
-    if let &[_, _, b':', _, _, b':', _, _] = b {
+    let (hour, minute, second, nanos) = if let &[_, _, b':', _, _, b':', _, _] = b {
+        // The common `HH:MM:SS` in one word: digits in bytes 0, 1, 3, 4, 6 and 7.
         let [h0, h1, _, m0, m1, _, s0, s1] = digits8(b.first_chunk()?, 0x8080_0080_8000_8080)?;
-        let (hour, minute, second) = (h0 * 10 + h1, m0 * 10 + m1, s0 * 10 + s1);
-        return (hour < 24 && minute < 60 && second < 60).then_some((
-            u32::from(hour),
-            u32::from(minute),
-            u32::from(second),
-            0,
-        ));
-    }
-    let [h0, h1, b':', m0, m1, rest @ ..] = b else {
-        return None;
-    };
-    let hour = two_digits(*h0, *h1)?;
-    let minute = two_digits(*m0, *m1)?;
-    let (second, nanos) = match rest {
-        [] => (0, 0),
-        [b':', s0, s1, fraction @ ..] => {
-            let nanos = match fraction {
-                [] => 0,
-                [b'.', f @ ..] if (1..=9).contains(&f.len()) => {
-                    digits(f)? * 10u32.pow(9 - f.len() as u32)
-                }
-                _ => return None,
-            };
-            (two_digits(*s0, *s1)?, nanos)
-        }
-        _ => return None,
+        let two = |a: u8, b: u8| u32::from(a * 10 + b);
+        (two(h0, h1), two(m0, m1), two(s0, s1), 0)
+    } else {
+        let [h0, h1, b':', m0, m1, rest @ ..] = b else {
+            return None;
+        };
+        let (second, nanos) = match rest {
+            [] => (0, 0),
+            [b':', s0, s1, fraction @ ..] => {
+                let nanos = match fraction {
+                    [] => 0,
+                    [b'.', f @ ..] if (1..=9).contains(&f.len()) => {
+                        digits(f)? * 10u32.pow(9 - f.len() as u32)
+                    }
+                    _ => return None,
+                };
+                (two_digits(*s0, *s1)?, nanos)
+            }
+            _ => return None,
+        };
+        (two_digits(*h0, *h1)?, two_digits(*m0, *m1)?, second, nanos)
     };
     (hour < 24 && minute < 60 && second < 60).then_some((hour, minute, second, nanos))
 }

@@ -12,9 +12,9 @@ fn escaped(b: u8) -> bool {
 }
 
 /// Whether any byte of `bytes` needs escaping in a JSON string: a control character, `\`,
-/// and `"` unless `QUOTES` is false (a CSV line whose quotes only enclose fields). The CSV
+/// and `"` unless `QUOTES` is false (a CSV record whose quotes only enclose fields). The CSV
 /// parser asks this of every record, so that a clean record's cells can be copied without
-/// looking at them again. It compares 32 bytes at a time as vectors; the tail is one more
+/// looking at them again, and [`push_str`] of every Excel string. It compares 32 bytes at a time as vectors; the tail is one more
 /// block that overlaps the last, or a short input padded with a byte that needs nothing.
 #[inline]
 pub(crate) fn needs_escape<const QUOTES: bool>(bytes: &[u8]) -> bool {
@@ -62,7 +62,7 @@ pub(crate) fn push_str(out: &mut String, s: &str) {
 }
 
 /// Appends `bytes` JSON-escaped (without quotes) to a row being built as bytes. Bytes that are
-/// not UTF-8 are copied as they are, for the row's final UTF-8 check to replace.
+/// not UTF-8 are copied as they are, for the UTF-8 check of the row's batch to replace.
 pub(crate) fn push_escaped_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     escape_runs(bytes, |piece| match piece {
         Piece::Run(run) => out.extend_from_slice(&bytes[run]),

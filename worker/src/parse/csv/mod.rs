@@ -1,9 +1,10 @@
 //! CSV/TSV in one streaming pass: detect the encoding and the delimiter from a sample, decode
 //! incrementally (UTF-8 is read as is and only validated), split records as the `csv` crate
-//! does ([`records`]: `csv_core`, its parser, behind a fast path for plain lines; RFC 4180
-//! quotes, embedded newlines, CRLF/LF/CR), and emit each row as a JSON array of strings while
-//! narrowing every column's type. Memory stays flat in the file size: the only buffers are the
-//! sample, the decoder's chunks, the read buffer and one record.
+//! does ([`records`]: a bit-mask scan for well-formed records, `csv_core`, its parser, for the
+//! rest; RFC 4180 quotes, embedded newlines, CRLF/LF/CR), and emit each row as a JSON array of
+//! strings while narrowing every column's type. Memory stays flat in the file size: the only
+//! buffers are the sample, the decoder's chunks, the read buffer, one record and one 64 KiB
+//! batch of rows ([`row`]).
 
 mod records;
 mod row;

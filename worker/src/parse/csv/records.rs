@@ -39,7 +39,7 @@ pub(crate) struct Records<R> {
     /// `csv_core`'s output: the fields, unescaped, back to back (a fixed-size buffer that
     /// grows when `csv_core` fills it).
     out: Vec<u8>,
-    /// The fields of a record with escaped quotes or line breaks in quoted fields, unescaped.
+    /// The fields of a record with escaped quotes (`""`) in quoted fields, unescaped.
     unescaped: Vec<u8>,
     /// `csv_core`'s field end offsets in `out`.
     ends: Vec<usize>,
@@ -52,7 +52,7 @@ pub(crate) struct Records<R> {
 }
 
 enum Source {
-    /// A line of `buf`, split in place.
+    /// A record of `buf` (quoted line breaks and all), split in place.
     Line(Range<usize>),
     /// `unescaped`.
     Unescaped,
@@ -62,14 +62,14 @@ enum Source {
 
 /// One record. Field `i` is `bytes[record.range(i)]`.
 pub(crate) struct Record<'a> {
-    /// The line the fields were cut from, or the fields unescaped back to back.
+    /// The record's text the fields were cut from, or the fields unescaped back to back.
     pub bytes: &'a [u8],
     /// `bytes` and whatever follows them in memory (stale bytes, for copying short fields
     /// in fixed-size blocks).
     pub padded: &'a [u8],
     fields: &'a [(usize, usize)],
-    /// Whether `bytes` is a line whose quote characters all enclose fields (none is part of
-    /// one), rather than field content only.
+    /// Whether `bytes` is a record's text whose quote characters all enclose fields (none is
+    /// part of one), rather than field content only.
     pub quotes_enclose: bool,
 }
 
