@@ -207,3 +207,205 @@ fn a_broken_ods_table_is_corrupt_with_the_sheet_named() {
     let message = &p.result.as_ref().expect_err("corrupt").message;
     assert!(message.contains("sheet 'Broken'"), "{message}");
 }
+
+/// The rows under the header `a`…`d` of a one-sheet ods whose table holds `rows` after it.
+fn rows_under_header(rows: &str) -> Vec<serde_json::Value> {
+    let sheet = format!(
+        r#"<table:table table:name="S">{}{rows}</table:table>"#,
+        row(&[text("a"), text("b"), text("c"), text("d")])
+    );
+    let p = parse(&ods("", &sheet), FileFormat::Ods);
+    assert_eq!(p.code(), "ok", "{:?}", p.result);
+    assert_eq!(p.summary().sheets[0].columns, ["a", "b", "c", "d"]);
+    p.rows(0)
+}
+
+fn cell(attrs: &str, content: &str) -> String {
+    format!(r#"<table:table-cell {attrs}>{content}</table:table-cell>"#)
+}
+
+#[test]
+fn cells_as_libreoffice_writes_them_keep_their_values() {
+    // The shapes calamine reads straight from its buffer (patch 5): a start tag, at most one
+    // plain `text:p`, and the end tag; rows switching with `</table:table-row><table:table-row>`.
+    let bool_false = cell(
+        r#"office:value-type="boolean" office:boolean-value="false""#,
+        "<text:p>FALSE</text:p>",
+    );
+    let rows = [
+        row(&[
+            float("1"),
+            text("x"),
+            "<table:table-cell/>".into(),
+            bool_false,
+        ]),
+        row(&[
+            cell(
+                r#"office:value-type="date" office:date-value="2024-01-15""#,
+                "<text:p>15.01.24</text:p>",
+            ),
+            cell(
+                r#"office:value-type="string" office:string-value="given""#,
+                "<text:p>shown</text:p>",
+            ),
+            cell(r#"office:value-type="string""#, ""),
+            cell(
+                r#"table:formula="of:=1/0" office:value-type="string" office:string-value="" calcext:value-type="error""#,
+                "<text:p>#N/A</text:p>",
+            ),
+        ]),
+        format!(
+            r#"<table:table-row table:number-rows-repeated="2">{}{}</table:table-row>"#,
+            cell(
+                r#"table:number-columns-repeated="2" office:value-type="percentage" office:value="0.5""#,
+                "<text:p>50%</text:p>",
+            ),
+            text("日本語"),
+        ),
+        row(&[
+            cell(
+                r#"office:value-type="currency" office:currency="EUR" office:value="1.5""#,
+                "<text:p>1,50 €</text:p>",
+            ),
+            cell(
+                r#"office:value-type="time" office:time-value="PT01H30M00S""#,
+                "<text:p>01:30:00</text:p>",
+            ),
+            text(""),
+            r#"<table:table-cell table:number-columns-repeated="1020"/>"#.into(),
+        ]),
+    ];
+    assert_eq!(
+        rows_under_header(&rows.concat()),
+        [
+            json!([1, "x", null, false]),
+            json!(["2024-01-15", "given", null, "#N/A"]),
+            json!([0.5, 0.5, "日本語", null]),
+            json!([0.5, 0.5, "日本語", null]),
+            json!([1.5, "PT01H30M00S", null, null]),
+        ]
+    );
+}
+
+#[test]
+fn other_cell_markup_is_read_through_quick_xml_as_before() {
+    let rows = [
+        row(&[
+            float("1"),
+            text("a &amp; b&#x41;"),
+            text("one\r\ntwo\rthree"),
+            // A `>` inside an attribute value.
+            cell(
+                r#"table:formula="of:=[.A1]>0" office:value-type="float" office:value="2""#,
+                "<text:p>2</text:p>",
+            ),
+        ]),
+        row(&[
+            float("2"),
+            cell(
+                r#"office:value-type='string' office:string-value='say "hi"'"#,
+                "<text:p>x</text:p>",
+            ),
+            cell(
+                r#"office:value-type="string" office:string-value="O'Brien""#,
+                "<text:p>x</text:p>",
+            ),
+            cell(
+                r#"office:value-type="string""#,
+                r#"<text:p text:style-name="P1">styled <text:span>span</text:span></text:p>"#,
+            ),
+        ]),
+        format!(
+            "\n  <table:table-row>\n    {}\n    {}\n    {}\n    {}\n  </table:table-row>\n",
+            float("3"),
+            cell(
+                r#"office:value-type="string""#,
+                "<office:annotation><text:p>note</text:p></office:annotation><text:p>v</text:p>",
+            ),
+            cell(r#"office:value-type="string""#, "<text:p><![CDATA[c<d]]></text:p>"),
+            cell(r#"office:value-type="string""#, "<text:p/>"),
+        ),
+        row(&[
+            float("4"),
+            r#"<table:covered-table-cell office:value-type="float" office:value="5"><text:p>5</text:p></table:covered-table-cell>"#.into(),
+            r#"<table:table-cell office:value-type="string" ><text:p>spaced tag</text:p></table:table-cell >"#.into(),
+            r#"<x:table-cell office:value-type="float" office:value="6"/>"#.into(),
+        ]),
+    ];
+    assert_eq!(
+        rows_under_header(&rows.concat()),
+        [
+            json!([1, "a & bA", "one\ntwo\nthree", 2]),
+            json!([2, "say \"hi\"", "O'Brien", "styled span"]),
+            // calamine's ods reader skips CDATA (LibreOffice never writes it).
+            json!([3, "v", null, null]),
+            json!([4, 5, "spaced tag", null]),
+        ]
+    );
+}
+
+#[test]
+fn an_ods_sheet_larger_than_the_read_buffer_reads_every_cell() {
+    // Cells cut by the end of the buffered bytes are read through quick-xml: every one must
+    // come out, wherever the cuts fall.
+    let rows: String = (1..3000u32)
+        .map(|r| {
+            row(&[
+                float(&r.to_string()),
+                text(&format!("t{}", r % 7)),
+                "<table:table-cell/>".into(),
+                float(&format!("{}.5", r % 3)),
+            ])
+        })
+        .collect();
+    let rows = rows_under_header(&rows);
+    assert_eq!(rows.len(), 2999);
+    for (i, got) in rows.iter().enumerate() {
+        let r = i + 1;
+        let d = (r % 3) as f64 + 0.5;
+        assert_eq!(got, &json!([r, format!("t{}", r % 7), null, d]), "row {r}");
+    }
+}
+
+#[test]
+fn broken_cells_after_the_first_are_corrupt_with_the_sheet_named() {
+    // The messages are those of the reader before patch 5, which read every cell through
+    // quick-xml: a cell the scanner leaves to quick-xml fails exactly as it did.
+    for (broken, expected) in [
+        (
+            row(&[float("1"), float("x1")]),
+            "sheet 'S' near row 1: Parse float error: invalid float literal",
+        ),
+        (
+            row(&[
+                float("1"),
+                cell(
+                    r#"table:number-columns-repeated="-2" office:value-type="float" office:value="1""#,
+                    "",
+                ),
+            ]),
+            "sheet 'S' near row 1: Parse integer error: invalid digit found in string",
+        ),
+        (
+            format!(
+                r#"{}<table:table-row table:number-rows-repeated="many">{}</table:table-row>"#,
+                row(&[float("1")]),
+                float("2")
+            ),
+            "sheet 'S' near row 2: Parse integer error: invalid digit found in string",
+        ),
+        (
+            row(&[float("1"), cell(r#"office:value-type="float" office:value"#, "")]),
+            "sheet 'S' near row 1: Xml attribute error: position 27: attribute key must be directly followed by `=` or space",
+        ),
+    ] {
+        let sheet = format!(
+            r#"<table:table table:name="S">{}{broken}</table:table>"#,
+            row(&[text("a")])
+        );
+        let p = parse(&ods("", &sheet), FileFormat::Ods);
+        assert_eq!(p.code(), "corrupt_file", "{broken}");
+        let message = &p.result.as_ref().expect_err("corrupt").message;
+        assert_eq!(message, expected, "{broken}");
+    }
+}

@@ -141,7 +141,7 @@ pub(crate) trait RawAttributes {
     }
 }
 
-/// The attribute text of a tag read without quick-xml (`xlsx::fast_cells`).
+/// The attribute text of a tag read without quick-xml (`scan`).
 impl RawAttributes for str {
     #[inline]
     fn iter_raw_attrs(&self) -> RawAttrIter<'_> {

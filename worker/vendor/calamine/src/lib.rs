@@ -89,6 +89,7 @@ mod ods;
 mod ods_stream;
 mod shared_strings;
 mod oleps;
+mod scan;
 mod style;
 mod xls;
 mod xlsb;

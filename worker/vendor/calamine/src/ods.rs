@@ -694,14 +694,25 @@ where
 /// Converts table-cell element into a `Data`
 ///
 /// ODF 1.2-19.385
-pub(crate) fn get_datatype<RS>(
-    reader: &mut OdsReader<'_, RS>,
-    e: &BytesStart<'_>,
-    buf: &mut Vec<u8>,
-) -> Result<(Data, String, bool), OdsError>
+/// What a cell's start tag says about it, read in one pass over its attributes.
+pub(crate) struct CellAttrs<'a> {
+    /// The value its attributes give.
+    pub value: Data,
+    pub formula: String,
+    /// Whether its content gives the value instead: text cells without `office:string-value`,
+    /// and error cells, whose text LibreOffice stores as content.
+    pub value_in_content: bool,
+    /// The raw `table:number-columns-repeated`.
+    pub columns_repeated: Option<&'a str>,
+}
+
+/// Reads a cell's start tag; `ods_stream` reads the tags it scans without quick-xml through
+/// this too.
+pub(crate) fn cell_attrs<A>(e: &A) -> Result<CellAttrs<'_>, OdsError>
 where
-    RS: Read + Seek,
+    A: RawAttributes + ?Sized,
 {
+    let mut columns_repeated = None;
     let mut is_string = false;
     let mut is_error = false;
     let mut is_value_set = false;
@@ -736,11 +747,37 @@ where
             "table:formula" => {
                 formula = decode_attr(value)?;
             }
+            "table:number-columns-repeated" if columns_repeated.is_none() => {
+                columns_repeated = Some(value);
+            }
             _ => (),
         }
     }
-    if (!is_value_set && is_string) || (is_error && matches!(&val, Data::String(s) if s.is_empty()))
-    {
+    let value_in_content = (!is_value_set && is_string)
+        || (is_error && matches!(&val, Data::String(s) if s.is_empty()));
+    Ok(CellAttrs {
+        value: val,
+        formula,
+        value_in_content,
+        columns_repeated,
+    })
+}
+
+pub(crate) fn get_datatype<RS>(
+    reader: &mut OdsReader<'_, RS>,
+    e: &BytesStart<'_>,
+    buf: &mut Vec<u8>,
+) -> Result<(Data, String, bool), OdsError>
+where
+    RS: Read + Seek,
+{
+    let CellAttrs {
+        value,
+        formula,
+        value_in_content,
+        ..
+    } = cell_attrs(e)?;
+    if value_in_content {
         // If the value type is string and the office:string-value attribute
         // is not present, the element content defines the value. LibreOffice
         // also stores error text in the content with an empty string-value.
@@ -794,7 +831,7 @@ where
             }
         }
     } else {
-        Ok((val, formula, false))
+        Ok((value, formula, false))
     }
 }
 

@@ -16,7 +16,7 @@
 //! [`OdsError::CellLimitExceeded`]. Empty repeated cells and rows cost nothing.
 
 use std::collections::HashMap;
-use std::io::{Read, Seek};
+use std::io::{BufRead, Read, Seek};
 
 use quick_xml::events::Event;
 use quick_xml::name::QName;
@@ -24,8 +24,10 @@ use zip::read::ZipArchive;
 
 use crate::attrs::{decode_attr, RawAttributes};
 use crate::ods::{
-    check_for_password_protected, check_mimetype, get_datatype, open_content, OdsError, OdsReader,
+    cell_attrs, check_for_password_protected, check_mimetype, get_datatype, open_content, OdsError,
+    OdsReader,
 };
+use crate::scan;
 use crate::{Cell, Data, DataRef, DataType, Sheet, SheetType, SheetVisible};
 
 /// The most copies of non-empty cells that repetition may produce in one workbook. A real
@@ -64,6 +66,8 @@ impl<RS: Read + Seek> OdsStream<RS> {
             row_copies_left: 0,
             next_row: 0,
             repeated: 0,
+            between_tags: false,
+            scanned_row: None,
         })
     }
 }
@@ -90,6 +94,12 @@ pub struct OdsSheets<'a, RS: Read + Seek> {
     next_row: u64,
     /// Copies of non-empty cells made by repetition so far.
     repeated: u64,
+    /// Whether quick-xml's last event leaves it between markup, so that `scan` may read and
+    /// consume the buffered bytes ahead of it (see `scan`'s module docs): true after an end tag.
+    between_tags: bool,
+    /// The `number-rows-repeated` of a row whose start tag `scan` has already consumed, together
+    /// with the previous row's end tag.
+    scanned_row: Option<u64>,
 }
 
 impl<RS: Read + Seek> OdsSheets<'_, RS> {
@@ -99,6 +109,7 @@ impl<RS: Read + Seek> OdsSheets<'_, RS> {
         while self.in_table {
             self.next_cell()?;
         }
+        self.between_tags = false;
         loop {
             self.buf.clear();
             match self.reader.read_event_into(&mut self.buf)? {
@@ -179,87 +190,138 @@ impl<RS: Read + Seek> OdsSheets<'_, RS> {
     /// Reads up to the next row that has a value; `false` at the end of the table.
     fn read_row(&mut self) -> Result<bool, OdsError> {
         loop {
-            self.buf.clear();
-            match self.reader.read_event_into(&mut self.buf)? {
-                Event::Start(e) if e.name() == QName("table:table-row") => {
-                    let repeats = repeat_count(e.raw_attr("table:number-rows-repeated")?)?;
-                    let first = self.next_row;
-                    self.next_row = first.saturating_add(repeats);
-                    self.row.clear();
-                    self.pos = 0;
-                    self.copy = 0;
-                    let cells = read_cells(
-                        &mut self.reader,
-                        &mut self.buf,
-                        &mut self.cell_buf,
-                        &mut self.row,
-                    )?;
-                    if self.row.is_empty() {
-                        continue;
+            let repeats = match self.scanned_row.take() {
+                Some(repeats) => repeats,
+                None => {
+                    self.buf.clear();
+                    let event = self.reader.read_event_into(&mut self.buf)?;
+                    // A row's start tag may have been self-closing (quick-xml then owes its end
+                    // tag), so only an end tag leaves this reader sure to be between markup.
+                    self.between_tags = matches!(event, Event::End(_));
+                    match event {
+                        Event::Start(e) if e.name() == QName("table:table-row") => {
+                            repeat_count(e.raw_attr("table:number-rows-repeated")?)?
+                        }
+                        Event::End(e) if e.name() == QName("table:table") => {
+                            self.in_table = false;
+                            return Ok(false);
+                        }
+                        Event::Eof => return Err(OdsError::Eof("table:table")),
+                        _ => continue,
                     }
-                    let copies = cells.saturating_sub(self.row.len() as u64)
-                        + (repeats - 1).saturating_mul(cells);
-                    self.repeated = self.repeated.saturating_add(copies);
-                    if self.repeated > MAX_REPEATED_CELLS {
-                        return Err(OdsError::CellLimitExceeded {
-                            requested: usize::try_from(self.repeated).unwrap_or(usize::MAX),
-                            max: MAX_REPEATED_CELLS as usize,
-                        });
-                    }
-                    let last = first.saturating_add(repeats - 1);
-                    self.row_index = u32::try_from(first).map_err(|_| too_far("row", last))?;
-                    u32::try_from(last).map_err(|_| too_far("row", last))?;
-                    self.row_copies_left = repeats - 1;
-                    return Ok(true);
                 }
-                Event::End(e) if e.name() == QName("table:table") => {
-                    self.in_table = false;
-                    return Ok(false);
-                }
-                Event::Eof => return Err(OdsError::Eof("table:table")),
-                _ => (),
+            };
+            let first = self.next_row;
+            self.next_row = first.saturating_add(repeats);
+            self.row.clear();
+            self.pos = 0;
+            self.copy = 0;
+            let cells = self.read_cells()?;
+            if self.row.is_empty() {
+                continue;
             }
+            let copies =
+                cells.saturating_sub(self.row.len() as u64) + (repeats - 1).saturating_mul(cells);
+            self.repeated = self.repeated.saturating_add(copies);
+            if self.repeated > MAX_REPEATED_CELLS {
+                return Err(OdsError::CellLimitExceeded {
+                    requested: usize::try_from(self.repeated).unwrap_or(usize::MAX),
+                    max: MAX_REPEATED_CELLS as usize,
+                });
+            }
+            let last = first.saturating_add(repeats - 1);
+            self.row_index = u32::try_from(first).map_err(|_| too_far("row", last))?;
+            u32::try_from(last).map_err(|_| too_far("row", last))?;
+            self.row_copies_left = repeats - 1;
+            return Ok(true);
         }
     }
-}
 
-/// Reads the cells of one `table:table-row` into `row` (non-empty ones only, run-length) and
-/// returns how many non-empty cells the row holds once its column repeats are expanded.
-/// `row_buf` holds each cell's start tag, `buf` what `get_datatype` reads inside the cell.
-fn read_cells<RS: Read + Seek>(
-    reader: &mut OdsReader<'_, RS>,
-    row_buf: &mut Vec<u8>,
-    buf: &mut Vec<u8>,
-    row: &mut Vec<(u32, u32, Data)>,
-) -> Result<u64, OdsError> {
-    let mut col: u64 = 0;
-    let mut cells: u64 = 0;
-    loop {
-        row_buf.clear();
-        match reader.read_event_into(row_buf)? {
-            Event::Start(e)
-                if e.name() == QName("table:table-cell")
-                    || e.name() == QName("table:covered-table-cell") =>
-            {
-                let repeats = repeat_count(e.raw_attr("table:number-columns-repeated")?)?;
-                let (value, _formula, closed) = get_datatype(reader, &e, buf)?;
-                if !closed {
-                    reader.read_to_end_into(e.name(), buf)?;
+    /// Reads the cells of one `table:table-row` into `row` (non-empty ones only, run-length) and
+    /// returns how many non-empty cells the row holds once its column repeats are expanded.
+    /// `buf` holds each cell's start tag, `cell_buf` what `get_datatype` reads inside the cell.
+    /// Cells and the switch to the next row are read straight from quick-xml's buffer when
+    /// `scan` recognises them, through quick-xml otherwise.
+    fn read_cells(&mut self) -> Result<u64, OdsError> {
+        let mut col: u64 = 0;
+        let mut cells: u64 = 0;
+        loop {
+            let (repeats, value) = match self.buffered_cell() {
+                Some(cell) => cell,
+                None => {
+                    if self.between_tags {
+                        if let Some(repeats) = self.buffered_row_switch() {
+                            self.scanned_row = Some(repeats);
+                            return Ok(cells);
+                        }
+                    }
+                    self.buf.clear();
+                    let event = self.reader.read_event_into(&mut self.buf)?;
+                    self.between_tags = matches!(event, Event::End(_));
+                    match event {
+                        Event::Start(e)
+                            if e.name() == QName("table:table-cell")
+                                || e.name() == QName("table:covered-table-cell") =>
+                        {
+                            let repeats =
+                                repeat_count(e.raw_attr("table:number-columns-repeated")?)?;
+                            let (value, _formula, closed) =
+                                get_datatype(&mut self.reader, &e, &mut self.cell_buf)?;
+                            if !closed {
+                                self.reader.read_to_end_into(e.name(), &mut self.cell_buf)?;
+                            }
+                            // Both end on the cell's end tag.
+                            self.between_tags = true;
+                            (repeats, value)
+                        }
+                        Event::End(e) if e.name() == QName("table:table-row") => return Ok(cells),
+                        Event::Eof => return Err(OdsError::Eof("table:table-row")),
+                        _ => continue,
+                    }
                 }
-                if !value.is_empty() {
-                    let last = col.saturating_add(repeats - 1);
-                    let start = u32::try_from(col).map_err(|_| too_far("column", last))?;
-                    let count = u32::try_from(repeats).map_err(|_| too_far("column", last))?;
-                    u32::try_from(last).map_err(|_| too_far("column", last))?;
-                    row.push((start, count, value));
-                    cells += repeats;
-                }
-                col = col.saturating_add(repeats);
+            };
+            if !value.is_empty() {
+                let last = col.saturating_add(repeats - 1);
+                let start = u32::try_from(col).map_err(|_| too_far("column", last))?;
+                let count = u32::try_from(repeats).map_err(|_| too_far("column", last))?;
+                u32::try_from(last).map_err(|_| too_far("column", last))?;
+                self.row.push((start, count, value));
+                cells += repeats;
             }
-            Event::End(e) if e.name() == QName("table:table-row") => return Ok(cells),
-            Event::Eof => return Err(OdsError::Eof("table:table-row")),
-            _ => (),
+            col = col.saturating_add(repeats);
         }
+    }
+
+    /// The next cell and its column repeats, read straight from the bytes quick-xml has
+    /// buffered but not yet read, when they hold it whole in the shape `scan` recognises and
+    /// quick-xml is between markup. Returns `None`, having consumed nothing, whenever quick-xml
+    /// should read it instead, including when its attributes are in error (quick-xml's path then
+    /// fails with the very same error).
+    fn buffered_cell(&mut self) -> Option<(u64, Data)> {
+        if !self.between_tags {
+            return None;
+        }
+        let cell = scan::table_cell(self.reader.get_ref().buffer())?;
+        let attrs = cell_attrs(cell.attrs).ok()?;
+        let repeats = repeat_count(attrs.columns_repeated).ok()?;
+        let value = if attrs.value_in_content {
+            // `get_datatype` reads the one paragraph's text, or nothing.
+            Data::String(cell.text.unwrap_or_default().to_owned())
+        } else {
+            attrs.value
+        };
+        let len = cell.len;
+        self.reader.get_mut().consume(len);
+        Some((repeats, value))
+    }
+
+    /// Recognises `</table:table-row><table:table-row …>` in the buffered bytes and consumes it:
+    /// the new row's `number-rows-repeated`.
+    fn buffered_row_switch(&mut self) -> Option<u64> {
+        let (len, attrs) = scan::row_switch(self.reader.get_ref().buffer(), "table:table-row")?;
+        let repeats = repeat_count(attrs.raw_attr("table:number-rows-repeated").ok()?).ok()?;
+        self.reader.get_mut().consume(len);
+        Some(repeats)
     }
 }
 

@@ -6,11 +6,12 @@ use quick_xml::events::{BytesStart, Event};
 use std::io::{BufRead, Read, Seek};
 
 use super::{
-    expand_shared_formula, get_dimension, get_row, get_row_column, read_string_with_bufs, scan,
-    Dimensions, XlReader,
+    expand_shared_formula, get_dimension, get_row, get_row_column, read_string_with_bufs, Dimensions,
+    XlReader,
 };
 use crate::shared_strings::SharedStrings;
 use crate::attrs::RawAttributes;
+use crate::scan;
 use crate::{
     datatype::DataRef,
     formats::{format_excel_f64_ref, CellFormat},
@@ -342,7 +343,7 @@ where
     /// tags, which a whole `<c>…</c>` or a `</row><row>` pair leaves as it was.
     fn next_buffered_cell(&mut self) -> Option<Cell<DataRef<'a>>> {
         let buffered = self.xml.get_ref().buffer();
-        if let Some((len, attrs)) = scan::row_switch(buffered) {
+        if let Some((len, attrs)) = scan::row_switch(buffered, "row") {
             let row = match attrs.raw_attr("r").ok()? {
                 Some(r) => get_row(r).ok()?,
                 None => self.row_index + 1,
@@ -359,7 +360,7 @@ where
             Some(range) => get_row_column(range).ok()?,
             None => (self.row_index, self.col_index),
         };
-        let value = match cell.value {
+        let value = match cell.text {
             None => DataRef::Empty,
             // `read_value` reads these types' `<v>` text raw, and an empty `<v></v>` as empty.
             Some(v) if matches!(type_attr, None | Some("n" | "s" | "b" | "e")) => {

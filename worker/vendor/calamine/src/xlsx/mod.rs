@@ -5,9 +5,9 @@
 #![warn(missing_docs)]
 
 mod cells_reader;
-mod scan;
 mod style_parser;
 
+use crate::scan;
 use std::collections::HashMap;
 #[cfg(feature = "picture")]
 use std::collections::HashSet;
