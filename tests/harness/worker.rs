@@ -21,6 +21,7 @@ use shared::db::{self, outbox::OutboxMessage, tasks::Task};
 use shared::domain::{Envelope, ParseTaskPayload, PARSE_TASK};
 use shared::storage::{BlobStore, QueueClient, StorageConfig};
 use sqlx::PgPool;
+use tempfile::TempPath;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 use worker::config::{ConsumerConfig, ParseConfig, RelayConfig};
@@ -435,31 +436,42 @@ pub fn message_ids(bodies: &[String]) -> Vec<Uuid> {
 }
 
 /// A parser executable that waits `delay` before running the real parse child: a long parse on
-/// demand. The script lives in the temp directory.
-pub fn slow_parser(delay: Duration) -> PathBuf {
+/// demand. The script lives in the temp directory until the returned path is dropped.
+pub fn slow_parser(delay: Duration) -> TempPath {
+    use std::io::Write as _;
     use std::os::unix::fs::PermissionsExt as _;
-    let path = std::env::temp_dir().join(format!("slow-parser-{}.sh", Uuid::new_v4().simple()));
-    let script = format!(
+    let mut script = tempfile::Builder::new()
+        .prefix("slow-parser-")
+        .suffix(".sh")
+        .permissions(std::fs::Permissions::from_mode(0o755))
+        .tempfile()
+        .expect("create slow parser script");
+    write!(
+        script,
         "#!/bin/sh\nsleep {}\nexec '{}' \"$@\"\n",
         delay.as_secs_f64(),
         worker_exe().display()
-    );
-    std::fs::write(&path, script).expect("write slow parser script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    path
+    )
+    .expect("write slow parser script");
+    // Closed before anyone executes it: a file open for writing cannot be run (ETXTBSY).
+    script.into_temp_path()
 }
 
 /// A `worker` child process whose stdout and stderr go to a log file (read it with
-/// [`WorkerProcess::log`] when an assertion fails).
+/// [`WorkerProcess::log`] when an assertion fails), removed with it.
 pub struct WorkerProcess {
     pub child: tokio::process::Child,
-    pub log_path: PathBuf,
+    pub log_path: TempPath,
 }
 
 impl WorkerProcess {
     pub fn spawn(mut cmd: tokio::process::Command) -> Self {
-        let log_path = std::env::temp_dir().join(format!("worker-{}.log", Uuid::new_v4().simple()));
-        let log = std::fs::File::create(&log_path).expect("create worker log");
+        let (log, log_path) = tempfile::Builder::new()
+            .prefix("worker-")
+            .suffix(".log")
+            .tempfile()
+            .expect("create worker log")
+            .into_parts();
         let err = log.try_clone().expect("clone log handle");
         cmd.stdout(log).stderr(err);
         let child = cmd.spawn().expect("spawn worker");

@@ -257,7 +257,8 @@ async fn a_long_parse_keeps_its_message_invisible_and_deletes_it_with_the_newest
         task_lease: Duration::from_secs(2),
         ..WorkerEnv::consumer_config()
     };
-    let consumer = env.consumer_with_parser(cfg, slow_parser(Duration::from_secs(6)));
+    let parser = slow_parser(Duration::from_secs(6));
+    let consumer = env.consumer_with_parser(cfg, parser.to_path_buf());
     let never = CancellationToken::new();
     let work = tokio::spawn({
         let consumer = consumer.clone();

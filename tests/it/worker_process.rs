@@ -114,7 +114,7 @@ async fn a_database_restart_mid_run_loses_nothing() {
         ids.push(u.task_id);
     }
     let all = ids.clone();
-    let log = worker.log_path.clone();
+    let log = worker.log_path.to_path_buf();
     tokio::select! {
         () = env.wait_all_completed(&all, Duration::from_secs(120)) => {}
         status = worker.child.wait() => panic!(
