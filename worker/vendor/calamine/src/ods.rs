@@ -698,6 +698,7 @@ where
 pub(crate) struct CellAttrs<'a> {
     /// The value its attributes give.
     pub value: Data,
+    /// Its `table:formula`, entities decoded.
     pub formula: String,
     /// Whether its content gives the value instead: text cells without `office:string-value`,
     /// and error cells, whose text LibreOffice stores as content.

@@ -126,7 +126,7 @@ fn plain_text_len(text: &[u8]) -> Option<usize> {
     (text[end] == b'<').then_some(end)
 }
 
-/// Where the tag whose rest `rest` is ends: its first `>` outside quoted values.
+/// Where a start tag ends, given its bytes after the name: at its first `>` outside quoted values.
 fn tag_end(rest: &[u8]) -> Option<usize> {
     // Attribute values rarely hold a `>` or a single quote. Without single quotes, the first `>`
     // is outside quoted values when an even number of double quotes precede it: found 32 bytes
