@@ -241,3 +241,27 @@ fn an_unclosed_quote_cannot_swallow_unbounded_memory() {
         "cell_too_large"
     );
 }
+
+#[test]
+fn rows_are_numbered_in_order_across_batches() {
+    // About 230 KB of rows: several of the 64 KiB batches rows are handed on in.
+    let mut csv = String::from("id,text\n");
+    for i in 0..5000 {
+        csv.push_str(&format!("{i},row number {i} with some padding text\n"));
+    }
+    let p = parse(csv.as_bytes(), FileFormat::Csv);
+    assert_eq!(p.code(), "ok");
+    let indexes: Vec<u64> = p
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            worker::parse::ParseEvent::Row { index, .. } => Some(*index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(indexes, (0..5000).collect::<Vec<u64>>());
+    assert_eq!(
+        p.rows(0)[4999],
+        json!(["4999", "row number 4999 with some padding text"])
+    );
+}

@@ -14,8 +14,9 @@ fn escaped(b: u8) -> bool {
 /// Whether any byte of `bytes` needs escaping in a JSON string: a control character, `\`,
 /// and `"` unless `QUOTES` is false (a CSV record whose quotes only enclose fields). The CSV
 /// parser asks this of every record, so that a clean record's cells can be copied without
-/// looking at them again, and [`push_str`] of every Excel string. It compares 32 bytes at a time as vectors; the tail is one more
-/// block that overlaps the last, or a short input padded with a byte that needs nothing.
+/// looking at them again, and [`push_str`] of every Excel string. It compares 32 bytes at a
+/// time as vectors; the tail is one more block that overlaps the last, or a short input padded
+/// with a byte that needs nothing.
 #[inline]
 pub(crate) fn needs_escape<const QUOTES: bool>(bytes: &[u8]) -> bool {
     #[inline(always)]

@@ -87,7 +87,6 @@ pub(crate) fn parse(
     // Rows' JSON is built as bytes and checked to be UTF-8 a batch at a time: cheaper than
     // checking each record and then slicing every cell out of it as `&str`.
     let mut row = Rows::default();
-    let mut emitted = 0;
     loop {
         let record = match records.next_record() {
             Ok(Some(record)) => record,
@@ -140,10 +139,10 @@ pub(crate) fn parse(
         check_rows(sheet.rows + 1, limits.max_rows)?;
         sheet.rows += 1;
         if row.finish() {
-            emit(&mut row, &mut emitted, on_event)?;
+            emit(&mut row, sheet.rows, on_event)?;
         }
     }
-    emit(&mut row, &mut emitted, on_event)?;
+    emit(&mut row, sheet.rows, on_event)?;
     if !sheet.has_header() {
         return Err(ParseFailure::new(
             ParseErrorCode::EmptyFile,
@@ -159,15 +158,16 @@ pub(crate) fn parse(
     })
 }
 
-/// Hands the waiting rows on, numbered from `emitted`.
+/// Hands the waiting rows on, numbered: they are the last of the sheet's `rows_so_far` rows.
 fn emit(
     rows: &mut Rows,
-    emitted: &mut u64,
+    rows_so_far: u64,
     on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<(), ParseFailure> {
+    let mut next = rows_so_far - rows.waiting() as u64;
     rows.flush(|values| {
-        let index = *emitted;
-        *emitted += 1;
+        let index = next;
+        next += 1;
         on_event(ParseEvent::Row {
             sheet: 0,
             index,

@@ -85,6 +85,11 @@ impl Rows {
         self.reserve(text_len, cells);
     }
 
+    /// How many finished rows wait to be handed on.
+    pub fn waiting(&self) -> usize {
+        self.ends.len()
+    }
+
     /// Ends the row: the last cell's comma becomes the closing bracket. Returns whether the
     /// batch is full.
     pub fn finish(&mut self) -> bool {

@@ -691,9 +691,6 @@ where
     Ok(())
 }
 
-/// Converts table-cell element into a `Data`
-///
-/// ODF 1.2-19.385
 /// What a cell's start tag says about it, read in one pass over its attributes.
 pub(crate) struct CellAttrs<'a> {
     /// The value its attributes give.
@@ -764,6 +761,9 @@ where
     })
 }
 
+/// Converts table-cell element into a `Data`
+///
+/// ODF 1.2-19.385
 pub(crate) fn get_datatype<RS>(
     reader: &mut OdsReader<'_, RS>,
     e: &BytesStart<'_>,
