@@ -13,7 +13,7 @@ use crate::parse::{ParseEvent, ParseFailure, ParseSummary};
 
 /// Runs the isolated parse, turning its row events into binary COPY tuples of row chunks that are
 /// sent to Postgres a buffer at a time. Sending waits while Postgres is behind, and the parse
-/// child waits on its full pipe meanwhile, so however fast the parser is, at most about one
+/// child waits on its full socket meanwhile, so however fast the parser is, at most about one
 /// buffer and one row chunk are held here.
 pub(super) async fn stream_rows(
     isolation: &Isolation,

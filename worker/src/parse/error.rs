@@ -73,7 +73,7 @@ impl ParseFailure {
         )
     }
 
-    /// The event sink refused a row (in the child: the parent closed the pipe). Not the file's
+    /// The event sink refused a row (in the child: the parent closed its end). Not the file's
     /// fault, but the parse cannot go on; the isolated parent never reports this one.
     pub(crate) fn sink(err: std::io::Error) -> Self {
         Self::new(

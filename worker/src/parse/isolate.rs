@@ -13,9 +13,10 @@
 //! ```
 //!
 //! A row's sheet is that of the last `S` line and its index counts from 0 after it, so a row
-//! frame is its JSON text and nothing else. The parent reads the pipe in large chunks, validates
-//! each chunk's UTF-8 once and hands the caller rows borrowed from the chunk: rows cross the
-//! process boundary without a per-row allocation, copy or number parse. It kills the child at
+//! frame is its JSON text and nothing else. The child's stdout is a Unix socket, written by a
+//! thread of its own ([`BackgroundWriter`]). The parent reads it in large chunks, validates each
+//! chunk's UTF-8 once and hands the caller rows borrowed from the chunk: rows cross the process
+//! boundary without a per-row allocation, copy or number parse. It kills the child at
 //! the deadline and turns a death without a final line into `memory_limit` or `parser_crashed`.
 //!
 //! Starting a process costs a few milliseconds of CPU, which for a small file is most of the
@@ -24,7 +25,9 @@
 //! back) is killed, and one child never parses more than [`MAX_PARSES_PER_CHILD`] files.
 
 use std::borrow::Cow;
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
@@ -32,13 +35,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
+use rustix::net::sockopt;
 use serde::{Deserialize, Serialize};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, Command};
 use tokio::task::JoinHandle;
 use tokio::time::{timeout_at, Instant};
 
+use super::background_writer::BackgroundWriter;
 use super::{
     parse_file, FileFormat, ParseErrorCode, ParseEvent, ParseFailure, ParseLimits, ParseSummary,
     SheetSummary,
@@ -145,7 +150,8 @@ fn peak_rss_bytes(status: &str) -> Option<u64> {
 struct ParseChild {
     process: Child,
     stdin: ChildStdin,
-    stdout: ChildStdout,
+    /// The child's stdout: our end of a Unix socket pair.
+    stdout: tokio::net::UnixStream,
     /// The last bytes the child wrote to stderr (why it aborted), once it has exited.
     stderr_tail: JoinHandle<String>,
     parses: u32,
@@ -154,22 +160,30 @@ struct ParseChild {
 impl ParseChild {
     fn spawn(iso: &Isolation) -> anyhow::Result<Self> {
         let limits_json = serde_json::to_string(&iso.limits).context("serialising parse limits")?;
+        // Rows come back through a Unix socket, not a pipe: on this kernel, with 1 MiB buffers,
+        // it moved 160 MB for a quarter of the CPU a 1 MiB pipe took (BENCHMARKS.md). Failing
+        // to grow the buffers only costs speed.
+        let (rows, child_end) = UnixStream::pair().context("creating the parse child's socket")?;
+        let _ = sockopt::set_socket_send_buffer_size(&child_end, SOCKET_BUFFER);
+        let _ = sockopt::set_socket_recv_buffer_size(&rows, SOCKET_BUFFER);
+        // The command, which holds the child's end, is dropped at the end of this statement:
+        // then only the child has it, and its death is the end of our stream.
         let mut process = Command::new(&iso.exe)
             .arg(CHILD_SUBCOMMAND)
             .arg("--limits-json")
             .arg(limits_json)
             .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+            .stdout(OwnedFd::from(child_end))
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("spawning the parse child {}", iso.exe.display()))?;
         let stdin = process.stdin.take().context("parse child has no stdin")?;
-        let stdout = process.stdout.take().context("parse child has no stdout")?;
+        rows.set_nonblocking(true)
+            .context("setting up the parse child's socket")?;
+        let stdout = tokio::net::UnixStream::from_std(rows)
+            .context("setting up the parse child's socket")?;
         let mut stderr = process.stderr.take().context("parse child has no stderr")?;
-        // A pipe holds 64 KiB by default: the child would block (and both sides switch) every
-        // 400-odd rows. A larger pipe lets it run ahead; failing to grow it only costs speed.
-        let _ = rustix::pipe::fcntl_setpipe_size(&stdout, PIPE_SIZE);
         // Drain stderr so the child never blocks on it, keeping the tail: an abort's reason
         // is the last thing a child writes.
         let stderr_tail = tokio::spawn(async move {
@@ -207,7 +221,7 @@ struct SheetStartFrame {
 /// Where the parent delivers a child's events ([`parse_isolated`] takes a plain callback). A
 /// sink that writes somewhere slower than the parser (the consumer's COPY) implements
 /// [`EventSink::pause`], which the parent awaits after each chunk of events and
-/// before reading more from the child: the child then blocks on the full pipe, so memory stays
+/// before reading more from the child: the child then blocks on the full socket, so memory stays
 /// bounded however far the parser is ahead.
 pub trait EventSink {
     fn event(&mut self, event: ParseEvent<'_>) -> anyhow::Result<()>;
@@ -227,12 +241,12 @@ impl<F: FnMut(ParseEvent<'_>) -> anyhow::Result<()>> EventSink for Callback<F> {
     }
 }
 
-/// Bytes read from the child's pipe at a time; a larger line grows the buffer.
+/// Bytes read from the child's socket at a time; a larger line grows the buffer.
 const READ_CHUNK: usize = 1 << 20;
 
-/// The capacity asked for the child's stdout pipe (1 MiB, Linux's default
-/// `/proc/sys/fs/pipe-max-size` for unprivileged processes).
-const PIPE_SIZE: usize = 1 << 20;
+/// The send and receive buffers asked for the child's stdout socket, and the size of the
+/// child's writes to it (Linux caps the buffers at `net.core.wmem_max`/`rmem_max`).
+const SOCKET_BUFFER: usize = 1 << 20;
 
 /// Parses `path` in a child process, passing events to `on_event` as they arrive.
 /// The outer error is ours (cannot spawn, the callback failed, a garbled frame); the inner
@@ -328,7 +342,7 @@ const FRAMES_PER_CLOCK_CHECK: usize = 256;
 /// fires only when this future waits for the child; a sink slower than the child always finds
 /// frames waiting and never lets it, so the deadline is also checked here as frames are read.
 async fn read_frames(
-    stdout: &mut ChildStdout,
+    stdout: &mut tokio::net::UnixStream,
     sink: &mut impl EventSink,
     deadline: &Deadline,
 ) -> anyhow::Result<Option<Result<ParseSummary, ParseFailure>>> {
@@ -561,8 +575,15 @@ pub fn child_main() -> ExitCode {
         eprintln!("parse-child: cannot set the memory limit: {e}");
         return ExitCode::from(3);
     }
-    let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(PIPE_SIZE, stdout.lock());
+    // Our own handle on stdout: writes of whole buffers, without `Stdout`'s line buffering.
+    let stdout = io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from);
+    let Ok(mut out) = stdout.and_then(|fd| BackgroundWriter::new(fd, SOCKET_BUFFER)) else {
+        eprintln!("parse-child: cannot set up the output");
+        return ExitCode::from(3);
+    };
     for line in io::stdin().lock().lines() {
         let Ok(line) = line else {
             return ExitCode::from(2);

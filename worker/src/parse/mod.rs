@@ -4,6 +4,7 @@
 //! process ([`isolate`]) because calamine can abort or balloon on hostile files; the parent
 //! only sees events, a summary, or a [`ParseFailure`] with a stable code.
 
+mod background_writer;
 mod container;
 pub mod csv;
 mod delimiter;
