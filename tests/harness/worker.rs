@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use shared::db::{self, outbox::OutboxMessage, tasks::Task};
-use shared::domain::{Envelope, ParseTaskPayload, PARSE_TASK};
+use shared::domain::Envelope;
 use shared::storage::{BlobStore, QueueClient, StorageConfig};
 use sqlx::PgPool;
 use tempfile::TempPath;
@@ -339,9 +339,8 @@ async fn insert_upload(
     size: usize,
 ) {
     let sha = "0".repeat(64);
-    db::source_files::insert(
-        &mut *tx,
-        &db::source_files::NewSourceFile {
+    let upload = db::uploads::NewUpload {
+        file: db::source_files::NewSourceFile {
             id: upload.source_file_id,
             file_name,
             content_type: "text/csv",
@@ -351,21 +350,13 @@ async fn insert_upload(
             blob_name,
             idempotency_key: None,
         },
-    )
-    .await
-    .expect("insert source file");
-    db::tasks::insert(&mut *tx, upload.task_id, upload.source_file_id)
+        task_id: upload.task_id,
+        message_id: upload.outbox_id,
+        inline: None,
+    };
+    db::uploads::insert(&mut *tx, &upload)
         .await
-        .expect("insert task");
-    let payload = serde_json::to_value(ParseTaskPayload::new(
-        upload.task_id,
-        upload.source_file_id,
-        None,
-    ))
-    .expect("payload");
-    db::outbox::enqueue(&mut *tx, upload.outbox_id, PARSE_TASK, &payload)
-        .await
-        .expect("enqueue");
+        .expect("insert an upload's rows");
 }
 
 /// Polls `condition` until it holds, failing the test after `within`.

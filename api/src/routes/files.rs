@@ -1,9 +1,10 @@
 //! `POST /api/v1/files` (upload) and `GET /api/v1/files/{id}`.
 //!
 //! An upload streams the `file` part into Blob Storage, then records the source file, its task
-//! and the outbox message that will announce it in one transaction. Either all three rows exist
-//! or none: if the transaction fails the blob is deleted (best effort; an orphaned blob is
-//! harmless, a task without a file or a file without a task is not).
+//! and the outbox message that will announce it in one statement (`db::uploads`), atomic like a
+//! transaction. Either all three rows exist or none: if the statement fails the blob is deleted
+//! (best effort; an orphaned blob is harmless, a task without a file or a file without a task
+//! is not).
 
 use axum::extract::multipart::{MultipartError, MultipartRejection};
 use axum::extract::{Multipart, Path, State};
@@ -11,8 +12,9 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::Utc;
-use shared::db::{self, source_files::NewSourceFile, source_files::SourceFile};
-use shared::domain::{FileFormat, ParseTaskPayload, PARSE_TASK};
+use shared::db::source_files::{NewSourceFile, SourceFile};
+use shared::db::{self, uploads::NewUpload};
+use shared::domain::FileFormat;
 use shared::storage::UploadError;
 use uuid::Uuid;
 
@@ -112,7 +114,7 @@ pub async fn upload(
         blob_name: &blob_name,
         idempotency_key: key.as_deref(),
     };
-    match record(&state, &new_file, streamed.small.as_deref()).await {
+    match record(&state, new_file, streamed.small.as_deref()).await {
         Ok((file, task)) => {
             tracing::info!(source_file_id = %file.id, task_id = %task.id, format = %format,
                            size_bytes, "upload accepted");
@@ -139,21 +141,20 @@ pub async fn upload(
     }
 }
 
-/// The three rows of an upload, in one transaction: any `?` drops `tx`, which rolls back. A
-/// small file's bytes go into its message (`small`), so the worker needs no download.
+/// The three rows of an upload, in one statement. A small file's bytes go into its message
+/// (`small`), so the worker needs no download.
 async fn record(
     state: &AppState,
-    new_file: &NewSourceFile<'_>,
+    file: NewSourceFile<'_>,
     small: Option<&[u8]>,
 ) -> sqlx::Result<(SourceFile, shared::db::tasks::Task)> {
-    let mut tx = state.db.begin().await?;
-    let file = db::source_files::insert(&mut *tx, new_file).await?;
-    let task = db::tasks::insert(&mut *tx, Uuid::now_v7(), file.id).await?;
-    let payload = ParseTaskPayload::new(task.id, file.id, small);
-    let payload = serde_json::to_value(&payload).map_err(|e| sqlx::Error::Encode(e.into()))?;
-    db::outbox::enqueue(&mut *tx, Uuid::now_v7(), PARSE_TASK, &payload).await?;
-    tx.commit().await?;
-    Ok((file, task))
+    let upload = NewUpload {
+        file,
+        task_id: Uuid::now_v7(),
+        message_id: Uuid::now_v7(),
+        inline: small,
+    };
+    db::uploads::insert(&state.db, &upload).await
 }
 
 async fn replay(state: &AppState, file: &SourceFile) -> Result<Response, ApiError> {

@@ -1,11 +1,13 @@
 //! Postgres access. Repositories are free functions that take an executor, so one transaction
-//! can span several tables (the upload writes three in one); every query is checked at compile
-//! time against the schema in `migrations/` (offline data in `.sqlx/`).
+//! can span several tables (the consumer stores a file's rows and completes its task in one);
+//! every query is checked at compile time against the schema in `migrations/` (offline data in
+//! `.sqlx/`).
 
 pub mod outbox;
 pub mod rows;
 pub mod source_files;
 pub mod tasks;
+pub mod uploads;
 
 use std::time::Duration;
 

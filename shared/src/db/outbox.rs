@@ -28,24 +28,6 @@ pub struct OutboxMessage {
     pub processed_at: Option<DateTime<Utc>>,
 }
 
-pub async fn enqueue(
-    db: impl PgExecutor<'_>,
-    id: Uuid,
-    event_type: &str,
-    payload: &serde_json::Value,
-) -> sqlx::Result<()> {
-    sqlx::query!(
-        "INSERT INTO outbox_messages (id, event_type, payload, max_attempts) VALUES ($1, $2, $3, $4)",
-        id,
-        event_type,
-        payload,
-        DEFAULT_MAX_ATTEMPTS
-    )
-    .execute(db)
-    .await?;
-    Ok(())
-}
-
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<OutboxMessage>> {
     sqlx::query_as!(
         OutboxMessage,

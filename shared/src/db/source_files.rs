@@ -28,27 +28,6 @@ pub struct NewSourceFile<'a> {
     pub idempotency_key: Option<&'a str>,
 }
 
-pub async fn insert(db: impl PgExecutor<'_>, new: &NewSourceFile<'_>) -> sqlx::Result<SourceFile> {
-    sqlx::query_as!(
-        SourceFile,
-        r#"INSERT INTO source_files
-               (id, file_name, content_type, format, size_bytes, sha256, blob_name, idempotency_key)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-           RETURNING id, file_name, content_type, format, size_bytes, sha256, blob_name,
-                     idempotency_key, created_at"#,
-        new.id,
-        new.file_name,
-        new.content_type,
-        new.format,
-        new.size_bytes,
-        new.sha256,
-        new.blob_name,
-        new.idempotency_key,
-    )
-    .fetch_one(db)
-    .await
-}
-
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<SourceFile>> {
     sqlx::query_as!(
         SourceFile,

@@ -24,19 +24,6 @@ pub struct Task {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-pub async fn insert(db: impl PgExecutor<'_>, id: Uuid, source_file_id: Uuid) -> sqlx::Result<Task> {
-    sqlx::query_as!(
-        Task,
-        r#"INSERT INTO tasks (id, source_file_id) VALUES ($1, $2)
-           RETURNING id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                     error_message, result, lease_expires_at, created_at, started_at, finished_at"#,
-        id,
-        source_file_id
-    )
-    .fetch_one(db)
-    .await
-}
-
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task>> {
     sqlx::query_as!(
         Task,

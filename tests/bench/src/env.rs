@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use harness::worker::WorkerEnv;
 use shared::db;
-use shared::domain::{ParseTaskPayload, PARSE_TASK};
 use tokio::process::{Child, Command};
 use uuid::Uuid;
 
@@ -194,7 +193,7 @@ pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result
     })
 }
 
-/// Writes a source file, its task and its outbox message in one transaction, as the api does
+/// Writes a source file, its task and its outbox message in one statement, as the api does
 /// (no blob: for relay measurements). Returns the outbox message id.
 pub async fn insert_upload(
     tx: &mut sqlx::PgConnection,
@@ -206,9 +205,8 @@ pub async fn insert_upload(
     let default_name = format!("{file_id}/bench.{format}");
     let blob_name = blob_name.unwrap_or(&default_name);
     let sha = "0".repeat(64);
-    db::source_files::insert(
-        &mut *tx,
-        &db::source_files::NewSourceFile {
+    let upload = db::uploads::NewUpload {
+        file: db::source_files::NewSourceFile {
             id: file_id,
             file_name: &format!("bench.{format}"),
             content_type: "application/octet-stream",
@@ -218,11 +216,11 @@ pub async fn insert_upload(
             blob_name,
             idempotency_key: None,
         },
-    )
-    .await?;
-    db::tasks::insert(&mut *tx, task_id, file_id).await?;
-    let payload = serde_json::to_value(ParseTaskPayload::new(task_id, file_id, None))?;
-    db::outbox::enqueue(&mut *tx, outbox_id, PARSE_TASK, &payload).await?;
+        task_id,
+        message_id: outbox_id,
+        inline: None,
+    };
+    db::uploads::insert(&mut *tx, &upload).await?;
     Ok((outbox_id, task_id))
 }
 
