@@ -89,6 +89,31 @@ fn an_xls_gives_typed_values_for_every_sheet_in_order() {
 }
 
 #[test]
+fn cells_out_of_order_come_out_in_rows_and_a_repeated_cell_keeps_its_last_value() {
+    use XlsCell::*;
+    let book = xls(
+        &[sheet(
+            "S",
+            false,
+            vec![
+                Label(0, 1, "b".into()),
+                Number(2, 1, 4.0),
+                Label(0, 0, "a".into()),
+                Number(1, 0, 1.0),
+                Number(2, 0, 3.0),
+                Number(1, 1, 2.0),
+                // The same cell again: the value read last is the cell's.
+                Label(1, 1, "x".into()),
+            ],
+        )],
+        false,
+    );
+    let p = parse(&book, FileFormat::Xls);
+    assert_eq!(p.summary().sheets[0].columns, ["a", "b"]);
+    assert_eq!(p.rows(0), [json!([1, "x"]), json!([3, 4])]);
+}
+
+#[test]
 fn dates_in_a_1904_xls_are_read_in_that_system() {
     let p = parse(&business(true), FileFormat::Xls);
     // The same serial numbers, 1,462 days later.
@@ -296,18 +321,32 @@ fn an_excel_4_workbook_inside_a_compound_file_is_an_unsupported_format() {
 }
 
 #[test]
-fn an_xls_whose_cells_span_a_huge_grid_is_refused_whatever_its_dimensions_say() {
+fn an_xls_with_cells_far_apart_streams_without_laying_out_the_grid() {
     use XlsCell::*;
-    let mut s = sheet(
-        "Far",
-        false,
-        vec![Label(0, 0, "a".into()), Number(65_535, 65_534, 1.0)],
-    );
-    // An honest-looking declaration: the reader would still lay out 65,536 × 65,535 cells.
-    s.dimensions = Some((0, 1, 0, 1));
+    // A1 and IV65536, BIFF8's last cell: a dense grid of 65,536 × 256 cells (half a gigabyte)
+    // if the reader laid one out; two cells as it reads them. The declaration says 1 × 1.
+    let far = |col| {
+        let mut s = sheet(
+            "Far",
+            false,
+            vec![Label(0, 0, "a".into()), Number(65_535, col, 7.0)],
+        );
+        s.dimensions = Some((0, 1, 0, 1));
+        xls(&[s], false)
+    };
+    let p = parse(&far(255), FileFormat::Xls);
+    let summary = &p.summary().sheets[0];
     assert_eq!(
-        parse(&xls(&[s], false), FileFormat::Xls).code(),
-        "memory_limit"
+        (summary.rows, summary.columns.len(), summary.extra_columns),
+        (1, 256, 255)
+    );
+    let row = &p.rows(0)[0];
+    assert_eq!(row.as_array().map(Vec::len), Some(256));
+    assert_eq!((&row[0], &row[255]), (&json!(null), &json!(7)));
+    // A cell's column is 16 bits in the record, past BIFF8's 256: held to the column limit.
+    assert_eq!(
+        parse(&far(65_534), FileFormat::Xls).code(),
+        "too_many_columns"
     );
 }
 

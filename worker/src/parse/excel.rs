@@ -100,23 +100,22 @@ pub(crate) fn parse(
     Ok(run.summary)
 }
 
-/// xls, which has no cells reader: calamine loads the whole workbook; each sheet's range is
-/// moved out of it (not copied) and its used cells walked.
+/// xls, which has no cells reader: calamine loads the whole workbook; each sheet's cells are
+/// moved out of it (not copied, and not spread into a dense range) and walked in order.
 fn ranges<RS>(run: &mut Run<'_, '_>, wb: &mut Xls<RS>) -> Result<(), ParseFailure>
 where
     RS: io::Read + io::Seek,
 {
     for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
         let index = run.start(&name, hidden)?;
-        let range = wb
-            .take_worksheet_range(&name)
+        let cells = wb
+            .take_worksheet_cells(&name)
             .map_err(|e| sheet_error(&name, &e))?;
-        let (row0, col0) = range.start().unwrap_or((0, 0));
-        let mut used = range.used_cells();
+        let mut used = cells.iter().filter(|c| *c.get_value() != Data::Empty);
         let sheet = run.stream(index, name.clone(), hidden, || {
             Ok::<_, std::convert::Infallible>(
                 used.next()
-                    .map(|(r, c, d)| Cell::new((row0 + r as u32, col0 + c as u32), data_ref(d))),
+                    .map(|c| Cell::new(c.get_position(), data_ref(c.get_value()))),
             )
         })?;
         run.finish(sheet)?;

@@ -3,8 +3,9 @@
 //! declares 2^32 rows aborts the process on the failed allocation, and an honest-looking 65,536
 //! × 256 declaration costs most of a gigabyte before a cell is read. This follows the `Workbook`
 //! stream's records the way calamine does (the globals up to their EOF, then each sheet from
-//! the position its BOUNDSHEET8 record gives) reading only record headers and cell positions, and
-//! refuses declarations and cell spans past the limits or past what the parse child may hold.
+//! the position its BOUNDSHEET8 record gives) reading only record headers and DIMENSIONS, and
+//! refuses declarations past the limits or past what the parse child may hold. (Cells far apart
+//! cost nothing more: the reader keeps a sheet's cells as a list, not as a grid.)
 
 use std::io::Read;
 use std::path::Path;
@@ -78,14 +79,11 @@ fn check_stream(stream: &[u8], limits: &ParseLimits) -> Result<(), ParseFailure>
     Ok(())
 }
 
-/// Checks one sheet substream, skipping nested substreams (embedded charts) as calamine does:
-/// each DIMENSIONS record, then the span of its cells. calamine lays a sheet out as a dense
-/// grid from its first cell to its last, so two cells far apart (A1 and one 65,535 rows down
-/// and as many columns across) cost gigabytes whatever DIMENSIONS says.
+/// Checks one sheet substream's DIMENSIONS records, skipping nested substreams (embedded
+/// charts) as calamine does.
 fn check_sheet(sheet: &[u8], index: usize, limits: &ParseLimits) -> Result<(), ParseFailure> {
     let mut seen_bof = false;
     let mut depth = 0usize;
-    let mut span = Span::default();
     for (typ, data) in Records(sheet) {
         match typ {
             BOF if seen_bof => depth += 1,
@@ -94,57 +92,10 @@ fn check_sheet(sheet: &[u8], index: usize, limits: &ParseLimits) -> Result<(), P
             EOF => depth -= 1,
             _ if depth > 0 => {}
             DIMENSIONS => check_dimensions(data, index, limits)?,
-            // NUMBER, LABEL, RSTRING, BOOLERR, RK, LABELSST, FORMULA: row and column first.
-            0x0203 | 0x0204 | 0x00D6 | 0x0205 | 0x027E | 0x00FD | 0x0006 if data.len() >= 4 => {
-                span.add(u16_at(data, 0), u16_at(data, 2));
-            }
-            // MULRK: row, first column, ..., last column.
-            0x00BD if data.len() >= 6 => {
-                let row = u16_at(data, 0);
-                span.add(row, u16_at(data, 2));
-                span.add(row, u16_at(data, data.len() - 2));
-            }
             _ => {}
         }
     }
-    let Some((rows, cols)) = span.grid() else {
-        return Ok(());
-    };
-    let bytes = rows.saturating_mul(cols).saturating_mul(BYTES_PER_CELL);
-    if bytes > limits.memory_limit_bytes / 2 {
-        return Err(ParseFailure::new(
-            ParseErrorCode::MemoryLimit,
-            format!(
-                "sheet {index}'s cells span {rows} rows × {cols} columns; the xls reader would \
-                 need {} MB to lay that grid out",
-                bytes >> 20
-            ),
-        ));
-    }
     Ok(())
-}
-
-fn u16_at(data: &[u8], i: usize) -> u16 {
-    u16::from_le_bytes([data[i], data[i + 1]])
-}
-
-/// The first and last row and column holding a cell.
-#[derive(Default)]
-struct Span(Option<(u16, u16, u16, u16)>);
-
-impl Span {
-    fn add(&mut self, row: u16, col: u16) {
-        self.0 = Some(match self.0 {
-            None => (row, row, col, col),
-            Some((r0, r1, c0, c1)) => (r0.min(row), r1.max(row), c0.min(col), c1.max(col)),
-        });
-    }
-
-    /// Rows × columns of the grid from the first cell to the last.
-    fn grid(&self) -> Option<(u64, u64)> {
-        self.0
-            .map(|(r0, r1, c0, c1)| (u64::from(r1 - r0) + 1, u64::from(c1 - c0) + 1))
-    }
 }
 
 /// BIFF records (type, data) from the start of `bytes`, until one does not fit.

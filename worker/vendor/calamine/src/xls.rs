@@ -153,7 +153,9 @@ pub struct XlsOptions {
 }
 
 struct SheetData {
-    range: Range<Data>,
+    /// The sheet's cells in row-major order, one per position (see [`row_major`]). A dense
+    /// `Range` is built only when asked for one.
+    cells: Vec<Cell<Data>>,
     formula: Range<String>,
     merge_cells: Vec<Dimensions>,
 }
@@ -179,17 +181,20 @@ fn cfb<RS: Seek + Read>(reader: &mut RS) -> Result<Cfb, XlsError> {
 }
 
 impl<RS: Read + Seek> Xls<RS> {
-    /// Moves the cells of worksheet `name` out of the workbook, like
-    /// [`Reader::worksheet_range`] without its copy of every cell (the workbook keeps an
-    /// empty range for the sheet). The workbook already holds all cells; a reader that walks
-    /// each sheet once needs no second copy.
-    pub fn take_worksheet_range(&mut self, name: &str) -> Result<Range<Data>, XlsError> {
-        let sheet = self
+    /// Moves the cells of worksheet `name` out of the workbook, in row-major order with one
+    /// cell per position (empty cells included, as read), like [`Reader::worksheet_range`]
+    /// without building a dense range: no copy of every cell, and no memory for the gaps of a
+    /// sparse sheet. The workbook keeps no cells for the sheet.
+    pub fn take_worksheet_cells(&mut self, name: &str) -> Result<Vec<Cell<Data>>, XlsError> {
+        let mut cells = self
             .sheets
             .get_mut(name)
-            .map(|r| std::mem::take(&mut r.range))
+            .map(|r| std::mem::take(&mut r.cells))
             .ok_or_else(|| XlsError::WorksheetNotFound(name.into()))?;
-        Ok(self.below_header_row(sheet))
+        if let HeaderRow::Row(header_row_idx) = self.options.header_row {
+            cells.retain(|c| c.pos.0 >= header_row_idx);
+        }
+        Ok(cells)
     }
 
     /// Cuts the rows above `header_row` off a sheet's range, when that option is set.
@@ -481,7 +486,7 @@ impl<RS: Read + Seek> Reader<RS> for Xls<RS> {
         let sheet = self
             .sheets
             .get(name)
-            .map(|r| r.range.clone())
+            .map(|r| Range::from_sparse(r.cells.clone()))
             .ok_or_else(|| XlsError::WorksheetNotFound(name.into()))?;
         Ok(self.below_header_row(sheet))
     }
@@ -489,7 +494,7 @@ impl<RS: Read + Seek> Reader<RS> for Xls<RS> {
     fn worksheets(&mut self) -> Vec<(String, Range<Data>)> {
         self.sheets
             .iter()
-            .map(|(name, sheet)| (name.to_owned(), sheet.range.clone()))
+            .map(|(name, sheet)| (name.to_owned(), Range::from_sparse(sheet.cells.clone())))
             .collect()
     }
 
@@ -504,6 +509,21 @@ impl<RS: Read + Seek> Reader<RS> for Xls<RS> {
     fn pictures(&self) -> Option<Vec<(String, Vec<u8>)>> {
         self.pictures.to_owned()
     }
+}
+
+/// Sorts a sheet's cells into row-major order and keeps, of several cells at one position, the
+/// value read last, which is the one `Range::from_sparse` keeps. Records come in row order in
+/// practice, so the (stable, adaptive) sort is one pass over them; all of it is in place.
+fn row_major(mut cells: Vec<Cell<Data>>) -> Vec<Cell<Data>> {
+    cells.sort_by_key(|c| c.pos);
+    cells.dedup_by(|later, kept| {
+        let same = later.pos == kept.pos;
+        if same {
+            std::mem::swap(&mut later.val, &mut kept.val);
+        }
+        same
+    });
+    cells
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -738,12 +758,11 @@ impl<RS: Read + Seek> Xls<RS> {
                     _ => (),
                 }
             }
-            let range = Range::from_sparse(cells);
             let formula = Range::from_sparse(formulas);
             sheets.insert(
                 name,
                 SheetData {
-                    range,
+                    cells: row_major(cells),
                     formula,
                     merge_cells,
                 },
@@ -2104,6 +2123,31 @@ fn parse_pictures(stream: &[u8]) -> Result<Vec<(String, Vec<u8>)>, XlsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn row_major_orders_cells_and_keeps_the_value_read_last() {
+        let cell = |r, c, v: f64| Cell::new((r, c), Data::Float(v));
+        let cells = vec![
+            cell(1, 0, 1.0),
+            cell(0, 2, 2.0),
+            cell(1, 0, 3.0),
+            cell(0, 1, 4.0),
+            cell(1, 0, 5.0),
+        ];
+        let dense = Range::from_sparse(cells.clone());
+        let sorted = row_major(cells);
+        let got: Vec<_> = sorted.iter().map(|c| (c.pos, c.val.clone())).collect();
+        assert_eq!(
+            got,
+            [
+                ((0, 1), Data::Float(4.0)),
+                ((0, 2), Data::Float(2.0)),
+                ((1, 0), Data::Float(5.0)),
+            ]
+        );
+        // The same cells the dense range holds.
+        assert_eq!(Range::from_sparse(sorted), dense);
+    }
 
     #[test]
     fn test_parse_string() {
