@@ -82,7 +82,7 @@ pub(crate) fn parse(
         }
         Book::Xls => {
             let mut wb = Xls::new(rs).map_err(|e| open_error(&e))?;
-            ranges(&mut run, &mut wb)?;
+            xls_sheets(&mut run, &mut wb)?;
         }
         Book::Ods => {
             // calamine's `Ods` loads every sheet whole (about 1.5 KB a row); the stream holds
@@ -102,7 +102,7 @@ pub(crate) fn parse(
 
 /// xls, which has no cells reader: calamine loads the whole workbook; each sheet's cells are
 /// moved out of it (not copied, and not spread into a dense range) and walked in order.
-fn ranges<RS>(run: &mut Run<'_, '_>, wb: &mut Xls<RS>) -> Result<(), ParseFailure>
+fn xls_sheets<RS>(run: &mut Run<'_, '_>, wb: &mut Xls<RS>) -> Result<(), ParseFailure>
 where
     RS: io::Read + io::Seek,
 {
