@@ -24,8 +24,8 @@ pub struct BackgroundWriter {
     to_write: Option<SyncSender<Vec<u8>>>,
     /// Buffers back from the thread, emptied, or the error that stopped it.
     written: Receiver<io::Result<Vec<u8>>>,
-    /// Whether the thread holds a buffer not yet returned.
-    in_flight: bool,
+    /// The other buffer, unless the thread holds it.
+    spare: Option<Vec<u8>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -53,33 +53,26 @@ impl BackgroundWriter {
             capacity,
             to_write: Some(to_write),
             written,
-            in_flight: false,
+            spare: Some(Vec::with_capacity(capacity)),
             thread: Some(thread),
         })
     }
 
-    /// Waits for the buffer the thread holds, if any; returns it emptied, or its write's error.
-    fn take_back(&mut self) -> io::Result<Option<Vec<u8>>> {
-        if !self.in_flight {
-            return Ok(None);
-        }
-        self.in_flight = false;
-        match self.written.recv() {
-            Ok(result) => result.map(Some),
-            Err(_) => Err(stopped()),
+    /// The other buffer: the spare, or the one the thread holds once it has been written (or
+    /// the error that stopped its write).
+    fn take_spare(&mut self) -> io::Result<Vec<u8>> {
+        match self.spare.take() {
+            Some(spare) => Ok(spare),
+            None => self.written.recv().map_err(|_| stopped())?,
         }
     }
 
-    /// Hands the current buffer to the thread, continuing in the one it returns.
+    /// Hands the current buffer to the thread, continuing in the other one.
     fn hand_off(&mut self) -> io::Result<()> {
-        let spare = self
-            .take_back()?
-            .unwrap_or_else(|| Vec::with_capacity(self.capacity));
+        let spare = self.take_spare()?;
         let full = std::mem::replace(&mut self.buf, spare);
         let sender = self.to_write.as_ref().ok_or_else(stopped)?;
-        sender.send(full).map_err(|_| stopped())?;
-        self.in_flight = true;
-        Ok(())
+        sender.send(full).map_err(|_| stopped())
     }
 }
 
@@ -105,9 +98,8 @@ impl Write for BackgroundWriter {
         if !self.buf.is_empty() {
             self.hand_off()?;
         }
-        if let Some(buf) = self.take_back()? {
-            self.buf = buf;
-        }
+        let spare = self.take_spare()?;
+        self.spare = Some(spare);
         Ok(())
     }
 }
