@@ -54,6 +54,12 @@ wait_until() {
 
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
+# free_port — a TCP port nothing listens on at 127.0.0.1 now (the kernel picks it, through node).
+free_port() {
+  node -e 'const s = require("net").createServer();
+    s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
+}
+
 # wait_for_port HOST PORT [TIMEOUT] — until something accepts TCP connections there.
 wait_for_port() {
   local host=$1 port=$2 timeout=${3:-60}
@@ -263,12 +269,13 @@ create_database() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Azurite (pinned in package.json / package-lock.json)
+# Azurite and playwright-core (pinned in package.json / package-lock.json)
 
 AZURITE_BIN="$REPO_ROOT/node_modules/.bin/azurite"
 NPM_STAMP="$REPO_ROOT/node_modules/.sheetrelay-package-lock.sha256"
 
-# ensure_azurite — `npm ci` when Azurite is missing or package-lock.json changed since the last one.
+# ensure_azurite — `npm ci` (Azurite, and playwright-core for the browser tests) when Azurite is
+# missing or package-lock.json changed since the last one.
 ensure_azurite() {
   local want
   want=$(sha256sum "$REPO_ROOT/package-lock.json" | cut -d' ' -f1)
@@ -313,3 +320,21 @@ start_azurite() {
 }
 
 stop_azurite() { stop_pidfile "$1/azurite.pid" Azurite; }
+
+# ---------------------------------------------------------------------------------------------
+# Chromium, for the browser tests (tests/browser, driven by playwright-core)
+
+CHROMIUM_BIN=/usr/bin/chromium
+
+# ensure_chromium — install Debian's chromium package when /usr/bin/chromium is missing.
+# Playwright's own browser download needs the internet; Debian's package comes from the mirror.
+ensure_chromium() {
+  if [ -x "$CHROMIUM_BIN" ]; then
+    log "Chromium installed: $CHROMIUM_BIN"
+    return 0
+  fi
+  log "Chromium not installed: installing Debian's chromium package"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+  [ -x "$CHROMIUM_BIN" ] || die "chromium installed but $CHROMIUM_BIN is missing"
+}
