@@ -1,8 +1,11 @@
 //! The api's configuration: env vars and flags, documented by `api --help`.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use shared::config::{DatabaseConfig, StorageConfig, TelemetryConfig};
+
+use crate::auth::entra::EntraConfig;
 
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "api", version, about = "sheetrelay upload API")]
@@ -19,6 +22,29 @@ pub enum Command {
     Serve,
     /// Apply pending database migrations and exit.
     Migrate,
+    /// Manage API keys (needs DATABASE_URL only).
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum KeysCommand {
+    /// Create a key and print it as the only line on stdout (it is shown this once).
+    Create {
+        /// A name that says whose key it is.
+        #[arg(long)]
+        name: String,
+        /// The tenant the key acts for (a name or an Entra tenant GUID); default: `default`.
+        #[arg(long)]
+        tenant: Option<String>,
+    },
+    /// List keys: id, tenant, name, the key's first characters, created, revoked.
+    List,
+    /// Revoke a key by id; it is refused from the next request on.
+    Revoke {
+        /// The key's id, as `api keys list` shows it.
+        id: uuid::Uuid,
+    },
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -29,13 +55,52 @@ pub struct Config {
     pub storage: StorageConfig,
     #[command(flatten)]
     pub telemetry: TelemetryConfig,
+    #[command(flatten)]
+    pub entra: EntraConfig,
+    #[command(flatten)]
+    pub http: HttpConfig,
     /// Address to listen on.
     #[arg(long, env = "LISTEN_ADDR", default_value = "0.0.0.0:8080")]
     pub listen_addr: SocketAddr,
+    /// Address of the Prometheus `/metrics` listener, kept off the public port.
+    #[arg(long, env = "METRICS_ADDR", default_value = "127.0.0.1:9090")]
+    pub metrics_addr: SocketAddr,
     /// Largest accepted upload, in bytes (the file part; multipart framing is extra).
     #[arg(long, env = "MAX_UPLOAD_BYTES", default_value_t = 100 * 1024 * 1024)]
     pub max_upload_bytes: u64,
-    /// How long in-flight requests may take to finish after SIGTERM, in seconds.
-    #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 25)]
-    pub shutdown_grace_secs: u64,
+    /// How long in-flight requests may take to finish after SIGTERM.
+    #[arg(long, env = "SHUTDOWN_GRACE", value_parser = humantime::parse_duration, default_value = "25s")]
+    pub shutdown_grace: Duration,
+}
+
+/// Limits of the HTTP edge: what a slow or hostile client may hold.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HttpConfig {
+    /// A client must send a request's whole header within this time, or the connection is closed
+    #[arg(long = "http-header-timeout", env = "HTTP_HEADER_TIMEOUT", value_parser = humantime::parse_duration, default_value = "10s")]
+    pub header_timeout: Duration,
+    /// An upload body that sends nothing for this long is cut off
+    #[arg(long = "http-body-idle-timeout", env = "HTTP_BODY_IDLE_TIMEOUT", value_parser = humantime::parse_duration, default_value = "30s")]
+    pub body_idle_timeout: Duration,
+    /// Deadline of every request but uploads and exports (which stream for as long as they move)
+    #[arg(long = "http-request-timeout", env = "HTTP_REQUEST_TIMEOUT", value_parser = humantime::parse_duration, default_value = "30s")]
+    pub request_timeout: Duration,
+    /// Largest multipart part header, in bytes
+    #[arg(long = "http-max-part-header-bytes", env = "HTTP_MAX_PART_HEADER_BYTES", default_value_t = 8 * 1024)]
+    pub max_part_header_bytes: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        defaults()
+    }
+}
+
+/// A settings section with the values its clap attributes give (and the environment's), so
+/// each default is written once, in the attribute that `--help` shows.
+pub fn defaults<T: clap::Args + clap::FromArgMatches>() -> T {
+    T::from_arg_matches(
+        &T::augment_args(clap::Command::new("defaults")).get_matches_from(["defaults"]),
+    )
+    .unwrap_or_else(|e| unreachable!("a section's defaults parse: {e}"))
 }

@@ -2,7 +2,7 @@
 //! `{"error": {"code", "message"}}` with a stable machine code; 5xx answers are generic and the
 //! full error chain goes to the log instead.
 
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
@@ -11,8 +11,20 @@ use serde::Serialize;
 pub enum ApiError {
     #[error("{message}")]
     BadRequest { code: &'static str, message: String },
+    #[error("missing or invalid credentials: {0}")]
+    Unauthorized(String),
     #[error("{0}")]
     NotFound(String),
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    #[error("{message}")]
+    Refused {
+        status: StatusCode,
+        code: &'static str,
+        message: String,
+    },
+    #[error("the request took longer than {0:?}")]
+    Timeout(std::time::Duration),
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
     #[error("the file is larger than the limit of {limit} bytes")]
@@ -54,7 +66,11 @@ impl ApiError {
     fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {
             ApiError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
+            ApiError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ApiError::Refused { status, code, .. } => (*status, code),
+            ApiError::Timeout(_) => (StatusCode::SERVICE_UNAVAILABLE, "request_timeout"),
             ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
             ApiError::PayloadTooLarge { .. } => {
                 (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
@@ -107,7 +123,14 @@ impl IntoResponse for ApiError {
                 message,
             },
         };
-        (status, Json(body)).into_response()
+        let mut response = (status, Json(body)).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(r#"Bearer realm="sheetrelay""#),
+            );
+        }
+        response
     }
 }
 

@@ -3,22 +3,29 @@
 //! queue: the worker's relay does. `main` is a thin wrapper over [`run`] so tests drive the real
 //! server in-process through [`app`].
 
+pub mod auth;
+pub mod body_guard;
 pub mod config;
+pub mod edge;
 pub mod error;
+pub mod keys_cli;
+pub mod metered_field;
 pub mod metrics;
 pub mod openapi;
 pub mod routes;
 pub mod state;
-pub mod upload;
 pub mod views;
 
-use std::future::IntoFuture as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -27,7 +34,8 @@ use tower_http::trace::TraceLayer;
 pub use config::Config;
 use state::AppState;
 
-/// The router with every route of the contract.
+/// The router with every route of the contract. `/api/v1` answers only with credentials; the
+/// probes, the OpenAPI document and the page are public.
 pub fn app(state: AppState) -> Router {
     // Install the recorder before the first request records anything.
     metrics::handle();
@@ -35,24 +43,45 @@ pub fn app(state: AppState) -> Router {
     // this outer bound only stops a body that is far past it (multipart framing is small).
     let body_limit =
         usize::try_from(state.max_upload_bytes.saturating_add(1024 * 1024)).unwrap_or(usize::MAX);
-    Router::new()
-        .route("/api/v1/files", post(routes::files::upload))
+    let api = Router::new()
+        .route(
+            "/api/v1/files",
+            post(routes::upload::upload).get(routes::files::list_files),
+        )
         .route(
             "/api/v1/files/{source_file_id}",
-            get(routes::files::get_file),
+            get(routes::files::get_file).delete(routes::files::delete_file),
         )
         .route(
             "/api/v1/files/{source_file_id}/rows",
             get(routes::rows::list_rows),
         )
+        .route(
+            "/api/v1/files/{source_file_id}/rows/export",
+            get(routes::export::export_rows),
+        )
         .route("/api/v1/tasks/{task_id}", get(routes::tasks::get_task))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require,
+        ));
+    let request_timeout = state.http.request_timeout;
+    Router::new()
+        .merge(api)
+        .route("/", get(routes::page::index))
+        .route("/assets/{name}", get(routes::page::asset))
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
-        .route("/metrics", get(routes::health::metrics))
         .route("/openapi.json", get(openapi::openapi_json))
         .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
+        .method_not_allowed_fallback(edge::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            request_timeout,
+            edge::deadline,
+        ))
         .layer(axum::middleware::from_fn(metrics::track))
+        .layer(axum::middleware::from_fn(edge::security_headers))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(
             TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
@@ -61,10 +90,12 @@ pub fn app(state: AppState) -> Router {
                     .get("x-request-id")
                     .and_then(|v| v.to_str().ok())
                     .unwrap_or_default();
-                tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id)
+                tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id,
+                    tenant_id = tracing::field::Empty)
             }),
         )
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(axum::middleware::from_fn(edge::limits))
         .with_state(state)
 }
 
@@ -77,10 +108,14 @@ pub async fn state(cfg: &Config) -> anyhow::Result<AppState> {
         .ensure_container()
         .await
         .context("cannot create the blob container")?;
+    let auth =
+        auth::Authenticator::new(db.clone(), &cfg.entra).context("invalid Entra ID settings")?;
     Ok(AppState {
         db,
         blobs,
+        auth: Arc::new(auth),
         max_upload_bytes: cfg.max_upload_bytes,
+        http: Arc::new(cfg.http.clone()),
     })
 }
 
@@ -95,30 +130,72 @@ pub async fn migrate(cfg: &Config) -> anyhow::Result<()> {
 }
 
 /// Serves on `listener` until `shutdown` is cancelled, then lets in-flight requests finish for up
-/// to `grace`.
+/// to `grace`. Connections are served by hyper directly (not `axum::serve`) because that is where
+/// the header-read timeout is set: without it a client trickling its headers holds a connection
+/// for as long as it likes.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: CancellationToken,
     grace: Duration,
 ) -> anyhow::Result<()> {
-    let server = axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown.clone().cancelled_owned());
-    let mut server = std::pin::pin!(server.into_future());
-    tokio::select! {
-        res = &mut server => return res.context("server error"),
-        () = shutdown.cancelled() => {}
+    let header_timeout = state.http.header_timeout;
+    let service = TowerToHyperService::new(app(state));
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        // Above the edge's own limits, so those answer with JSON (see `edge`).
+        .max_headers(10 * edge::MAX_HEADERS);
+    builder.http2().timer(TokioTimer::new());
+    let graceful = GracefulShutdown::new();
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: keep serving the open connections.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        let conn = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), service.clone())
+            .into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        });
     }
-    match tokio::time::timeout(grace, server).await {
-        Ok(res) => res.context("server error"),
-        Err(_) => {
-            tracing::warn!(
-                ?grace,
-                "in-flight requests did not finish in the grace period"
-            );
-            Ok(())
-        }
+    drop(listener);
+    if tokio::time::timeout(grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            ?grace,
+            "in-flight requests did not finish in the grace period"
+        );
     }
+    Ok(())
+}
+
+/// Serves Prometheus `/metrics` on its own listener, so the public port never exposes them.
+pub async fn serve_metrics(
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let app = Router::new().route("/metrics", get(routes::health::metrics));
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+        .context("metrics server error")
 }
 
 /// Everything `api serve` does: migrate, connect, listen, serve until the token is cancelled.
@@ -128,12 +205,13 @@ pub async fn run(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<()>
     let listener = TcpListener::bind(cfg.listen_addr)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.listen_addr))?;
-    tracing::info!(addr = %cfg.listen_addr, "api listening");
-    serve(
-        listener,
-        state,
-        shutdown,
-        Duration::from_secs(cfg.shutdown_grace_secs),
-    )
-    .await
+    let metrics = TcpListener::bind(cfg.metrics_addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", cfg.metrics_addr))?;
+    tracing::info!(addr = %cfg.listen_addr, metrics_addr = %cfg.metrics_addr, "api listening");
+    let metrics = tokio::spawn(serve_metrics(metrics, shutdown.clone()));
+    let served = serve(listener, state, shutdown.clone(), cfg.shutdown_grace).await;
+    shutdown.cancel();
+    metrics.await.context("metrics server panicked")??;
+    served
 }

@@ -1,10 +1,12 @@
 //! Prometheus metrics: one recorder per process, and a middleware that counts and times every
-//! request by its route template (never the raw path, which would explode label cardinality).
+//! request by its route template and method (never the raw path or an invented method, which
+//! would grow the label set without bound).
 
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
@@ -26,13 +28,34 @@ pub async fn track(req: Request, next: Next) -> Response {
         .get::<MatchedPath>()
         .map(|p| p.as_str().to_owned())
         .unwrap_or_else(|| "unmatched".to_owned());
-    let method = req.method().to_string();
+    let method = method_label(req.method());
     let start = Instant::now();
     let response = next.run(req).await;
     let status = response.status().as_u16().to_string();
-    let labels = [("method", method), ("route", route), ("status", status)];
+    let labels = [
+        ("method", method.to_owned()),
+        ("route", route),
+        ("status", status),
+    ];
     metrics::counter!("sheetrelay_http_requests_total", &labels).increment(1);
     metrics::histogram!("sheetrelay_http_request_duration_seconds", &labels)
         .record(start.elapsed().as_secs_f64());
     response
+}
+
+/// The standard methods by name; anything a client invents is `other`, so the label set stays
+/// bounded whatever clients send.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::PATCH => "PATCH",
+        Method::TRACE => "TRACE",
+        Method::CONNECT => "CONNECT",
+        _ => "other",
+    }
 }

@@ -91,6 +91,23 @@ pub struct FileView {
     pub task: TaskView,
 }
 
+impl FileView {
+    pub fn new(file: &SourceFile, task: &Task) -> Self {
+        Self {
+            source_file: file.into(),
+            task: task.into(),
+        }
+    }
+}
+
+/// `GET /api/v1/files`: a page of the caller's files, newest first.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct FileList {
+    pub files: Vec<FileView>,
+    /// Pass as `after` to get the next page; null on the last page.
+    pub next_after: Option<Uuid>,
+}
+
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SheetView {
     pub index: i32,

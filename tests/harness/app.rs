@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use api::auth::entra::EntraConfig;
+use api::config::HttpConfig;
 use shared::config::{DatabaseConfig, StorageConfig, TelemetryConfig};
 use shared::storage::BlobStore;
 use sqlx::PgPool;
@@ -16,7 +18,10 @@ pub const TEST_MAX_UPLOAD_BYTES: u64 = 1024 * 1024;
 
 pub struct TestApp {
     pub base_url: String,
+    /// Authenticated as [`TestApp::key`] (tenant `default`).
     pub client: reqwest::Client,
+    /// An API key of the `default` tenant.
+    pub key: String,
     pub db: PgPool,
     pub config: api::Config,
     pub blobs: BlobStore,
@@ -71,14 +76,28 @@ impl TestApp {
             Duration::from_secs(5),
         ));
         let db = config.database.pool().expect("pool");
+        let key = api::auth::api_key::create(&db, api::auth::DEFAULT_TENANT, "test")
+            .await
+            .expect("create a test key")
+            .secret;
         TestApp {
             base_url,
-            client: reqwest::Client::new(),
+            client: authenticated_client(&key),
+            key,
             db,
             config,
             blobs,
             shutdown,
         }
+    }
+
+    /// A client authenticated with a new key of `tenant`.
+    pub async fn client_for(&self, tenant: &str) -> reqwest::Client {
+        let key = api::auth::api_key::create(&self.db, tenant, "test")
+            .await
+            .expect("create a test key")
+            .secret;
+        authenticated_client(&key)
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -142,6 +161,19 @@ impl Drop for TestApp {
     }
 }
 
+/// A client that sends `Authorization: Bearer <key>` with every request.
+pub fn authenticated_client(key: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {key}").parse().expect("header value"),
+    );
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("client builds")
+}
+
 /// An api config for `database_url` with fresh container and queue names.
 pub async fn test_config(database_url: &str) -> api::Config {
     let services = services().await;
@@ -155,8 +187,11 @@ pub async fn test_config(database_url: &str) -> api::Config {
         telemetry: TelemetryConfig {
             log_format: Default::default(),
         },
+        entra: EntraConfig::disabled(),
+        http: HttpConfig::default(),
         listen_addr: "127.0.0.1:0".parse().expect("socket address"),
+        metrics_addr: "127.0.0.1:0".parse().expect("socket address"),
         max_upload_bytes: TEST_MAX_UPLOAD_BYTES,
-        shutdown_grace_secs: 5,
+        shutdown_grace: Duration::from_secs(5),
     }
 }

@@ -341,6 +341,8 @@ async fn insert_upload(
     let sha = "0".repeat(64);
     let upload = db::uploads::NewUpload {
         file: db::source_files::NewSourceFile {
+            tenant_id: "default",
+            uploaded_by: "test",
             id: upload.source_file_id,
             file_name,
             content_type: "text/csv",

@@ -1,4 +1,4 @@
-//! Liveness, readiness and metrics endpoints for the platform.
+//! Liveness and readiness probes (public port) and metrics (the metrics listener).
 
 use std::time::Duration;
 
@@ -49,9 +49,7 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     (status, Json(ready))
 }
 
-/// Prometheus text exposition.
-#[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, content_type = "text/plain")))]
+/// Prometheus text exposition, served on the `METRICS_ADDR` listener only.
 pub async fn metrics() -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],

@@ -1,6 +1,68 @@
-//! HTTP handlers, one module per resource.
+//! HTTP handlers, one module per resource, and the extractors they share, which answer bad
+//! input with the contract's JSON error body rather than axum's plain-text rejections.
 
+pub mod export;
 pub mod files;
 pub mod health;
+pub mod page;
 pub mod rows;
 pub mod tasks;
+pub mod upload;
+
+use axum::extract::{FromRequestParts, Path};
+use axum::http::request::Parts;
+use uuid::Uuid;
+
+use crate::error::ApiError;
+
+/// The `{source_file_id}` or `{task_id}` of a path; anything but a UUID is a JSON `400`.
+pub struct PathId(pub Uuid);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Path(id) = Path::<Uuid>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::bad_request("invalid_parameter", e.body_text()))?;
+        Ok(PathId(id))
+    }
+}
+
+/// Query-string checks shared by the paged endpoints.
+pub mod query {
+    use axum::extract::rejection::QueryRejection;
+
+    use crate::error::ApiError;
+
+    /// Largest page of any paged endpoint.
+    pub const MAX_LIMIT: i64 = 1000;
+
+    pub fn rejected(e: QueryRejection) -> ApiError {
+        ApiError::bad_request("invalid_parameter", e.body_text())
+    }
+
+    /// `limit`, or `default` when absent; `400` outside 1..=[`MAX_LIMIT`].
+    pub fn limit(limit: Option<i64>, default: i64) -> Result<i64, ApiError> {
+        let limit = limit.unwrap_or(default);
+        if (1..=MAX_LIMIT).contains(&limit) {
+            Ok(limit)
+        } else {
+            Err(ApiError::bad_request(
+                "invalid_parameter",
+                format!("limit must be between 1 and {MAX_LIMIT}"),
+            ))
+        }
+    }
+
+    /// `sheet`, 0 when absent; `400` when negative.
+    pub fn sheet(sheet: Option<i32>) -> Result<i32, ApiError> {
+        match sheet.unwrap_or(0) {
+            s if s >= 0 => Ok(s),
+            _ => Err(ApiError::bad_request(
+                "invalid_parameter",
+                "sheet must be ≥ 0",
+            )),
+        }
+    }
+}

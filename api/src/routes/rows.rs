@@ -2,28 +2,32 @@
 //! are stored as text and typed here from the sheet's inferred column types, so the parse needs
 //! one pass and no memory of the whole file.
 
-use axum::extract::{Path, Query, State};
-use axum::Json;
+use axum::extract::{Query, State};
+use axum::{Extension, Json};
 use serde::Deserialize;
 use shared::db;
 use shared::domain::{column_type, ColumnType, TaskStatus};
 use uuid::Uuid;
 
+use super::{query, PathId};
+use crate::auth::Principal;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use crate::views::{RowView, RowsPage, SheetView};
 
 const DEFAULT_LIMIT: i64 = 100;
-const MAX_LIMIT: i64 = 1000;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct RowsQuery {
     /// Sheet index (0 for CSV/TSV).
+    #[param(minimum = 0)]
     pub sheet: Option<i32>,
     /// Return rows after this row index (the previous page's `next_after`).
+    #[param(minimum = 0)]
     pub after: Option<i64>,
     /// Page size, 1..1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<i64>,
 }
 
@@ -32,49 +36,32 @@ pub struct RowsQuery {
     get,
     path = "/api/v1/files/{source_file_id}/rows",
     tag = "files",
+    security(("api_key" = []), ("entra_id" = [])),
     params(("source_file_id" = Uuid, Path, description = "Source file id"), RowsQuery),
     responses(
         (status = 200, body = RowsPage),
-        (status = 400, description = "Bad sheet/after/limit", body = ErrorBody),
+        (status = 400, description = "Bad id, sheet, after or limit", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "Unknown file, or no such sheet", body = ErrorBody),
         (status = 409, description = "The file is not parsed (yet, or it failed)", body = ErrorBody),
     )
 )]
 pub async fn list_rows(
     State(state): State<AppState>,
-    Path(id): Path<Uuid>,
-    query: Result<Query<RowsQuery>, axum::extract::rejection::QueryRejection>,
+    Extension(principal): Extension<Principal>,
+    PathId(id): PathId,
+    q: Result<Query<RowsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<RowsPage>, ApiError> {
-    let Query(q) = query.map_err(|e| ApiError::bad_request("invalid_parameter", e.body_text()))?;
-    let sheet_index = q.sheet.unwrap_or(0);
-    let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
+    let Query(q) = q.map_err(query::rejected)?;
+    let sheet_index = query::sheet(q.sheet)?;
+    let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
+    if q.after.is_some_and(|a| a < 0) {
         return Err(ApiError::bad_request(
             "invalid_parameter",
-            "limit must be between 1 and 1000",
+            "after must be ≥ 0",
         ));
     }
-    if sheet_index < 0 || q.after.is_some_and(|a| a < 0) {
-        return Err(ApiError::bad_request(
-            "invalid_parameter",
-            "sheet and after must be ≥ 0",
-        ));
-    }
-    let task = db::tasks::find_by_source_file(&state.db, id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no source file {id}")))?;
-    if task.status != TaskStatus::Completed {
-        return Err(ApiError::Conflict {
-            code: "not_parsed",
-            message: format!(
-                "the file has no rows to show: its task is {}",
-                task.status.as_str()
-            ),
-        });
-    }
-    let sheet = db::rows::find_sheet(&state.db, id, sheet_index)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("file {id} has no sheet {sheet_index}")))?;
+    let sheet = parsed_sheet(&state, &principal, id, sheet_index).await?;
     let types: Vec<ColumnType> = serde_json::from_value(sheet.column_types).unwrap_or_default();
     let columns: Vec<String> = serde_json::from_value(sheet.columns).unwrap_or_default();
 
@@ -106,9 +93,42 @@ pub async fn list_rows(
     }))
 }
 
+/// The parsed sheet `sheet_index` of the caller's file `id`: `404` for another tenant's file or
+/// no such sheet, `409 not_parsed` while the file's task is not COMPLETED.
+pub(super) async fn parsed_sheet(
+    state: &AppState,
+    principal: &Principal,
+    id: Uuid,
+    sheet_index: i32,
+) -> Result<db::rows::Sheet, ApiError> {
+    let not_found = || ApiError::NotFound(format!("no source file {id}"));
+    db::source_files::find_for_tenant(&state.db, &principal.tenant_id, id)
+        .await?
+        .ok_or_else(not_found)?;
+    let task = db::tasks::find_by_source_file(&state.db, id)
+        .await?
+        .ok_or_else(not_found)?;
+    if task.status != TaskStatus::Completed {
+        return Err(ApiError::Conflict {
+            code: "not_parsed",
+            message: format!(
+                "the file has no rows to show: its task is {}",
+                task.status.as_str()
+            ),
+        });
+    }
+    db::rows::find_sheet(&state.db, id, sheet_index)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("file {id} has no sheet {sheet_index}")))
+}
+
 /// A stored row as the contract shows it: each value typed by its column, and as many values
 /// as the sheet has columns (rows read before a longer, ragged row were stored shorter).
-fn typed(values: serde_json::Value, types: &[ColumnType], width: usize) -> Vec<serde_json::Value> {
+pub(super) fn typed(
+    values: serde_json::Value,
+    types: &[ColumnType],
+    width: usize,
+) -> Vec<serde_json::Value> {
     let mut values = match values {
         serde_json::Value::Array(values) => values,
         other => vec![other],

@@ -1,10 +1,11 @@
 //! `GET /api/v1/tasks/{id}`: what clients poll until the parse is COMPLETED or FAILED.
 
-use axum::extract::{Path, State};
-use axum::Json;
+use axum::extract::State;
+use axum::{Extension, Json};
 use shared::db;
-use uuid::Uuid;
 
+use super::PathId;
+use crate::auth::Principal;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use crate::views::TaskView;
@@ -14,14 +15,21 @@ use crate::views::TaskView;
     get,
     path = "/api/v1/tasks/{task_id}",
     tag = "tasks",
-    params(("task_id" = Uuid, Path, description = "Task id")),
-    responses((status = 200, body = TaskView), (status = 404, body = ErrorBody))
+    security(("api_key" = []), ("entra_id" = [])),
+    params(("task_id" = uuid::Uuid, Path, description = "Task id")),
+    responses(
+        (status = 200, body = TaskView),
+        (status = 400, description = "The id is not a UUID", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
 )]
 pub async fn get_task(
     State(state): State<AppState>,
-    Path(id): Path<Uuid>,
+    Extension(principal): Extension<Principal>,
+    PathId(id): PathId,
 ) -> Result<Json<TaskView>, ApiError> {
-    let task = db::tasks::find(&state.db, id)
+    let task = db::tasks::find_for_tenant(&state.db, &principal.tenant_id, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no task {id}")))?;
     Ok(Json(TaskView::from(&task)))

@@ -3,6 +3,7 @@
 //! every query is checked at compile time against the schema in `migrations/` (offline data in
 //! `.sqlx/`).
 
+pub mod api_keys;
 pub mod outbox;
 pub mod rows;
 pub mod source_files;

@@ -260,3 +260,30 @@ mod tests {
         assert_eq!(&buf[..buf.len() - 2], tuple(0, 1, 1, "[[1]]"));
     }
 }
+
+/// One stored chunk: `row_count` consecutive rows from `first_row`, as the JSON text of an array
+/// of the rows' arrays.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    pub first_row: i64,
+    pub rows: String,
+}
+
+/// Every chunk of one sheet in row order, streamed as Postgres sends them, so an export of any
+/// size holds one chunk at a time.
+pub fn chunks<'e>(
+    db: impl PgExecutor<'e> + 'e,
+    source_file_id: Uuid,
+    sheet_index: i32,
+) -> futures::stream::BoxStream<'e, sqlx::Result<Chunk>> {
+    sqlx::query_as!(
+        Chunk,
+        r#"SELECT first_row, "rows"::text AS "rows!"
+           FROM parsed_row_chunks
+           WHERE source_file_id = $1 AND sheet_index = $2
+           ORDER BY first_row"#,
+        source_file_id,
+        sheet_index
+    )
+    .fetch(db)
+}

@@ -1,12 +1,18 @@
-//! `source_files`: one row per accepted upload, pointing at its blob.
+//! `source_files`: one row per accepted upload, pointing at its blob and owned by a tenant. Every
+//! read on behalf of a caller takes the caller's tenant, so another tenant's id finds nothing;
+//! only the worker, which trusts the task row, reads a file by id alone.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
+use super::tasks::Task;
+use crate::domain::TaskStatus;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceFile {
     pub id: Uuid,
+    pub tenant_id: String,
     pub file_name: String,
     pub content_type: String,
     pub format: String,
@@ -19,6 +25,9 @@ pub struct SourceFile {
 
 pub struct NewSourceFile<'a> {
     pub id: Uuid,
+    pub tenant_id: &'a str,
+    /// Who uploaded it within the tenant (an API key or Entra object id), for the audit trail.
+    pub uploaded_by: &'a str,
     pub file_name: &'a str,
     pub content_type: &'a str,
     pub format: &'a str,
@@ -28,10 +37,11 @@ pub struct NewSourceFile<'a> {
     pub idempotency_key: Option<&'a str>,
 }
 
+/// A file by id alone: for the worker, which reads the file its task row names.
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<SourceFile>> {
     sqlx::query_as!(
         SourceFile,
-        r#"SELECT id, file_name, content_type, format, size_bytes, sha256, blob_name,
+        r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
                   idempotency_key, created_at
            FROM source_files WHERE id = $1"#,
         id
@@ -40,16 +50,123 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Sour
     .await
 }
 
+/// The tenant's file `id`; `None` for an unknown id and for another tenant's.
+pub async fn find_for_tenant(
+    db: impl PgExecutor<'_>,
+    tenant_id: &str,
+    id: Uuid,
+) -> sqlx::Result<Option<SourceFile>> {
+    sqlx::query_as!(
+        SourceFile,
+        r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
+                  idempotency_key, created_at
+           FROM source_files WHERE id = $1 AND tenant_id = $2"#,
+        id,
+        tenant_id
+    )
+    .fetch_optional(db)
+    .await
+}
+
 pub async fn find_by_idempotency_key(
     db: impl PgExecutor<'_>,
+    tenant_id: &str,
     key: &str,
 ) -> sqlx::Result<Option<SourceFile>> {
     sqlx::query_as!(
         SourceFile,
-        r#"SELECT id, file_name, content_type, format, size_bytes, sha256, blob_name,
+        r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
                   idempotency_key, created_at
-           FROM source_files WHERE idempotency_key = $1"#,
+           FROM source_files WHERE tenant_id = $1 AND idempotency_key = $2"#,
+        tenant_id,
         key
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// A file with its task, as the file list shows them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileWithTask {
+    pub file: SourceFile,
+    pub task: Task,
+}
+
+/// Up to `limit` of the tenant's files, newest first, older than the file `before` when given
+/// (keyset paging: ids are UUIDv7, so id order is upload order).
+pub async fn list(
+    db: impl PgExecutor<'_>,
+    tenant_id: &str,
+    before: Option<Uuid>,
+    limit: i64,
+) -> sqlx::Result<Vec<FileWithTask>> {
+    let rows = sqlx::query!(
+        r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
+                  f.sha256, f.blob_name, f.idempotency_key, f.created_at,
+                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts, t.error_code,
+                  t.error_message, t.result, t.lease_expires_at, t.created_at AS task_created_at,
+                  t.started_at, t.finished_at
+           FROM source_files f JOIN tasks t ON t.source_file_id = f.id
+           WHERE f.tenant_id = $1 AND ($2::uuid IS NULL OR f.id < $2)
+           ORDER BY f.id DESC
+           LIMIT $3"#,
+        tenant_id,
+        before,
+        limit
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| FileWithTask {
+            file: SourceFile {
+                id: r.id,
+                tenant_id: r.tenant_id,
+                file_name: r.file_name,
+                content_type: r.content_type,
+                format: r.format,
+                size_bytes: r.size_bytes,
+                sha256: r.sha256,
+                blob_name: r.blob_name,
+                idempotency_key: r.idempotency_key,
+                created_at: r.created_at,
+            },
+            task: Task {
+                id: r.task_id,
+                source_file_id: r.id,
+                status: r.status,
+                attempts: r.attempts,
+                error_code: r.error_code,
+                error_message: r.error_message,
+                result: r.result,
+                lease_expires_at: r.lease_expires_at,
+                created_at: r.task_created_at,
+                started_at: r.started_at,
+                finished_at: r.finished_at,
+            },
+        })
+        .collect())
+}
+
+/// Deletes the tenant's file `id` with everything that hangs on it: its task, sheets and row
+/// chunks (by cascade) and the outbox rows that announce it. Returns the blob name to delete,
+/// or `None` when the tenant has no such file. Run it in a transaction that commits only once
+/// the blob is gone, so a failed blob delete keeps the rows.
+pub async fn delete(
+    db: impl PgExecutor<'_>,
+    tenant_id: &str,
+    id: Uuid,
+) -> sqlx::Result<Option<String>> {
+    sqlx::query_scalar!(
+        r#"WITH file AS (
+               DELETE FROM source_files WHERE id = $1 AND tenant_id = $2 RETURNING id, blob_name
+           ), message AS (
+               DELETE FROM outbox_messages
+               WHERE payload ->> 'source_file_id' IN (SELECT id::text FROM file)
+           )
+           SELECT blob_name FROM file"#,
+        id,
+        tenant_id
     )
     .fetch_optional(db)
     .await

@@ -36,6 +36,27 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task
     .await
 }
 
+/// The task `id` when its file belongs to `tenant_id`; `None` for an unknown id and for another
+/// tenant's task.
+pub async fn find_for_tenant(
+    db: impl PgExecutor<'_>,
+    tenant_id: &str,
+    id: Uuid,
+) -> sqlx::Result<Option<Task>> {
+    sqlx::query_as!(
+        Task,
+        r#"SELECT t.id, t.source_file_id, t.status AS "status: TaskStatus", t.attempts,
+                  t.error_code, t.error_message, t.result, t.lease_expires_at, t.created_at,
+                  t.started_at, t.finished_at
+           FROM tasks t JOIN source_files f ON f.id = t.source_file_id
+           WHERE t.id = $1 AND f.tenant_id = $2"#,
+        id,
+        tenant_id
+    )
+    .fetch_optional(db)
+    .await
+}
+
 pub async fn find_by_source_file(
     db: impl PgExecutor<'_>,
     source_file_id: Uuid,

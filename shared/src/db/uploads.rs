@@ -34,10 +34,10 @@ pub async fn insert(
         r#"WITH file AS (
                INSERT INTO source_files
                    (id, file_name, content_type, format, size_bytes, sha256, blob_name,
-                    idempotency_key)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-               RETURNING id, file_name, content_type, format, size_bytes, sha256, blob_name,
-                         idempotency_key, created_at
+                    idempotency_key, tenant_id, uploaded_by)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $14, $15)
+               RETURNING id, tenant_id, file_name, content_type, format, size_bytes, sha256,
+                         blob_name, idempotency_key, created_at
            ), task AS (
                INSERT INTO tasks (id, source_file_id)
                SELECT $9, id FROM file
@@ -47,7 +47,7 @@ pub async fn insert(
                INSERT INTO outbox_messages (id, event_type, payload, max_attempts)
                VALUES ($10, $11, $12, $13)
            )
-           SELECT file.id AS "file_id!", file.file_name AS "file_name!",
+           SELECT file.id AS "file_id!", file.tenant_id AS "tenant_id!", file.file_name AS "file_name!",
                   file.content_type AS "content_type!", file.format AS "format!",
                   file.size_bytes AS "size_bytes!", file.sha256 AS "sha256!",
                   file.blob_name AS "blob_name!", file.idempotency_key,
@@ -70,11 +70,14 @@ pub async fn insert(
         PARSE_TASK,
         payload,
         DEFAULT_MAX_ATTEMPTS,
+        file.tenant_id,
+        file.uploaded_by,
     )
     .fetch_one(db)
     .await?;
     let file = SourceFile {
         id: row.file_id,
+        tenant_id: row.tenant_id,
         file_name: row.file_name,
         content_type: row.content_type,
         format: row.format,

@@ -111,11 +111,45 @@ impl BlobStore {
     /// uploads) is sent in a single Put Blob instead: one request rather than two, and the
     /// storage service's cost per upload is what bounds throughput. An empty body gives an
     /// empty blob.
+    ///
+    /// An upload that fails after staging blocks discards them at once (best effort), rather
+    /// than leaving up to the whole body in uncommitted blocks for the service's week-long
+    /// garbage collection: committing an empty block list drops a blob's uncommitted blocks,
+    /// and the empty blob that leaves is then deleted.
     pub async fn upload<S, E>(
         &self,
         blob_name: &str,
         content_type: &str,
+        body: S,
+    ) -> Result<u64, UploadError<E>>
+    where
+        S: Stream<Item = Result<Bytes, E>> + Send + Unpin,
+    {
+        let mut block_ids = Vec::new();
+        let result = self
+            .upload_blocks(blob_name, content_type, body, &mut block_ids)
+            .await;
+        if result.is_err() && !block_ids.is_empty() {
+            if let Err(e) = self.discard_uncommitted(blob_name).await {
+                tracing::warn!(blob_name, error = %e, "could not discard the staged blocks of a failed upload");
+            }
+        }
+        result
+    }
+
+    async fn discard_uncommitted(&self, blob_name: &str) -> Result<(), StorageError> {
+        let client = self.container.blob_client(blob_name).block_blob_client();
+        let empty = BlockLookupList::default();
+        client.commit_block_list(empty.try_into()?, None).await?;
+        self.delete(blob_name).await
+    }
+
+    async fn upload_blocks<S, E>(
+        &self,
+        blob_name: &str,
+        content_type: &str,
         mut body: S,
+        block_ids: &mut Vec<Vec<u8>>,
     ) -> Result<u64, UploadError<E>>
     where
         S: Stream<Item = Result<Bytes, E>> + Send + Unpin,
@@ -129,7 +163,6 @@ impl BlobStore {
             id.extend_from_slice(&index.to_be_bytes());
             id
         };
-        let mut block_ids: Vec<Vec<u8>> = Vec::new();
         // Dropping the set (on any early return) aborts the staging tasks.
         let mut in_flight: JoinSet<Result<(), StorageError>> = JoinSet::new();
         let mut buffer = BytesMut::with_capacity(BLOCK_SIZE);
@@ -191,7 +224,7 @@ impl BlobStore {
         }
 
         let list = BlockLookupList {
-            latest: Some(block_ids),
+            latest: Some(block_ids.clone()),
             ..Default::default()
         };
         let options = BlockBlobClientCommitBlockListOptions {

@@ -156,19 +156,38 @@ pub async fn terminate(child: &mut Child) {
     }
 }
 
-/// The api as a child process.
+/// The api as a child process, and a client that authenticates with a key made for it.
 pub struct ApiProcess {
     pub child: Child,
     pub pid: u32,
     pub base_url: String,
+    pub client: reqwest::Client,
 }
 
 pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result<ApiProcess> {
     let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
         .local_addr()?
         .port();
+    let metrics_port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port();
+    let mut keys = base_command(&api_exe(), env, "api-keys")?;
+    let created = keys
+        .args(["keys", "create", "--name", "bench"])
+        .stdout(Stdio::piped())
+        .output()
+        .await
+        .context("running api keys create")?;
+    anyhow::ensure!(created.status.success(), "api keys create failed");
+    let key = String::from_utf8(created.stdout)?.trim().to_owned();
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {key}").parse()?,
+    );
     let mut cmd = base_command(&api_exe(), env, "api")?;
     cmd.env("LISTEN_ADDR", format!("127.0.0.1:{port}"))
+        .env("METRICS_ADDR", format!("127.0.0.1:{metrics_port}"))
         .env("MAX_UPLOAD_BYTES", max_upload_bytes.to_string());
     let child = cmd.spawn().context("spawning api")?;
     let pid = child.id().context("api pid")?;
@@ -190,6 +209,9 @@ pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result
         child,
         pid,
         base_url,
+        client: reqwest::Client::builder()
+            .default_headers(headers)
+            .build()?,
     })
 }
 
@@ -207,6 +229,8 @@ pub async fn insert_upload(
     let sha = "0".repeat(64);
     let upload = db::uploads::NewUpload {
         file: db::source_files::NewSourceFile {
+            tenant_id: "default",
+            uploaded_by: "test",
             id: file_id,
             file_name: &format!("bench.{format}"),
             content_type: "application/octet-stream",

@@ -50,8 +50,9 @@ async fn upload_once(
 }
 
 /// `n` uploads at `concurrency`; returns (wall seconds, latencies in ms, failures).
-async fn upload_many(api: &str, n: usize, concurrency: usize) -> (f64, Vec<f64>, usize) {
-    let client = reqwest::Client::new();
+async fn upload_many(api: &ApiProcess, n: usize, concurrency: usize) -> (f64, Vec<f64>, usize) {
+    let client = api.client.clone();
+    let api = api.base_url.as_str();
     let body = small_csv();
     let t0 = Instant::now();
     let results: Vec<anyhow::Result<f64>> = futures::stream::iter(0..n)
@@ -75,14 +76,14 @@ pub async fn uploads(stack: &Stack, n: usize) -> anyhow::Result<Run> {
     let env = env::fresh_env().await;
     let mut api = env::spawn_api(&env, 100 * 1024 * 1024).await?;
     // Warm the pool and the container.
-    let _ = upload_many(&api.base_url, 16, 16).await;
+    let _ = upload_many(&api, 16, 16).await;
     let cpu = CpuMeter::start(vec![
         ("api", vec![api.pid]),
         ("postgres", vec![stack.pg_pid]),
         ("azurite", vec![stack.azurite_pid]),
     ]);
     let self0 = procs::self_secs();
-    let (secs, lat, failures) = upload_many(&api.base_url, n, 16).await;
+    let (secs, lat, failures) = upload_many(&api, n, 16).await;
     let mut cpu = cpu.finish();
     cpu.push(("bench_client", procs::self_secs() - self0));
     let mut run = Run::default();
@@ -103,7 +104,7 @@ pub async fn one_big(bytes: u64) -> anyhow::Result<Run> {
     let env = env::fresh_env().await;
     let mut api = env::spawn_api(&env, bytes + 1024 * 1024).await?;
     // One small upload first, so lazily built state (pool, clients) is in the baseline.
-    let (_, _, failures) = upload_many(&api.base_url, 4, 2).await;
+    let (_, _, failures) = upload_many(&api, 4, 2).await;
     if failures > 0 {
         bail!("warm-up uploads failed");
     }
@@ -128,7 +129,8 @@ pub async fn one_big(bytes: u64) -> anyhow::Result<Run> {
         .mime_str("text/csv")?;
     let form = reqwest::multipart::Form::new().part("file", part);
     let t0 = Instant::now();
-    let resp = reqwest::Client::new()
+    let resp = api
+        .client
         .post(format!("{}/api/v1/files", api.base_url))
         .multipart(form)
         .timeout(Duration::from_secs(900))
@@ -197,7 +199,7 @@ async fn e2e_inner(
         ("postgres", vec![stack.pg_pid]),
         ("azurite", vec![stack.azurite_pid]),
     ]);
-    let (_, _, failures) = upload_many(&api.base_url, n, 16).await;
+    let (_, _, failures) = upload_many(api, n, 16).await;
     wait_final(env, n as i64, Duration::from_secs(300)).await?;
     let cpu = cpu.finish();
     let mut run = Run::default();
@@ -227,7 +229,7 @@ async fn e2e_inner(
 
     if let Some((rate, dur)) = steady {
         let total = (rate as f64 * dur.as_secs_f64()) as usize;
-        let client = reqwest::Client::new();
+        let client = api.client.clone();
         let body = small_csv();
         let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate as f64));
         let mut set = tokio::task::JoinSet::new();

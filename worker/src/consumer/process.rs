@@ -56,6 +56,15 @@ impl Consumer {
             }
             Err(e) => return self.db_failed(&msg, task_id, None, e).await,
         };
+        // The task row, not the message, says which file to parse: a message naming another
+        // file is forged or corrupt, and must not touch this task or that file.
+        if payload.source_file_id != task.source_file_id {
+            let reason = format!(
+                "the message names source file {} but task {task_id} belongs to {}",
+                payload.source_file_id, task.source_file_id
+            );
+            return self.poison(&msg, None, INVALID_MESSAGE, &reason).await;
+        }
         if task.status.is_final() {
             tracing::info!(%task_id, status = ?task.status, "task already final; duplicate delivery deleted");
             self.delete(&msg.id, &msg.pop_receipt).await;

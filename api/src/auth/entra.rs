@@ -1,0 +1,280 @@
+//! Entra ID access tokens: RS256 JWTs signed by a key from the tenant's JWKS (found through OIDC
+//! discovery), checked for audience, issuer (per tenant, including multi-tenant apps), expiry
+//! with a small skew, and a required app role or delegated scope. `tid` becomes the principal's
+//! tenant and `oid` its subject.
+//!
+//! Keys are cached and fetched again when a token names a key id the cache does not hold (Entra
+//! rotates its signing keys), at most once per `ENTRA_JWKS_MIN_REFRESH`, so a stream of tokens
+//! with made-up key ids cannot turn into a stream of requests to Entra. The cache is also
+//! refreshed once it is older than a day.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use tokio::sync::{Mutex, RwLock};
+
+use super::Principal;
+
+/// The JWKS is fetched again after this long even when every key id is known.
+const MAX_KEY_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+/// Bound on the discovery and JWKS requests.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Entra ID settings; Entra tokens are accepted only when a tenant and an audience are set.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EntraConfig {
+    /// Entra tenant id (GUID) whose tokens are accepted, or `organizations` / `common` for a
+    /// multi-tenant app. Unset: only API keys are accepted
+    #[arg(long = "entra-tenant-id", env = "ENTRA_TENANT_ID")]
+    pub tenant_id: Option<String>,
+    /// Accepted `aud` values, comma-separated (the app id URI and/or the client id)
+    #[arg(long = "entra-audience", env = "ENTRA_AUDIENCE", value_delimiter = ',')]
+    pub audience: Vec<String>,
+    /// App role (in `roles`) or delegated scope (in `scp`) a token must carry
+    #[arg(
+        long = "entra-required-role",
+        env = "ENTRA_REQUIRED_ROLE",
+        default_value = "Files.ReadWrite"
+    )]
+    pub required_role: String,
+    /// For a multi-tenant app: the tenant ids allowed in, comma-separated (empty: any tenant)
+    #[arg(
+        long = "entra-allowed-tenants",
+        env = "ENTRA_ALLOWED_TENANTS",
+        value_delimiter = ','
+    )]
+    pub allowed_tenants: Vec<String>,
+    /// The authority that issues tokens and serves their keys
+    #[arg(
+        long = "entra-authority",
+        env = "ENTRA_AUTHORITY",
+        default_value = "https://login.microsoftonline.com"
+    )]
+    pub authority: String,
+    /// Clock skew allowed on `exp` and `nbf`
+    #[arg(long = "entra-clock-skew", env = "ENTRA_CLOCK_SKEW", value_parser = humantime::parse_duration, default_value = "60s")]
+    pub clock_skew: Duration,
+    /// Least time between two JWKS fetches caused by unknown key ids
+    #[arg(long = "entra-jwks-min-refresh", env = "ENTRA_JWKS_MIN_REFRESH", value_parser = humantime::parse_duration, default_value = "60s")]
+    pub jwks_min_refresh: Duration,
+}
+
+impl EntraConfig {
+    /// Entra off (only API keys), the other settings at their defaults.
+    pub fn disabled() -> Self {
+        Self {
+            tenant_id: None,
+            audience: Vec::new(),
+            ..crate::config::defaults()
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.tenant_id.is_some() && !self.audience.is_empty()
+    }
+
+    fn multi_tenant(&self) -> bool {
+        matches!(
+            self.tenant_id.as_deref(),
+            Some("common" | "organizations" | "consumers")
+        )
+    }
+}
+
+/// Why a token was refused. Logged, never shown to the caller (who gets a plain 401).
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("malformed token: {0}")]
+    Malformed(jsonwebtoken::errors::Error),
+    #[error("token signed with an unsupported algorithm {0:?}")]
+    Algorithm(Algorithm),
+    #[error("token has no key id")]
+    NoKeyId,
+    #[error("token signed by an unknown key {0:?}")]
+    UnknownKey(String),
+    #[error("invalid token: {0}")]
+    Invalid(jsonwebtoken::errors::Error),
+    #[error("token issuer {iss:?} is not the issuer of tenant {tid:?}")]
+    Issuer { iss: String, tid: String },
+    #[error("token tenant {0:?} is not allowed")]
+    Tenant(String),
+    #[error("token carries neither the role nor the scope {0:?}")]
+    Role(String),
+    #[error("cannot fetch signing keys: {0}")]
+    Keys(String),
+}
+
+#[derive(Debug, Deserialize)]
+struct Claims {
+    iss: String,
+    tid: String,
+    oid: String,
+    #[serde(default)]
+    roles: Vec<String>,
+    #[serde(default)]
+    scp: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Discovery {
+    issuer: String,
+    jwks_uri: String,
+}
+
+struct Keys {
+    by_kid: HashMap<String, DecodingKey>,
+    /// The discovery document's issuer; `{tenantid}` in it stands for the token's tenant.
+    issuer: String,
+    fetched: Instant,
+}
+
+/// Validates Entra access tokens against the configured tenant's keys.
+pub struct EntraValidator {
+    cfg: EntraConfig,
+    http: reqwest::Client,
+    keys: RwLock<Option<Keys>>,
+    /// Serialises fetches and remembers when the last one happened.
+    last_fetch: Mutex<Option<Instant>>,
+}
+
+impl EntraValidator {
+    pub fn new(cfg: EntraConfig) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder().timeout(FETCH_TIMEOUT).build()?;
+        Ok(Self {
+            cfg,
+            http,
+            keys: RwLock::new(None),
+            last_fetch: Mutex::new(None),
+        })
+    }
+
+    /// The principal of a valid token.
+    pub async fn validate(&self, token: &str) -> Result<Principal, TokenError> {
+        let header = jsonwebtoken::decode_header(token).map_err(TokenError::Malformed)?;
+        if header.alg != Algorithm::RS256 {
+            return Err(TokenError::Algorithm(header.alg));
+        }
+        let kid = header.kid.ok_or(TokenError::NoKeyId)?;
+        let (key, issuer) = self.key(&kid).await?;
+
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.set_audience(&self.cfg.audience);
+        validation.set_required_spec_claims(&["exp", "aud", "iss"]);
+        validation.leeway = self.cfg.clock_skew.as_secs();
+        validation.validate_nbf = true;
+        let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
+            .map_err(TokenError::Invalid)?
+            .claims;
+
+        self.check_issuer(&claims, &issuer)?;
+        let role = &self.cfg.required_role;
+        let has_scope = claims
+            .scp
+            .as_deref()
+            .is_some_and(|s| s.split(' ').any(|s| s == role));
+        if !claims.roles.iter().any(|r| r == role) && !has_scope {
+            return Err(TokenError::Role(role.clone()));
+        }
+        Principal::new(claims.tid.clone(), format!("entra:{}", claims.oid))
+            .ok_or(TokenError::Tenant(claims.tid))
+    }
+
+    /// The issuer must be the token's own tenant's (v2.0 form from discovery, or the v1.0
+    /// `sts.windows.net` form), and the tenant must be the configured one or, for a multi-tenant
+    /// app, an allowed one.
+    fn check_issuer(&self, claims: &Claims, issuer: &str) -> Result<(), TokenError> {
+        let tid = &claims.tid;
+        let expected_v2 = issuer.replace("{tenantid}", tid);
+        let expected_v1 = format!("https://sts.windows.net/{tid}/");
+        if claims.iss != expected_v2 && claims.iss != expected_v1 {
+            return Err(TokenError::Issuer {
+                iss: claims.iss.clone(),
+                tid: tid.clone(),
+            });
+        }
+        let allowed = if self.cfg.multi_tenant() {
+            self.cfg.allowed_tenants.is_empty() || self.cfg.allowed_tenants.contains(tid)
+        } else {
+            self.cfg.tenant_id.as_deref() == Some(tid.as_str())
+        };
+        if allowed {
+            Ok(())
+        } else {
+            Err(TokenError::Tenant(tid.clone()))
+        }
+    }
+
+    /// The key `kid` and the issuer template, fetching the JWKS when the key is unknown.
+    async fn key(&self, kid: &str) -> Result<(DecodingKey, String), TokenError> {
+        if let Some(found) = self.cached(kid).await {
+            return Ok(found);
+        }
+        {
+            let mut last = self.last_fetch.lock().await;
+            // Another request may have fetched while we waited for the lock.
+            if let Some(found) = self.cached(kid).await {
+                return Ok(found);
+            }
+            let due = last.is_none_or(|t| t.elapsed() >= self.cfg.jwks_min_refresh)
+                || self.keys.read().await.is_none();
+            if due {
+                *last = Some(Instant::now());
+                let keys = self.fetch().await?;
+                tracing::info!(keys = keys.by_kid.len(), "Entra signing keys fetched");
+                *self.keys.write().await = Some(keys);
+            }
+        }
+        self.cached(kid)
+            .await
+            .ok_or_else(|| TokenError::UnknownKey(kid.to_owned()))
+    }
+
+    async fn cached(&self, kid: &str) -> Option<(DecodingKey, String)> {
+        let keys = self.keys.read().await;
+        let keys = keys.as_ref()?;
+        if keys.fetched.elapsed() > MAX_KEY_AGE {
+            return None;
+        }
+        let key = keys.by_kid.get(kid)?.clone();
+        Some((key, keys.issuer.clone()))
+    }
+
+    async fn fetch(&self) -> Result<Keys, TokenError> {
+        let tenant = self.cfg.tenant_id.as_deref().unwrap_or("common");
+        let url = format!(
+            "{}/{tenant}/v2.0/.well-known/openid-configuration",
+            self.cfg.authority.trim_end_matches('/')
+        );
+        let discovery: Discovery = self.get_json(&url).await?;
+        let set: JwkSet = self.get_json(&discovery.jwks_uri).await?;
+        let by_kid = set
+            .keys
+            .iter()
+            .filter_map(|jwk| {
+                let kid = jwk.common.key_id.clone()?;
+                DecodingKey::from_jwk(jwk).ok().map(|key| (kid, key))
+            })
+            .collect();
+        Ok(Keys {
+            by_kid,
+            issuer: discovery.issuer,
+            fetched: Instant::now(),
+        })
+    }
+
+    async fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, TokenError> {
+        let fail = |e: reqwest::Error| TokenError::Keys(format!("GET {url}: {e}"));
+        self.http
+            .get(url)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(fail)?
+            .json()
+            .await
+            .map_err(fail)
+    }
+}

@@ -1,0 +1,128 @@
+//! Who is calling. Every `/api/v1` request carries `Authorization: Bearer <token>`, where the
+//! token is an API key (`srk_…`) or an Entra ID access token; both resolve to a [`Principal`]
+//! (tenant + subject), which the [`require`] middleware puts in the request's extensions for the
+//! handlers. Anything else is a `401 unauthorized` with `WWW-Authenticate: Bearer`, and the
+//! reason goes to the log, never to the caller.
+
+pub mod api_key;
+pub mod entra;
+
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use shared::db;
+use sqlx::PgPool;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use entra::{EntraConfig, EntraValidator};
+
+/// The tenant of keys created without `--tenant`, and of files uploaded before tenants existed.
+pub const DEFAULT_TENANT: &str = "default";
+
+/// An authenticated caller: every file it uploads belongs to `tenant_id`, and it sees only that
+/// tenant's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub tenant_id: String,
+    /// `key:<api key id>` or `entra:<object id>`.
+    pub subject: String,
+}
+
+impl Principal {
+    /// `None` when `tenant_id` is not a valid tenant id (see [`valid_tenant_id`]).
+    pub fn new(tenant_id: String, subject: String) -> Option<Self> {
+        valid_tenant_id(&tenant_id).then_some(Self { tenant_id, subject })
+    }
+}
+
+/// 1–64 characters of `[A-Za-z0-9._-]`, starting with a letter or digit: a name such as
+/// `default` or `acme`, or a GUID (Entra tenant ids). The schema checks the same.
+pub fn valid_tenant_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && id.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// Resolves bearer tokens to principals.
+pub struct Authenticator {
+    db: PgPool,
+    entra: Option<EntraValidator>,
+}
+
+impl Authenticator {
+    pub fn new(db: PgPool, entra: &EntraConfig) -> anyhow::Result<Self> {
+        let entra = if entra.enabled() {
+            Some(EntraValidator::new(entra.clone())?)
+        } else {
+            None
+        };
+        Ok(Self { db, entra })
+    }
+
+    /// The principal of `token`, `Unauthorized` when it is not a valid credential, or a 503
+    /// when the key cannot be looked up.
+    pub async fn authenticate(&self, token: &str) -> Result<Principal, ApiError> {
+        if api_key::looks_like_key(token) {
+            let key = db::api_keys::find_active(&self.db, &api_key::hash(token))
+                .await?
+                .ok_or_else(|| unauthorized("unknown or revoked API key"))?;
+            return Principal::new(key.tenant_id, format!("key:{}", key.id))
+                .ok_or_else(|| unauthorized("the key's tenant id is invalid"));
+        }
+        let Some(entra) = &self.entra else {
+            return Err(unauthorized(
+                "not an API key, and Entra ID is not configured",
+            ));
+        };
+        entra.validate(token).await.map_err(|e| {
+            tracing::info!(error = %e, "Entra token refused");
+            unauthorized("the access token is not valid")
+        })
+    }
+}
+
+fn unauthorized(reason: &str) -> ApiError {
+    ApiError::Unauthorized(reason.to_owned())
+}
+
+/// The bearer token of a request, if it has one.
+fn bearer(req: &Request) -> Option<&str> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Middleware on every `/api/v1` route: no principal, no answer.
+pub async fn require(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let Some(token) = bearer(&req) else {
+        return ApiError::Unauthorized("no bearer token".into()).into_response();
+    };
+    match state.auth.authenticate(token).await {
+        Ok(principal) => {
+            tracing::Span::current().record("tenant_id", principal.tenant_id.as_str());
+            req.extensions_mut().insert(principal);
+            next.run(req).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenant_ids_are_names_or_guids() {
+        assert!(valid_tenant_id("default"));
+        assert!(valid_tenant_id("72f988bf-86f1-41af-91ab-2d7cd011db47"));
+        assert!(valid_tenant_id("acme.eu_1"));
+        assert!(!valid_tenant_id(""));
+        assert!(!valid_tenant_id("-x"));
+        assert!(!valid_tenant_id("a b"));
+        assert!(!valid_tenant_id(&"a".repeat(65)));
+    }
+}

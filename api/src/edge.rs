@@ -1,0 +1,137 @@
+//! The HTTP edge: what every request passes before a handler, so that no client can make the
+//! server answer outside the contract or hold more than its share.
+//!
+//! - Request line and header size: checked here, below hyper's own (larger) limits, so the
+//!   `414` and `431` answers carry the contract's JSON body; hyper's bare answers remain only for
+//!   requests far past these limits (over 1,000 headers or ~400 KiB of them).
+//! - `X-Request-Id`: a client's id is kept only when it is short and plain, else replaced, so
+//!   logs and echoed headers never carry a client's arbitrary bytes.
+//! - Standard security headers on every answer.
+//! - A deadline on every request but uploads and exports, which stream for as long as data
+//!   moves (their body has an idle timeout instead).
+//! - The slow-header (header read) timeout lives in the connection builder (`serve`).
+
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+
+/// Longest accepted request target (path and query).
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// Most header bytes (names and values) in one request.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+/// Most header fields in one request.
+pub const MAX_HEADERS: usize = 100;
+/// Longest client-chosen `X-Request-Id` kept.
+const MAX_REQUEST_ID: usize = 64;
+
+static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// `414` and `431` with JSON bodies; drops a client `X-Request-Id` that is not plain and short.
+pub async fn limits(mut req: Request, next: Next) -> Response {
+    if req.uri().to_string().len() > MAX_URI_BYTES {
+        return ApiError::Refused {
+            status: StatusCode::URI_TOO_LONG,
+            code: "uri_too_long",
+            message: format!("the request target is longer than {MAX_URI_BYTES} bytes"),
+        }
+        .into_response();
+    }
+    let headers = req.headers();
+    let header_bytes: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    if headers.len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
+        return ApiError::Refused {
+            status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            code: "headers_too_large",
+            message: format!(
+                "the request has more than {MAX_HEADERS} headers or {MAX_HEADER_BYTES} bytes of them"
+            ),
+        }
+        .into_response();
+    }
+    if req
+        .headers()
+        .get(&X_REQUEST_ID)
+        .is_some_and(|id| !plain_request_id(id))
+    {
+        req.headers_mut().remove(&X_REQUEST_ID);
+    }
+    next.run(req).await
+}
+
+/// 1–64 characters of letters, digits, `-`, `_`, `.` and `:`.
+fn plain_request_id(id: &HeaderValue) -> bool {
+    let bytes = id.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= MAX_REQUEST_ID
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// The headers every answer carries. API answers are JSON that no browser should render, sniff,
+/// frame or cache; the page sets its own `Content-Security-Policy`, which this leaves alone.
+pub async fn security_headers(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    let headers = response.headers_mut();
+    let set = |h: &mut axum::http::HeaderMap, name: HeaderName, value: &'static str| {
+        h.entry(name).or_insert(HeaderValue::from_static(value));
+    };
+    set(headers, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(headers, header::X_FRAME_OPTIONS, "DENY");
+    set(headers, header::REFERRER_POLICY, "no-referrer");
+    set(
+        headers,
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'none'; frame-ancestors 'none'",
+    );
+    set(
+        headers,
+        header::STRICT_TRANSPORT_SECURITY,
+        "max-age=31536000; includeSubDomains",
+    );
+    set(headers, header::CACHE_CONTROL, "no-store");
+    response
+}
+
+/// Answers `503 request_timeout` when a request (other than an upload or export) takes longer
+/// than the deadline.
+pub async fn deadline(State(limit): State<Duration>, req: Request, next: Next) -> Response {
+    let streams = (req.method() == Method::POST && req.uri().path() == "/api/v1/files")
+        || req.uri().path().ends_with("/rows/export");
+    if streams {
+        return next.run(req).await;
+    }
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::Timeout(limit).into_response(),
+    }
+}
+
+/// The JSON `405` of a route that exists with other methods.
+pub async fn method_not_allowed(method: Method) -> ApiError {
+    ApiError::MethodNotAllowed(format!("{method} is not allowed here"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_short_plain_request_ids_are_kept() {
+        let ok = |s: &str| plain_request_id(&HeaderValue::from_str(s).expect("header value"));
+        assert!(ok("0190f1c2-7a4e-7cc3-9a1b-2f5e8d7c6b5a"));
+        assert!(ok("req:42.a_b"));
+        assert!(!ok(""));
+        assert!(!ok("has space"));
+        assert!(!ok("<script>"));
+        assert!(!ok(&"a".repeat(65)));
+    }
+}
