@@ -18,11 +18,17 @@ pub struct TelemetryConfig {
     pub log_format: LogFormat,
 }
 
-/// Installs the global subscriber. Safe to call more than once (later calls are no-ops), which
+/// Installs the global subscriber. Logs go to stderr, so a command's stdout carries only its
+/// output (`api keys create` prints the new key there and nothing else); colours only on a
+/// terminal. Safe to call more than once (later calls are no-ops), which
 /// lets tests start several services in one process.
 pub fn init(cfg: &TelemetryConfig) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = fmt().with_env_filter(filter).with_target(false);
+    let builder = fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = match cfg.log_format {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
         LogFormat::Text => builder.try_init(),

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use harness::worker::{eventually_some, slow_parser, WorkerEnv, SAMPLE_CSV};
 use shared::db;
-use shared::domain::{Envelope, MessageEncoding, TaskStatus};
+use shared::domain::{Envelope, MessageEncoding, TaskErrorCode, TaskStatus};
 use tokio_util::sync::CancellationToken;
 use worker::config::ConsumerConfig;
-use worker::consumer::{self, Outcome, INVALID_MESSAGE, RETRIES_EXHAUSTED};
+use worker::consumer::{self, Outcome};
 use worker::relay::{self, QueueSender};
 
 #[tokio::test]
@@ -126,12 +126,15 @@ async fn a_message_delivered_more_than_max_dequeue_count_times_goes_to_the_poiso
         outcomes,
         [Outcome::Poisoned {
             task_id: Some(upload.task_id),
-            code: RETRIES_EXHAUSTED.into()
+            code: TaskErrorCode::RetriesExhausted
         }]
     );
     let task = env.task(upload.task_id).await;
     assert_eq!(task.status, TaskStatus::Failed);
-    assert_eq!(task.error_code.as_deref(), Some(RETRIES_EXHAUSTED));
+    assert_eq!(
+        task.error_code.as_deref(),
+        Some(TaskErrorCode::RetriesExhausted.as_str())
+    );
     let poisoned = WorkerEnv::drain_queue(&env.poison).await;
     assert_eq!(poisoned.len(), 1);
     let envelope = Envelope::decode(&poisoned[0]).expect("the original body, unchanged");
@@ -174,11 +177,11 @@ async fn a_malformed_message_goes_to_the_poison_queue_and_the_consumer_keeps_goi
     assert_eq!(outcomes.len(), 3, "{outcomes:?}");
     assert!(outcomes.contains(&Outcome::Poisoned {
         task_id: None,
-        code: INVALID_MESSAGE.into()
+        code: TaskErrorCode::InvalidMessage
     }));
     assert!(outcomes.contains(&Outcome::Poisoned {
         task_id: Some(wrong_event.task_id),
-        code: INVALID_MESSAGE.into()
+        code: TaskErrorCode::InvalidMessage
     }));
     assert!(outcomes.contains(&Outcome::Completed {
         task_id: good.task_id,
@@ -191,7 +194,10 @@ async fn a_malformed_message_goes_to_the_poison_queue_and_the_consumer_keeps_goi
     assert!(poisoned.contains(&"this is not an envelope".to_owned()));
     let failed = env.task(wrong_event.task_id).await;
     assert_eq!(failed.status, TaskStatus::Failed);
-    assert_eq!(failed.error_code.as_deref(), Some(INVALID_MESSAGE));
+    assert_eq!(
+        failed.error_code.as_deref(),
+        Some(TaskErrorCode::InvalidMessage.as_str())
+    );
     assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
 }
 
@@ -208,7 +214,7 @@ async fn an_unparsable_file_fails_its_task_at_once_and_its_message_is_deleted() 
         outcomes,
         [Outcome::Failed {
             task_id: empty.task_id,
-            code: "empty_file".into()
+            code: TaskErrorCode::EmptyFile
         }]
     );
     let task = env.task(empty.task_id).await;
@@ -238,7 +244,7 @@ async fn a_missing_blob_fails_the_task_with_source_missing() {
         outcomes,
         [Outcome::Failed {
             task_id: upload.task_id,
-            code: consumer::SOURCE_MISSING.into()
+            code: TaskErrorCode::SourceMissing
         }]
     );
 }

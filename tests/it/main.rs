@@ -1,7 +1,12 @@
 //! Integration tests of the api and the worker on real Postgres and Azurite, started once per
 //! run by the harness; every test gets a fresh database and fresh queue and container names.
 
+mod auth;
 mod consumer;
+mod edge;
+mod entra;
+mod files;
+mod forged;
 mod inline;
 mod relay;
 mod row_chunks;

@@ -350,25 +350,37 @@ async fn operations_endpoints_answer() {
         "/api/v1/files",
         "/api/v1/files/{source_file_id}",
         "/api/v1/files/{source_file_id}/rows",
+        "/api/v1/files/{source_file_id}/rows/export",
         "/api/v1/tasks/{task_id}",
         "/healthz",
         "/readyz",
-        "/metrics",
         "/openapi.json",
     ] {
         assert!(doc["paths"][path].is_object(), "OpenAPI documents {path}");
     }
+    assert!(
+        doc["paths"]["/metrics"].is_null(),
+        "metrics are not on the public port"
+    );
+    let schemes = &doc["components"]["securitySchemes"];
+    assert_eq!(schemes["api_key"]["scheme"], "bearer");
+    assert_eq!(schemes["entra_id"]["scheme"], "bearer");
+    let upload = &doc["paths"]["/api/v1/files"]["post"];
+    assert!(upload["security"].is_array());
+    assert!(upload["responses"]["401"].is_object());
+    let form = &upload["requestBody"]["content"]["multipart/form-data"]["schema"];
+    assert!(!form.is_null(), "the upload body has a schema");
+    let limit = doc["paths"]["/api/v1/files/{source_file_id}/rows"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "limit")
+        .unwrap()
+        .clone();
+    assert_eq!(limit["schema"]["maximum"], 1000);
 
     app.upload("a.csv", CSV.to_vec(), None).await;
-    let metrics = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = api::metrics::handle().render();
     assert!(metrics.contains("sheetrelay_uploads_total"), "{metrics}");
     assert!(metrics.contains("sheetrelay_http_requests_total"));
 }

@@ -13,5 +13,9 @@ ensure_postgres
 ensure_azurite
 
 cd "$REPO_ROOT"
+# The tests run the api and worker binaries as child processes (key administration, job runs):
+# build them first, so they are never older than the code under test.
+log "cargo build --locked -p api -p worker"
+cargo build --locked -p api -p worker
 log "cargo test --workspace --locked $*"
 exec cargo test --workspace --locked "$@"

@@ -8,8 +8,9 @@ use super::{
 };
 use azure_storage_blob::{
     models::{
-        BlobClientDownloadOptions, BlockBlobClientCommitBlockListOptions,
-        BlockBlobClientUploadOptions, BlockLookupList,
+        BlobClientDownloadOptions, BlobContainerClientListBlobsOptions,
+        BlockBlobClientCommitBlockListOptions, BlockBlobClientUploadOptions, BlockLookupList,
+        ListBlobsIncludeItem,
     },
     BlobContainerClient, BlobContainerClientOptions,
 };
@@ -90,7 +91,23 @@ impl BlobStore {
     /// Names of every committed blob in the container, in name order (for operators and tests;
     /// pages through the listing).
     pub async fn list_names(&self) -> Result<Vec<String>, StorageError> {
-        let mut pager = self.container.list_blobs(None)?;
+        self.list(None).await
+    }
+
+    /// Like [`BlobStore::list_names`], with blobs that have only uncommitted (staged) blocks.
+    pub async fn list_names_with_uncommitted(&self) -> Result<Vec<String>, StorageError> {
+        self.list(Some(BlobContainerClientListBlobsOptions {
+            include: Some(vec![ListBlobsIncludeItem::UncommittedBlobs]),
+            ..Default::default()
+        }))
+        .await
+    }
+
+    async fn list(
+        &self,
+        options: Option<BlobContainerClientListBlobsOptions<'_>>,
+    ) -> Result<Vec<String>, StorageError> {
+        let mut pager = self.container.list_blobs(options)?;
         let mut names = Vec::new();
         while let Some(blob) = pager.try_next().await? {
             names.extend(blob.name);
