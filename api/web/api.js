@@ -1,0 +1,136 @@
+// The page's client for the HTTP contract (v1.1). Every call carries the caller's key as a bearer
+// token; a 401 from any call runs the handler given to setUnauthorizedHandler (the page goes
+// back to sign-in) and rejects with an ApiError whose status is 401.
+
+let apiKey = null;
+let unauthorizedHandler = () => {};
+
+/** An error answer of the API: HTTP status, the contract's machine code and its message. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export function setKey(key) {
+  apiKey = key;
+}
+
+export function setUnauthorizedHandler(handler) {
+  unauthorizedHandler = handler;
+}
+
+// The contract's error body {"error": {"code", "message"}}, or a stand-in for a body that is not
+// one (a proxy's HTML page, an empty answer).
+function errorFrom(status, statusText, text) {
+  try {
+    const body = JSON.parse(text);
+    if (body && body.error && typeof body.error.message === 'string') {
+      return new ApiError(status, body.error.code || `http_${status}`, body.error.message);
+    }
+  } catch {
+    // not JSON: fall through
+  }
+  return new ApiError(status, `http_${status}`, `the server answered HTTP ${status} ${statusText}`.trim());
+}
+
+function rejected(error) {
+  if (error.status === 401) unauthorizedHandler(error);
+  return error;
+}
+
+/** fetch with the key; resolves with the Response when it is 2xx, rejects with an ApiError. */
+export async function request(path, { method = 'GET' } = {}) {
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers: { Authorization: `Bearer ${apiKey}` },
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'the server could not be reached');
+  }
+  if (!response.ok) {
+    throw rejected(errorFrom(response.status, response.statusText, await response.text()));
+  }
+  return response;
+}
+
+export async function getJson(path) {
+  return (await request(path)).json();
+}
+
+/**
+ * Uploads one file as the multipart part `file`. XMLHttpRequest rather than fetch, because only it
+ * reports upload progress: onProgress(sentBytes, totalBytes). Resolves with the 202 body
+ * {source_file, task}.
+ */
+export function upload(file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/api/v1/files');
+    xhr.setRequestHeader('Authorization', `Bearer ${apiKey}`);
+    xhr.upload.addEventListener('progress', (event) => {
+      if (event.lengthComputable) onProgress(event.loaded, event.total);
+    });
+    xhr.addEventListener('load', () => {
+      if (xhr.status === 202 || xhr.status === 200) {
+        try {
+          resolve(JSON.parse(xhr.responseText));
+        } catch {
+          reject(new ApiError(xhr.status, 'bad_response', 'the server accepted the file but its answer was unreadable'));
+        }
+      } else {
+        reject(rejected(errorFrom(xhr.status, xhr.statusText, xhr.responseText)));
+      }
+    });
+    xhr.addEventListener('error', () => {
+      reject(new ApiError(0, 'network_error',
+        'the connection broke before the server answered (a file far over the size limit is cut off this way)'));
+    });
+    const form = new FormData();
+    form.append('file', file, file.name);
+    xhr.send(form);
+  });
+}
+
+// filename="…" or filename*=UTF-8''… from a Content-Disposition header, if any.
+function dispositionName(header) {
+  if (!header) return null;
+  const extended = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(header);
+  if (extended) {
+    try {
+      return decodeURIComponent(extended[1].trim());
+    } catch {
+      // malformed: try the plain form
+    }
+  }
+  const plain = /filename\s*=\s*"([^"]*)"|filename\s*=\s*([^;]+)/i.exec(header);
+  if (!plain) return null;
+  return (plain[1] ?? plain[2]).trim() || null;
+}
+
+/**
+ * Downloads path into a Blob and hands it to the browser as a file named by the server's
+ * Content-Disposition (else fallbackName). A plain link cannot carry the Authorization header,
+ * hence fetch, Blob and an object URL. Resolves with the number of bytes saved.
+ */
+export async function download(path, fallbackName) {
+  const response = await request(path);
+  const name = dispositionName(response.headers.get('Content-Disposition')) || fallbackName;
+  const blob = await response.blob();
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has started from the URL by now; free it once the browser has read it.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  return { name, bytes: blob.size };
+}

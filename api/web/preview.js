@@ -1,0 +1,227 @@
+// The preview of a parsed file: its sheets as tabs (hidden ones marked), each sheet's columns
+// with their inferred types, and its rows in pages that reach every row of the sheet. Rows are
+// numbered 0..rows-1 in a sheet, so page p is `after = p * PAGE_SIZE - 1` and the last page is
+// one request away. Export downloads the selected sheet as CSV or NDJSON.
+
+import { ApiError, download, getJson } from './api.js';
+import { announce, formatCount } from './util.js';
+
+export const PAGE_SIZE = 100;
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  file: null, // the file view {id, file_name, ..., task}
+  sheets: [], // task.result.sheets
+  sheet: 0, // index into state.sheets
+  page: 0,
+  loading: 0, // a counter: only the newest request may draw
+};
+
+export function currentFileId() {
+  return state.file ? state.file.id : null;
+}
+
+export function close() {
+  state.file = null;
+  state.loading += 1;
+  $('preview').hidden = true;
+}
+
+/** Shows a COMPLETED file's first sheet. */
+export async function open(file) {
+  state.file = file;
+  state.sheets = (file.task.result && file.task.result.sheets) || [];
+  $('preview').hidden = false;
+  $('preview-title').textContent = `Preview: ${file.file_name}`;
+  const total = file.task.result ? file.task.result.rows_total : 0;
+  const sheetWord = state.sheets.length === 1 ? 'sheet' : 'sheets';
+  $('preview-summary').textContent =
+    `${formatCount(total)} rows in ${state.sheets.length} ${sheetWord}`;
+  renderTabs();
+  $('preview-title').scrollIntoView({ block: 'start' });
+  await selectSheet(0, { focusTab: false });
+  $('preview-title').tabIndex = -1;
+  $('preview-title').focus({ preventScroll: true });
+}
+
+function sheetRows() {
+  const sheet = state.sheets[state.sheet];
+  return sheet ? sheet.rows : 0;
+}
+
+function lastPage() {
+  return Math.max(0, Math.ceil(sheetRows() / PAGE_SIZE) - 1);
+}
+
+function renderTabs() {
+  const tabs = $('sheet-tabs');
+  tabs.replaceChildren();
+  tabs.hidden = state.sheets.length === 0;
+  state.sheets.forEach((sheet, i) => {
+    const tab = document.createElement('button');
+    tab.type = 'button';
+    tab.setAttribute('role', 'tab');
+    tab.id = `sheet-tab-${i}`;
+    tab.setAttribute('aria-controls', 'sheet-panel');
+    tab.dataset.index = String(i);
+    tab.append(sheet.name);
+    if (sheet.hidden) {
+      const mark = document.createElement('span');
+      mark.className = 'badge';
+      mark.textContent = 'hidden';
+      tab.append(' ', mark);
+      tab.title = 'A hidden sheet of the workbook';
+    }
+    tab.addEventListener('click', () => selectSheet(i));
+    tab.addEventListener('keydown', onTabKey);
+    tabs.append(tab);
+  });
+}
+
+// Arrow keys, Home and End move between tabs (the WAI-ARIA tabs pattern, activation on focus).
+function onTabKey(event) {
+  const n = state.sheets.length;
+  const moves = { ArrowRight: state.sheet + 1, ArrowLeft: state.sheet - 1 + n, Home: 0, End: n - 1 };
+  if (!(event.key in moves)) return;
+  event.preventDefault();
+  selectSheet(moves[event.key] % n);
+}
+
+async function selectSheet(index, { focusTab = true } = {}) {
+  state.sheet = index;
+  state.page = 0;
+  for (const tab of $('sheet-tabs').children) {
+    const selected = Number(tab.dataset.index) === index;
+    tab.setAttribute('aria-selected', String(selected));
+    tab.tabIndex = selected ? 0 : -1;
+    if (selected) {
+      $('sheet-panel').setAttribute('aria-labelledby', tab.id);
+      if (focusTab) tab.focus();
+    }
+  }
+  await loadPage(0);
+}
+
+/** Loads page p of the selected sheet (clamped to the sheet). */
+export async function loadPage(p) {
+  if (!state.file) return;
+  const page = Math.min(Math.max(0, p), lastPage());
+  const ticket = ++state.loading;
+  const sheet = state.sheets[state.sheet];
+  const sheetIndex = sheet ? sheet.index : 0;
+  let query = `sheet=${sheetIndex}&limit=${PAGE_SIZE}`;
+  if (page > 0) query += `&after=${page * PAGE_SIZE - 1}`;
+  $('preview-error').textContent = '';
+  setPagerBusy(true);
+  try {
+    const body = await getJson(`/api/v1/files/${state.file.id}/rows?${query}`);
+    if (ticket !== state.loading) return;
+    state.page = page;
+    renderRows(body);
+  } catch (error) {
+    if (ticket !== state.loading) return;
+    if (error instanceof ApiError && error.status === 401) return;
+    $('preview-error').textContent = `Rows could not be loaded: ${error.message}`;
+  } finally {
+    if (ticket === state.loading) setPagerBusy(false);
+  }
+}
+
+function setPagerBusy(busy) {
+  $('sheet-panel').setAttribute('aria-busy', String(busy));
+  const last = lastPage();
+  $('page-first').disabled = busy || state.page === 0;
+  $('page-prev').disabled = busy || state.page === 0;
+  $('page-next').disabled = busy || state.page >= last;
+  $('page-last').disabled = busy || state.page >= last;
+}
+
+function renderRows({ sheet, rows }) {
+  const head = document.createElement('tr');
+  const corner = document.createElement('th');
+  corner.scope = 'col';
+  corner.textContent = '#';
+  head.append(corner);
+  (sheet.columns || []).forEach((name, i) => {
+    const th = document.createElement('th');
+    th.scope = 'col';
+    const label = document.createElement('span');
+    label.className = 'column-name';
+    label.textContent = name;
+    const type = document.createElement('span');
+    type.className = 'column-type';
+    type.textContent = (sheet.column_types && sheet.column_types[i]) || '';
+    th.append(label, ' ', type);
+    head.append(th);
+  });
+  $('rows-head').replaceChildren(head);
+
+  const body = document.createDocumentFragment();
+  for (const row of rows) {
+    const tr = document.createElement('tr');
+    const number = document.createElement('th');
+    number.scope = 'row';
+    number.textContent = String(row.index + 1);
+    tr.append(number);
+    for (const value of row.values) {
+      const td = document.createElement('td');
+      if (value === null || value === undefined) {
+        td.className = 'empty';
+      } else {
+        td.textContent = String(value);
+        if (typeof value === 'number') td.className = 'number';
+      }
+      tr.append(td);
+    }
+    body.append(tr);
+  }
+  $('rows-body').replaceChildren(body);
+
+  const total = sheetRows();
+  const first = rows.length ? rows[0].index + 1 : 0;
+  const last = rows.length ? rows[rows.length - 1].index + 1 : 0;
+  const status = rows.length
+    ? `Rows ${formatCount(first)}–${formatCount(last)} of ${formatCount(total)}, page ${state.page + 1} of ${lastPage() + 1}`
+    : 'This sheet has no rows';
+  $('page-status').textContent = status;
+  $('rows-caption').textContent = `${sheet.name}: ${status}`;
+  $('rows-scroll').scrollTop = 0;
+}
+
+function stem(name) {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? name.slice(0, dot) : name;
+}
+
+async function exportSheet(format) {
+  if (!state.file) return;
+  const sheet = state.sheets[state.sheet];
+  const sheetIndex = sheet ? sheet.index : 0;
+  const suffix = state.sheets.length > 1 && sheet ? `-${sheet.name}` : '';
+  const fallback = `${stem(state.file.file_name)}${suffix}.${format}`;
+  const button = $(`export-${format}`);
+  button.disabled = true;
+  $('preview-error').textContent = '';
+  announce(`Exporting ${format.toUpperCase()}…`);
+  try {
+    const saved = await download(
+      `/api/v1/files/${state.file.id}/rows/export?sheet=${sheetIndex}&format=${format}`, fallback);
+    announce(`Exported ${saved.name} (${formatCount(saved.bytes)} bytes)`);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 401)) {
+      $('preview-error').textContent = `Export failed: ${error.message}`;
+    }
+  } finally {
+    button.disabled = false;
+  }
+}
+
+export function init() {
+  $('page-first').addEventListener('click', () => loadPage(0));
+  $('page-prev').addEventListener('click', () => loadPage(state.page - 1));
+  $('page-next').addEventListener('click', () => loadPage(state.page + 1));
+  $('page-last').addEventListener('click', () => loadPage(lastPage()));
+  $('export-csv').addEventListener('click', () => exportSheet('csv'));
+  $('export-ndjson').addEventListener('click', () => exportSheet('ndjson'));
+}

@@ -1,0 +1,35 @@
+// Small helpers shared by the page's modules: screen-reader announcements and number, size and
+// time formatting in the reader's locale.
+
+const counts = new Intl.NumberFormat(undefined);
+
+/** Reads text out through the page's polite live region. */
+export function announce(text) {
+  const region = document.getElementById('announcer');
+  // Clearing first makes a repeated message be read again.
+  region.textContent = '';
+  requestAnimationFrame(() => {
+    region.textContent = text;
+  });
+}
+
+export function formatCount(n) {
+  return counts.format(n);
+}
+
+export function formatBytes(n) {
+  if (n < 1024) return `${counts.format(n)} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+export function formatTime(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
