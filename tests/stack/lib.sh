@@ -66,7 +66,12 @@ wait_for_port() {
   wait_until "$timeout" "$host:$port to accept connections" port_open "$host" "$port"
 }
 
-http_status_is() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$2")" = "$1" ]; }
+# http_status_is STATUS URL [CURL ARGS...] — true when GET URL answers STATUS.
+http_status_is() {
+  local want=$1 url=$2
+  shift 2
+  [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" "$url")" = "$want" ]
+}
 
 # wait_for_http URL [STATUS] [TIMEOUT] — until GET URL answers with STATUS (default 200).
 wait_for_http() {

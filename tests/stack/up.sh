@@ -4,8 +4,9 @@
 # Installs what is missing (Postgres from Debian's packages, Azurite with npm ci), starts both on
 # loopback with state in .local/ (Postgres 55432, Azurite 10000/10001/10002; PG_PORT, BLOB_PORT,
 # QUEUE_PORT, TABLE_PORT and API_PORT override the ports when they are taken), builds and
-# (re)starts the api and the worker, uploads tests/stack/sample.csv and prints its task and first
-# rows. Run it again at any time: running services are reused, api and worker restart on the new
+# (re)starts the api and the worker, creates a development API key (kept in .local/dev-key and
+# reused while it works), uploads tests/stack/sample.csv with it and prints its task, its first
+# rows, a ready curl line and the web page's sign-in link. Run it again at any time: running services are reused, api and worker restart on the new
 # build. Stop everything with tests/stack/down.sh. Logs: .local/logs/.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,7 +20,9 @@ BLOB_PORT=${BLOB_PORT:-10000}
 QUEUE_PORT=${QUEUE_PORT:-10001}
 TABLE_PORT=${TABLE_PORT:-10002}
 API_PORT=${API_PORT:-8080}
+METRICS_PORT=${METRICS_PORT:-9090}
 API="http://127.0.0.1:$API_PORT"
+KEY_FILE="$STATE_DIR/dev-key"
 TASK_TIMEOUT=${TASK_TIMEOUT:-60}
 
 mkdir -p "$LOG_DIR"
@@ -43,6 +46,7 @@ else
   export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$AZURITE_KEY;BlobEndpoint=http://127.0.0.1:$BLOB_PORT/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$QUEUE_PORT/devstoreaccount1"
 fi
 export LISTEN_ADDR="127.0.0.1:$API_PORT"
+export METRICS_ADDR="127.0.0.1:$METRICS_PORT"
 export RUST_LOG="${RUST_LOG:-info}"
 export NO_COLOR=1 # plain log files
 
@@ -76,6 +80,19 @@ if ! pidfile_alive "$STATE_DIR/worker.pid"; then
   warn "the worker is not running (log above): the task will stay PENDING"
 fi
 
+# --- a development key ----------------------------------------------------------------------
+# Reused while the api accepts it (a fresh database or a revoked key gets a new one).
+DEV_KEY=""
+if [ -s "$KEY_FILE" ] && http_status_is 200 "$API/api/v1/files?limit=1" -H "Authorization: Bearer $(cat "$KEY_FILE")"; then
+  DEV_KEY=$(cat "$KEY_FILE")
+  log "reusing the development API key in $KEY_FILE"
+else
+  log "creating a development API key (api keys create --name dev)"
+  DEV_KEY=$("$REPO_ROOT/target/release/api" keys create --name dev)
+  (umask 077 && printf '%s\n' "$DEV_KEY" >"$KEY_FILE")
+fi
+AUTH=(-H "Authorization: Bearer $DEV_KEY")
+
 # --- one upload end to end --------------------------------------------------------------------
 # Pretty-print JSON when python3 is around; print it as is otherwise.
 pretty() {
@@ -96,7 +113,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 log "uploading tests/stack/sample.csv: POST $API/api/v1/files"
-status=$(curl -sS -o "$tmp/upload.json" -D "$tmp/upload.headers" -w '%{http_code}' \
+status=$(curl -sS -o "$tmp/upload.json" -D "$tmp/upload.headers" -w '%{http_code}' "${AUTH[@]}" \
   -F "file=@$STACK_DIR/sample.csv" "$API/api/v1/files")
 echo "HTTP $status"
 pretty <"$tmp/upload.json"
@@ -109,7 +126,7 @@ task_path=$(tr -d '\r' <"$tmp/upload.headers" | sed -n 's/^[Ll]ocation:[[:space:
 log "waiting for the task: GET $API$task_path (up to ${TASK_TIMEOUT}s)"
 deadline=$((SECONDS + TASK_TIMEOUT))
 while :; do
-  curl -sS -o "$tmp/task.json" "$API$task_path"
+  curl -sS -o "$tmp/task.json" "${AUTH[@]}" "$API$task_path"
   task_status=$(json_string status <"$tmp/task.json")
   case "$task_status" in
   COMPLETED | FAILED) break ;;
@@ -127,7 +144,19 @@ pretty <"$tmp/task.json"
 
 source_file_id=$(json_string source_file_id <"$tmp/task.json")
 echo "First rows: GET /api/v1/files/$source_file_id/rows?sheet=0&limit=5"
-curl -sS "$API/api/v1/files/$source_file_id/rows?sheet=0&limit=5" | pretty
+curl -sS "${AUTH[@]}" "$API/api/v1/files/$source_file_id/rows?sheet=0&limit=5" | pretty
 
 log "stack is up: api $API, Postgres $DATABASE_URL, Azurite 127.0.0.1:$BLOB_PORT/$QUEUE_PORT"
-log "logs in $LOG_DIR; stop everything with tests/stack/down.sh"
+log "metrics: http://$METRICS_ADDR/metrics; logs in $LOG_DIR; stop everything with tests/stack/down.sh"
+cat <<EOF
+
+Development API key (tenant "default", also in $KEY_FILE):
+  $DEV_KEY
+
+Try it:
+  curl -H "Authorization: Bearer $DEV_KEY" -F file=@tests/stack/sample.csv $API/api/v1/files
+  curl -H "Authorization: Bearer $DEV_KEY" $API/api/v1/files
+
+Web page (signs in with the key; the link's #key= part never reaches the server):
+  $API/#key=$DEV_KEY
+EOF
