@@ -4,7 +4,7 @@
 
 import * as api from './api.js';
 import * as preview from './preview.js';
-import { announce, formatBytes, formatCount, formatTime } from './util.js';
+import { announce, formatBytes, formatTime, plural } from './util.js';
 
 const KEY_STORAGE = 'sheetrelay.api-key';
 const FILES_PAGE = 25;
@@ -195,11 +195,11 @@ function renderStatus(cell, file) {
     bar.max = Math.max(file.size_bytes, 1);
     bar.value = Math.min(task.progress.bytes ?? 0, bar.max);
     bar.setAttribute('aria-label', `Parsing ${file.file_name}`);
-    detail.textContent = `${formatCount(task.progress.rows ?? 0)} rows, `
+    detail.textContent = `${plural(task.progress.rows ?? 0, 'row')}, `
       + `${formatBytes(task.progress.bytes ?? 0)} of ${formatBytes(file.size_bytes)} read`;
     parts.push(bar);
   } else if (task.status === 'COMPLETED' && task.result) {
-    detail.textContent = `${formatCount(task.result.rows_total)} rows`;
+    detail.textContent = plural(task.result.rows_total, 'row');
   } else if (task.status === 'FAILED' && task.error) {
     detail.classList.add('error');
     detail.textContent = `${task.error.code}: ${task.error.message}`;
@@ -227,7 +227,7 @@ function updateTask(fileId, task) {
   }
   if (file && previous !== task.status && TERMINAL.has(task.status)) {
     announce(task.status === 'COMPLETED'
-      ? `${file.file_name}: COMPLETED, ${formatCount(task.result ? task.result.rows_total : 0)} rows`
+      ? `${file.file_name}: COMPLETED, ${plural(task.result ? task.result.rows_total : 0, 'row')}`
       : `${file.file_name}: FAILED, ${task.error ? task.error.message : ''}`);
   }
 }

@@ -4,7 +4,7 @@
 // one request away. Export downloads the selected sheet as CSV or NDJSON.
 
 import { ApiError, download, getJson } from './api.js';
-import { announce, formatCount } from './util.js';
+import { announce, formatCount, plural } from './util.js';
 
 export const PAGE_SIZE = 100;
 
@@ -35,9 +35,8 @@ export async function open(file) {
   $('preview').hidden = false;
   $('preview-title').textContent = `Preview: ${file.file_name}`;
   const total = file.task.result ? file.task.result.rows_total : 0;
-  const sheetWord = state.sheets.length === 1 ? 'sheet' : 'sheets';
   $('preview-summary').textContent =
-    `${formatCount(total)} rows in ${state.sheets.length} ${sheetWord}`;
+    `${plural(total, 'row')} in ${plural(state.sheets.length, 'sheet')}`;
   renderTabs();
   $('preview-title').scrollIntoView({ block: 'start' });
   await selectSheet(0, { focusTab: false });

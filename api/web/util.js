@@ -17,6 +17,11 @@ export function formatCount(n) {
   return counts.format(n);
 }
 
+/** "1 row", "2,500 rows". */
+export function plural(n, word) {
+  return `${counts.format(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
 export function formatBytes(n) {
   if (n < 1024) return `${counts.format(n)} B`;
   const units = ['KB', 'MB', 'GB', 'TB'];

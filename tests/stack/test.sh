@@ -4,8 +4,9 @@
 # Installs what the integration tests need (Postgres server binaries from Debian's packages,
 # Azurite via npm ci) and runs `cargo test --workspace --locked` with any extra arguments, e.g.
 #   tests/stack/test.sh -p sheetrelay-tests --test it services
+# then the browser tests (tests/stack/browser.sh: Debian's chromium, installed when missing).
 # The test harness (tests/harness/services.rs) starts its own throwaway Postgres and Azurite on
-# free loopback ports; nothing here starts a server.
+# free loopback ports, and so does browser.sh; nothing here starts a server.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -18,4 +19,12 @@ cd "$REPO_ROOT"
 log "cargo build --locked -p api -p worker"
 cargo build --locked -p api -p worker
 log "cargo test --workspace --locked $*"
-exec cargo test --workspace --locked "$@"
+cargo test --workspace --locked "$@"
+
+# The web page in headless Chromium against the api and worker just built (tests/stack/browser.sh
+# starts its own Postgres and Azurite). BROWSER_TESTS=0 skips them.
+if [ "${BROWSER_TESTS:-1}" = 0 ]; then
+  log "BROWSER_TESTS=0: skipping the browser tests"
+else
+  BROWSER_SKIP_BUILD=1 "$STACK_DIR/browser.sh"
+fi

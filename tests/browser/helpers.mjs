@@ -1,0 +1,357 @@
+// Shared by the browser tests: the stack tests/stack/browser.sh started (found through the
+// environment), headless Chromium through playwright-core, calls to the API with a key, a small
+// xlsx writer and a CSV reader to check exports against their sources.
+
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+import { chromium } from 'playwright-core';
+
+function required(name) {
+  const value = process.env[name];
+  if (!value) {
+    throw new Error(`${name} is not set: run the browser tests with tests/stack/browser.sh`);
+  }
+  return value;
+}
+
+export const BASE_URL = required('SHEETRELAY_URL');
+export const KEY_A = required('SHEETRELAY_KEY_A');
+export const KEY_B = required('SHEETRELAY_KEY_B');
+const API_BIN = required('SHEETRELAY_API_BIN');
+export const ARTIFACTS = process.env.BROWSER_ARTIFACTS || path.join(os.tmpdir(), 'sheetrelay-browser');
+mkdirSync(ARTIFACTS, { recursive: true });
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export function launch() {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+/**
+ * A page in a fresh context (its own sessionStorage), collecting uncaught errors, console errors
+ * and Content-Security-Policy violations in page.problems: each test asserts there are none.
+ * (Console errors about failed requests are the browser reporting a 4xx/5xx the page handled,
+ * such as the 401 of a rejected key or the 415 of a refused file, and are left out.)
+ */
+export async function newPage(browser, { viewport = { width: 1280, height: 900 } } = {}) {
+  const context = await browser.newContext({ viewport, acceptDownloads: true, baseURL: BASE_URL });
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('pageerror', (error) => page.problems.push(`uncaught: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    if (/Failed to load resource: the server responded with a status of/.test(message.text())) return;
+    page.problems.push(`console: ${message.text()}`);
+  });
+  return page;
+}
+
+/** Signs in through the URL fragment and waits for the list of files. */
+export async function signIn(page, key) {
+  await page.goto(`/#key=${encodeURIComponent(key)}`);
+  await page.getByRole('heading', { name: 'My files' }).waitFor();
+}
+
+export async function screenshot(page, name) {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** The row of the files table for a file name. */
+export function fileRow(page, name) {
+  return page.locator('#files-body tr').filter({ has: page.getByRole('rowheader', { name, exact: true }) });
+}
+
+// --- the API, from node ---------------------------------------------------------------------
+
+export async function api(key, pathAndQuery, init = {}) {
+  const response = await fetch(new URL(pathAndQuery, BASE_URL), {
+    ...init,
+    headers: { Authorization: `Bearer ${key}`, ...(init.headers || {}) },
+  });
+  const text = await response.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = text;
+  }
+  return { status: response.status, body, headers: response.headers };
+}
+
+export async function apiUpload(key, name, bytes) {
+  const form = new FormData();
+  form.append('file', new Blob([bytes]), name);
+  return api(key, '/api/v1/files', { method: 'POST', body: form });
+}
+
+/** Polls the task until it is COMPLETED or FAILED (each poll waits for the previous answer). */
+export async function waitForTask(key, taskId, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { status, body } = await api(key, `/api/v1/tasks/${taskId}`);
+    if (status !== 200) throw new Error(`GET task ${taskId}: HTTP ${status} ${JSON.stringify(body)}`);
+    if (body.status === 'COMPLETED' || body.status === 'FAILED') return body;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${body.status}`);
+    await new Promise((resolve) => { setTimeout(resolve, 100); });
+  }
+}
+
+/** All of a key's files, through every page of the list. */
+export async function listAllFiles(key) {
+  const files = [];
+  let after = null;
+  do {
+    const query = after === null ? 'limit=1000' : `limit=1000&after=${encodeURIComponent(after)}`;
+    const { status, body } = await api(key, `/api/v1/files?${query}`);
+    if (status !== 200) throw new Error(`GET files: HTTP ${status}`);
+    files.push(...body.files);
+    after = body.next_after;
+  } while (after !== null && after !== undefined);
+  return files;
+}
+
+/** `api keys create` (prints the key) and `api keys revoke`, on the test database. */
+export function createKey(name, tenant) {
+  const args = ['keys', 'create', '--name', name];
+  if (tenant) args.push('--tenant', tenant);
+  const out = execFileSync(API_BIN, args, { encoding: 'utf8' });
+  // The key is the only line on stdout (logs go to stderr).
+  if (!/^\S+\n$/.test(out)) throw new Error(`api keys create printed ${JSON.stringify(out)}`);
+  return out.trim();
+}
+
+export function apiKeys(...args) {
+  return execFileSync(API_BIN, ['keys', ...args], { encoding: 'utf8' });
+}
+
+// --- files ----------------------------------------------------------------------------------
+
+/** RFC 4180 records of a CSV text (quoted fields, doubled quotes, CRLF or LF). */
+export function parseCsv(text) {
+  const records = [];
+  let record = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i += 1;
+      } else if (c === '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c === '"') {
+      quoted = true;
+    } else if (c === ',') {
+      record.push(field);
+      field = '';
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i += 1;
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = '';
+    } else {
+      field += c;
+    }
+  }
+  if (field !== '' || record.length > 0) {
+    record.push(field);
+    records.push(record);
+  }
+  return records;
+}
+
+function xmlEscape(s) {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+function columnName(i) {
+  let name = '';
+  for (let n = i + 1; n > 0; n = Math.floor((n - 1) / 26)) {
+    name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
+  }
+  return name;
+}
+
+/** A zip archive of the entries (stored, no compression): enough for an xlsx. */
+function zip(entries) {
+  const locals = [];
+  const centrals = [];
+  let offset = 0;
+  for (const [name, content] of entries) {
+    const data = Buffer.from(content, 'utf8');
+    const fileName = Buffer.from(name, 'utf8');
+    const crc = zlib.crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4); // version needed
+    local.writeUInt16LE(0x0800, 6); // UTF-8 names
+    local.writeUInt16LE(0, 8); // stored
+    local.writeUInt32LE(0, 10); // time, date
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(fileName.length, 26);
+    locals.push(local, fileName, data);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(0x0800, 8);
+    central.writeUInt16LE(0, 10);
+    central.writeUInt32LE(0, 12);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(data.length, 20);
+    central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(fileName.length, 28);
+    central.writeUInt32LE(offset, 42);
+    centrals.push(central, fileName);
+    offset += local.length + fileName.length + data.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+/**
+ * An xlsx workbook as Excel writes one (shared strings, a styles part): sheets is
+ * [{name, hidden, rows: [[cell, ...], ...]}] with cells that are strings, numbers, booleans,
+ * null (no cell) or {date: 'YYYY-MM-DD'} (a serial number with a date format).
+ */
+export function xlsx(sheets) {
+  const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+  const rel = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+  const strings = [];
+  const stringIndex = new Map();
+  const shared = (s) => {
+    if (!stringIndex.has(s)) {
+      stringIndex.set(s, strings.length);
+      strings.push(s);
+    }
+    return stringIndex.get(s);
+  };
+  const cell = (value, ref) => {
+    if (value === null || value === undefined) return '';
+    if (typeof value === 'string') return `<c r="${ref}" t="s"><v>${shared(value)}</v></c>`;
+    if (typeof value === 'boolean') return `<c r="${ref}" t="b"><v>${value ? 1 : 0}</v></c>`;
+    if (typeof value === 'number') return `<c r="${ref}"><v>${value}</v></c>`;
+    const [y, m, d] = value.date.split('-').map(Number);
+    const serial = (Date.UTC(y, m - 1, d) - Date.UTC(1899, 11, 30)) / 86_400_000;
+    return `<c r="${ref}" s="1"><v>${serial}</v></c>`;
+  };
+  const worksheets = sheets.map((sheet) => {
+    const rows = sheet.rows.map((values, r) => {
+      const cells = values.map((v, c) => cell(v, `${columnName(c)}${r + 1}`)).join('');
+      return `<row r="${r + 1}">${cells}</row>`;
+    });
+    return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n`
+      + `<worksheet xmlns="${main}" xmlns:r="${rel}"><sheetData>${rows.join('')}</sheetData></worksheet>`;
+  });
+  const n = sheets.length;
+  const entries = [
+    ['[Content_Types].xml', `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n`
+      + '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+      + '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+      + '<Default Extension="xml" ContentType="application/xml"/>'
+      + '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+      + sheets.map((_, i) => `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`).join('')
+      + '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>'
+      + '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>'
+      + '</Types>'],
+    ['_rels/.rels', `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n`
+      + '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+      + '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/>'
+      + '</Relationships>'],
+    ['xl/workbook.xml', `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n`
+      + `<workbook xmlns="${main}" xmlns:r="${rel}"><sheets>`
+      + sheets.map((s, i) => `<sheet name="${xmlEscape(s.name)}" sheetId="${i + 1}"${s.hidden ? ' state="hidden"' : ''} r:id="rId${i + 1}"/>`).join('')
+      + '</sheets></workbook>'],
+    ['xl/_rels/workbook.xml.rels', `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n`
+      + '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+      + sheets.map((_, i) => `<Relationship Id="rId${i + 1}" Type="${rel}/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`).join('')
+      + `<Relationship Id="rId${n + 1}" Type="${rel}/styles" Target="styles.xml"/>`
+      + `<Relationship Id="rId${n + 2}" Type="${rel}/sharedStrings" Target="sharedStrings.xml"/>`
+      + '</Relationships>'],
+    ...worksheets.map((xml, i) => [`xl/worksheets/sheet${i + 1}.xml`, xml]),
+    ['xl/styles.xml', `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n`
+      + `<styleSheet xmlns="${main}">`
+      + '<fonts count="1"><font><sz val="11"/><name val="Calibri"/></font></fonts>'
+      + '<fills count="1"><fill><patternFill patternType="none"/></fill></fills>'
+      + '<borders count="1"><border/></borders>'
+      + '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
+      + '<cellXfs count="2"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
+      + '<xf numFmtId="14" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>'
+      + '</styleSheet>'],
+  ];
+  // Shared strings last: the worksheets above filled the table.
+  entries.push(['xl/sharedStrings.xml', `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n`
+    + `<sst xmlns="${main}" count="${strings.length}" uniqueCount="${strings.length}">`
+    + strings.map((s) => `<si><t xml:space="preserve">${xmlEscape(s)}</t></si>`).join('')
+    + '</sst>']);
+  return zip(entries);
+}
+
+// --- waiting --------------------------------------------------------------------------------
+
+/**
+ * Waits until an element of `locator` contains `expected` (a string or a RegExp); on timeout the
+ * error says what the elements held instead.
+ */
+export async function waitForText(locator, expected, { timeout = 30_000 } = {}) {
+  try {
+    await locator.filter({ hasText: expected }).first().waitFor({ timeout });
+  } catch {
+    const actual = await locator.allInnerTexts().catch(() => []);
+    throw new Error(`waited ${timeout} ms for ${expected} in ${locator}; it holds ${JSON.stringify(actual)}`);
+  }
+}
+
+/**
+ * Starts recording, in the page, every text an element matching `selector` shows (as it changes,
+ * through a MutationObserver), so a test can check the states a status went through. Read them
+ * with recorded(page, name).
+ */
+export async function recordTexts(page, name, selector) {
+  await page.evaluate(([key, sel]) => {
+    window.__recorded = window.__recorded || {};
+    const seen = [];
+    window.__recorded[key] = seen;
+    const note = () => {
+      for (const element of document.querySelectorAll(sel)) {
+        const text = element.textContent.trim();
+        // Which file: the name shown in the element's upload card or table row.
+        const file = element.closest('li, tr')?.querySelector('.file-name')?.textContent || '';
+        const last = seen.findLast((s) => s.file === file);
+        if (!last || last.text !== text) seen.push({ file, text });
+      }
+    };
+    note();
+    new MutationObserver(note).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  }, [name, selector]);
+}
+
+export function recorded(page, name) {
+  return page.evaluate((key) => window.__recorded[key], name);
+}

@@ -1,0 +1,282 @@
+// Uploading through the page and reading the result: a CSV and a workbook at once through the
+// file input (progress, live status), the preview (values, types, paging to the last row, sheet
+// tabs with the hidden sheet marked, by mouse and keyboard), both exports compared with the
+// sources, drag and drop, and refused files with the server's message.
+
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+
+import {
+  CUSTOMER_COLUMNS, CUSTOMER_TYPES, customersCsv, customerValues, inventoryXlsx, workbookValues,
+  WORKBOOK,
+} from './fixtures.mjs';
+import {
+  api, apiUpload, createKey, fileRow, launch, listAllFiles, newPage, parseCsv, recorded,
+  recordTexts, screenshot, signIn, waitForText,
+} from './helpers.mjs';
+
+const CSV = customersCsv();
+const XLSX = inventoryXlsx();
+// A tenant of its own: the list holds only what these tests upload.
+const KEY = createKey('browser-upload', `upload-${randomUUID()}`);
+
+let browser;
+let page;
+
+before(async () => {
+  browser = await launch();
+  page = await newPage(browser);
+  await signIn(page, KEY);
+});
+
+after(async () => {
+  assert.deepEqual(page.problems, [], 'the page reported errors');
+  await browser.close();
+});
+
+/** The cell texts of the preview's body rows (row number first). */
+function previewRows() {
+  return page.locator('#rows-body tr').evaluateAll((rows) => rows.map((tr) =>
+    [...tr.children].map((cell) => cell.textContent)));
+}
+
+/** What the preview shows for a row of values: its number, then each value as text. */
+function shown(number, values) {
+  return [String(number), ...values.map((v) => (v === null ? '' : String(v)))];
+}
+
+async function pageStatus(expected) {
+  await waitForText(page.locator('#page-status'), expected);
+}
+
+async function openPreview(name) {
+  await fileRow(page, name).getByRole('button', { name: `Preview ${name}` }).click();
+  await waitForText(page.locator('#preview-title'), `Preview: ${name}`);
+}
+
+async function exportFile(format) {
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: `Export ${format}` }).click(),
+  ]);
+  const file = await download.path();
+  assert.ok(file, `the ${format} download failed: ${await download.failure()}`);
+  return { name: download.suggestedFilename(), text: await readFile(file, 'utf8') };
+}
+
+describe('uploading a CSV and a workbook through the file input', () => {
+  before(async () => {
+    await recordTexts(page, 'upload', '.upload-status');
+    await recordTexts(page, 'status', '#files-body .status');
+    await page.getByLabel('Choose files').setInputFiles([
+      { name: 'customers.csv', mimeType: 'text/csv', buffer: Buffer.from(CSV) },
+      { name: 'inventory.xlsx', mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', buffer: XLSX },
+    ]);
+    for (const name of ['customers.csv', 'inventory.xlsx']) {
+      await waitForText(fileRow(page, name).locator('.status'), 'COMPLETED');
+    }
+  });
+
+  test('each file had its own upload progress bar, filled when the server accepted it', async () => {
+    const cards = page.locator('.upload');
+    assert.equal(await cards.count(), 2);
+    for (const name of ['customers.csv', 'inventory.xlsx']) {
+      const bar = cards.filter({ hasText: name }).getByRole('progressbar', { name: `Upload of ${name}` });
+      assert.equal(await bar.evaluate((p) => p.value), 100);
+    }
+    // What the card said while sending: the percentages of the upload's progress events (on
+    // loopback a small file goes in one event, so only 100 % is certain), never going back.
+    for (const name of ['customers.csv', 'inventory.xlsx']) {
+      const states = (await recorded(page, 'upload')).filter((s) => s.file === name);
+      const progress = states.filter((s) => /^uploading: \d+%$/.test(s.text))
+        .map((s) => Number(/(\d+)%/.exec(s.text)[1]));
+      assert.ok(progress.length >= 1, `${name}: ${JSON.stringify(states)}`);
+      assert.equal(progress.at(-1), 100, `${name}: ${progress}`);
+      assert.deepEqual(progress, [...progress].sort((a, b) => a - b), `${name} went backwards`);
+    }
+  });
+
+  test('the status went from PENDING to COMPLETED live, without a reload', async () => {
+    const order = ['PENDING', 'RUNNING', 'COMPLETED'];
+    for (const name of ['customers.csv', 'inventory.xlsx']) {
+      const states = (await recorded(page, 'status')).filter((s) => s.file === name).map((s) => s.text);
+      assert.equal(states[0], 'PENDING', `${name}: ${states}`);
+      assert.equal(states.at(-1), 'COMPLETED', `${name}: ${states}`);
+      const ranks = states.map((s) => order.indexOf(s));
+      assert.ok(ranks.every((r, i) => r >= 0 && (i === 0 || r >= ranks[i - 1])), `${name}: ${states}`);
+    }
+    const detail = await fileRow(page, 'customers.csv').locator('.status-detail').innerText();
+    assert.equal(detail, '250 rows');
+    // The page never navigated: the recordings above would be gone.
+    assert.equal(await page.evaluate(() => performance.getEntriesByType('navigation').length), 1);
+  });
+
+  test('the CSV preview shows its columns, types and known values', async () => {
+    await openPreview('customers.csv');
+    await pageStatus('Rows 1–100 of 250, page 1 of 3');
+    const headers = await page.locator('#rows-head th').allInnerTexts();
+    assert.deepEqual(headers.map((h) => h.replace(/\s+/g, ' ').trim()),
+      ['#', ...CUSTOMER_COLUMNS.map((c, i) => `${c} ${CUSTOMER_TYPES[i]}`)]);
+    const rows = await previewRows();
+    assert.equal(rows.length, 100);
+    assert.deepEqual(rows[0], shown(1, customerValues(1)));
+    assert.deepEqual(rows[2], shown(3, customerValues(3)));
+    assert.equal(rows[2][6], 'Smith, "Jr."');
+    assert.deepEqual(rows[99], shown(100, customerValues(100)));
+  });
+
+  test('the preview pages through the whole CSV to its last row and back', async () => {
+    await page.getByRole('button', { name: 'Next' }).click();
+    await pageStatus('Rows 101–200 of 250, page 2 of 3');
+    assert.deepEqual((await previewRows())[0], shown(101, customerValues(101)));
+
+    await page.getByRole('button', { name: 'Last' }).click();
+    await pageStatus('Rows 201–250 of 250, page 3 of 3');
+    const last = await previewRows();
+    assert.equal(last.length, 50);
+    assert.deepEqual(last.at(-1), shown(250, customerValues(250)));
+    assert.equal(await page.getByRole('button', { name: 'Next' }).isDisabled(), true);
+    assert.equal(await page.getByRole('button', { name: 'Last' }).isDisabled(), true);
+
+    // By keyboard: Previous, then First.
+    await page.getByRole('button', { name: 'Previous' }).focus();
+    await page.keyboard.press('Enter');
+    await pageStatus('Rows 101–200 of 250, page 2 of 3');
+    await page.getByRole('button', { name: 'First' }).focus();
+    await page.keyboard.press('Enter');
+    await pageStatus('Rows 1–100 of 250, page 1 of 3');
+    assert.equal(await page.getByRole('button', { name: 'Previous' }).isDisabled(), true);
+  });
+
+  test('the CSV export holds the source file, cell for cell', async () => {
+    const { name, text } = await exportFile('CSV');
+    assert.match(name, /\.csv$/);
+    assert.deepEqual(parseCsv(text), parseCsv(CSV));
+  });
+
+  test('the NDJSON export holds every row of the source, typed', async () => {
+    const { name, text } = await exportFile('NDJSON');
+    assert.match(name, /\.ndjson$/);
+    const lines = text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+    const expected = Array.from({ length: 250 }, (_, k) => customerValues(k + 1));
+    assert.deepEqual(lines, expected);
+  });
+
+  test('the workbook preview has a tab per sheet, the hidden one marked', async () => {
+    await openPreview('inventory.xlsx');
+    const tabs = page.getByRole('tab');
+    assert.deepEqual(await tabs.allTextContents(), ['Stock', 'Costs hidden']);
+    const stock = page.getByRole('tab', { name: 'Stock' });
+    const costs = page.getByRole('tab', { name: /Costs/ });
+    assert.equal(await stock.getAttribute('aria-selected'), 'true');
+    assert.equal(await costs.getAttribute('aria-selected'), 'false');
+    assert.equal(await stock.locator('.badge').count(), 0);
+    await pageStatus('Rows 1–12 of 12, page 1 of 1');
+    assert.deepEqual(await previewRows(), workbookValues(0).map((v, k) => shown(k + 1, v)));
+    await screenshot(page, 'preview-workbook');
+  });
+
+  test('sheets switch by click and by arrow keys', async () => {
+    await page.getByRole('tab', { name: /Costs/ }).click();
+    await pageStatus('Rows 1–3 of 3, page 1 of 1');
+    assert.deepEqual(await previewRows(), workbookValues(1).map((v, k) => shown(k + 1, v)));
+    const headers = await page.locator('#rows-head .column-name').allInnerTexts();
+    assert.deepEqual(headers, ['center', 'budget']);
+
+    // The selected tab has focus after a click; ArrowRight wraps to the first sheet.
+    await page.keyboard.press('ArrowRight');
+    await pageStatus('Rows 1–12 of 12, page 1 of 1');
+    assert.equal(await page.getByRole('tab', { name: 'Stock' }).getAttribute('aria-selected'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Stock');
+    await page.keyboard.press('End');
+    await pageStatus('Rows 1–3 of 3, page 1 of 1');
+  });
+
+  test('the export of the hidden sheet holds that sheet', async () => {
+    // The hidden sheet is still selected from the test above.
+    assert.equal(await page.getByRole('tab', { name: /Costs/ }).getAttribute('aria-selected'), 'true');
+    const csv = await exportFile('CSV');
+    assert.deepEqual(parseCsv(csv.text), WORKBOOK[1].rows.map((row) => row.map(String)));
+    const ndjson = await exportFile('NDJSON');
+    const lines = ndjson.text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+    assert.deepEqual(lines, workbookValues(1));
+  });
+
+  test('the export of the first sheet holds its dates and booleans', async () => {
+    await page.getByRole('tab', { name: 'Stock' }).click();
+    await pageStatus('Rows 1–12 of 12, page 1 of 1');
+    const ndjson = await exportFile('NDJSON');
+    const lines = ndjson.text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+    assert.deepEqual(lines, workbookValues(0));
+  });
+});
+
+describe('other ways in, and files the server refuses', () => {
+  test('a file dropped on the drop zone is uploaded and parsed', async () => {
+    const zone = page.locator('#dropzone');
+    const transfer = await page.evaluateHandle(() => {
+      const data = new DataTransfer();
+      data.items.add(new File(['city,people\nLyon,522000\nNantes,320000\n'], 'dropped.csv', { type: 'text/csv' }));
+      return data;
+    });
+    await zone.dispatchEvent('dragenter', { dataTransfer: transfer });
+    assert.equal(await zone.evaluate((z) => z.classList.contains('dragging')), true);
+    await zone.dispatchEvent('drop', { dataTransfer: transfer });
+    assert.equal(await zone.evaluate((z) => z.classList.contains('dragging')), false);
+    await waitForText(fileRow(page, 'dropped.csv').locator('.status'), 'COMPLETED');
+    await openPreview('dropped.csv');
+    assert.deepEqual(await previewRows(), [['1', 'Lyon', '522000'], ['2', 'Nantes', '320000']]);
+  });
+
+  test('a PDF is refused with the server\'s message, and is not listed', async () => {
+    const pdf = Buffer.from('%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
+    // What the server says about this file, asked directly.
+    const direct = await apiUpload(KEY, 'report.pdf', pdf);
+    assert.equal(direct.status, 415);
+    assert.equal(direct.body.error.code, 'unsupported_format');
+
+    await page.getByLabel('Choose files').setInputFiles({ name: 'report.pdf', mimeType: 'application/pdf', buffer: pdf });
+    const card = page.locator('.upload').filter({ hasText: 'report.pdf' });
+    await waitForText(card.locator('.upload-status'), 'Refused');
+    const text = await card.locator('.upload-status').innerText();
+    assert.ok(text.includes(direct.body.error.message), text);
+    assert.ok(text.includes('unsupported_format') && text.includes('415'), text);
+    assert.equal(await fileRow(page, 'report.pdf').count(), 0);
+    const names = (await listAllFiles(KEY)).map((f) => f.file_name);
+    assert.ok(!names.includes('report.pdf'));
+    await screenshot(page, 'refused');
+  });
+
+  test('a file over the size limit is refused with the size in words', async () => {
+    const limit = Number(process.env.MAX_UPLOAD_BYTES);
+    assert.ok(limit > 0, 'MAX_UPLOAD_BYTES is set by browser.sh');
+    const big = Buffer.alloc(limit + 1024, 'a,b\n');
+    await page.getByLabel('Choose files').setInputFiles({ name: 'huge.csv', mimeType: 'text/csv', buffer: big });
+    const card = page.locator('.upload').filter({ hasText: 'huge.csv' });
+    await waitForText(card.locator('.upload-status'), /Refused|Failed/);
+    const text = await card.locator('.upload-status').innerText();
+    assert.match(text, /payload_too_large/);
+    assert.match(text, new RegExp(`${limit}`));
+    assert.equal(await fileRow(page, 'huge.csv').count(), 0);
+  });
+
+  test('a workbook that cannot be parsed shows FAILED with its code and message', async () => {
+    // A truncated xlsx: a zip without its directory. The upload takes it (it starts like an
+    // xlsx); the parser cannot read it.
+    const truncated = XLSX.subarray(0, Math.floor(XLSX.length * 0.6));
+    await page.getByLabel('Choose files').setInputFiles({
+      name: 'broken.xlsx',
+      mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      buffer: truncated,
+    });
+    const row = fileRow(page, 'broken.xlsx');
+    await waitForText(row.locator('.status'), 'FAILED');
+    const { body: file } = await api(KEY, `/api/v1/files/${await row.getAttribute('data-file-id')}`);
+    assert.equal(file.task.status, 'FAILED');
+    const detail = await row.locator('.status-detail').innerText();
+    assert.equal(detail, `${file.task.error.code}: ${file.task.error.message}`);
+    assert.equal(await row.getByRole('button', { name: 'Preview broken.xlsx' }).isDisabled(), true);
+  });
+});

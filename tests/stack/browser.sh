@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The browser tests (tests/browser/*.test.mjs): headless Chromium, driven by playwright-core,
+# against the real api and worker on a throwaway Postgres and Azurite.
+#
+# Everything runs on free loopback ports with its state in a temp directory, so a dev stack from
+# up.sh (or another run of this script) can keep running. The debug api and worker are built
+# (cargo build -p api -p worker), two API keys are created (tenant A: the default tenant, tenant
+# B: another one), `node --test tests/browser/` runs, and everything is stopped and removed on
+# exit. Extra arguments go to `node --test` (e.g. --test-name-pattern=delete).
+#
+# Screenshots go to $BROWSER_ARTIFACTS (default target/browser-artifacts); logs of the services
+# are printed when a test fails. KEEP_BROWSER_STACK=1 keeps the temp directory for a look;
+# BROWSER_SKIP_BUILD=1 runs the binaries already in target/debug.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ensure_postgres
+ensure_azurite
+ensure_chromium
+[ -d "$REPO_ROOT/node_modules/playwright-core" ] || die "playwright-core is missing from node_modules (npm ci)"
+
+work=$(mktemp -d -t sheetrelay-browser.XXXXXX)
+# When root, Postgres runs as `postgres`, which must reach its data directory in here.
+chmod 755 "$work"
+pg_dir="$work/postgres"
+status=1
+
+cleanup() {
+  set +e
+  stop_pidfile "$work/worker.pid" worker
+  stop_pidfile "$work/api.pid" api
+  stop_azurite "$work/azurite"
+  stop_postgres "$pg_dir"
+  if [ "$status" -ne 0 ]; then
+    for name in api worker; do
+      if [ -s "$work/$name.log" ]; then
+        warn "last lines of the $name log:"
+        tail -n 40 "$work/$name.log" >&2
+      fi
+    done
+  fi
+  if [ "${KEEP_BROWSER_STACK:-0}" = 1 ]; then
+    log "kept $work"
+  else
+    rm -rf "$work"
+  fi
+}
+trap cleanup EXIT
+
+PG_PORT=$(free_port)
+BLOB_PORT=$(free_port)
+QUEUE_PORT=$(free_port)
+TABLE_PORT=$(free_port)
+API_PORT=$(free_port)
+API_METRICS_PORT=$(free_port)
+WORKER_METRICS_PORT=$(free_port)
+
+start_postgres "$pg_dir" "$PG_PORT"
+create_database "$PG_PORT" sheetrelay
+start_azurite "$work/azurite" "$BLOB_PORT" "$QUEUE_PORT" "$TABLE_PORT"
+
+if [ "${BROWSER_SKIP_BUILD:-0}" = 1 ]; then
+  log "BROWSER_SKIP_BUILD=1: using the api and worker in target/debug as they are"
+else
+  log "building api and worker (cargo build -p api -p worker)"
+  (cd "$REPO_ROOT" && cargo build --locked -p api -p worker)
+fi
+API_BIN="$REPO_ROOT/target/debug/api"
+WORKER_BIN="$REPO_ROOT/target/debug/worker"
+
+AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/sheetrelay"
+export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$AZURITE_KEY;BlobEndpoint=http://127.0.0.1:$BLOB_PORT/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$QUEUE_PORT/devstoreaccount1"
+export LISTEN_ADDR="127.0.0.1:$API_PORT"
+# Small enough that the tests can send a file over it without a large upload.
+export MAX_UPLOAD_BYTES=${MAX_UPLOAD_BYTES:-2097152}
+export RUST_LOG="${RUST_LOG:-info}"
+export NO_COLOR=1
+API="http://127.0.0.1:$API_PORT"
+
+log "starting api on $API (it applies migrations at start)"
+start_bg "$work/api.pid" "$work/api.log" env METRICS_ADDR="127.0.0.1:$API_METRICS_PORT" "$API_BIN"
+deadline=$((SECONDS + 90))
+until http_status_is 200 "$API/readyz"; do
+  pidfile_alive "$work/api.pid" || die "the api exited"
+  [ "$SECONDS" -lt "$deadline" ] || die "GET $API/readyz is not 200 after 90s"
+  sleep 0.2
+done
+log "starting worker"
+start_bg "$work/worker.pid" "$work/worker.log" \
+  env METRICS_ADDR="127.0.0.1:$WORKER_METRICS_PORT" "$WORKER_BIN" run
+
+# Tenant A is the default tenant; tenant B is another one, with an Entra-style GUID id.
+TENANT_B=6f1c1a52-3f0e-4d8e-9b1a-2c5d7e9f0b1b
+# create_key ARGS... — `api keys create ARGS`, which prints the key as its only stdout line.
+create_key() {
+  local out
+  out=$("$API_BIN" keys create "$@")
+  [ -n "$out" ] || die "api keys create $* printed no key"
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || die "api keys create printed more than the key: $out"
+  printf '%s\n' "$out"
+}
+SHEETRELAY_KEY_A=$(create_key --name browser-tests-a)
+SHEETRELAY_KEY_B=$(create_key --name browser-tests-b --tenant "$TENANT_B")
+
+export SHEETRELAY_URL="$API" SHEETRELAY_KEY_A SHEETRELAY_KEY_B SHEETRELAY_API_BIN="$API_BIN"
+export BROWSER_ARTIFACTS=${BROWSER_ARTIFACTS:-$REPO_ROOT/target/browser-artifacts}
+mkdir -p "$BROWSER_ARTIFACTS"
+
+cd "$REPO_ROOT"
+log "node --test tests/browser/ (screenshots in $BROWSER_ARTIFACTS)"
+set +e
+node --test --test-concurrency=1 "$@" tests/browser/
+status=$?
+set -e
+pidfile_alive "$work/worker.pid" || {
+  warn "the worker is no longer running"
+  status=1
+}
+exit "$status"
