@@ -11,6 +11,7 @@ use shared::config::{DatabaseConfig, TelemetryConfig};
 use shared::domain::MessageEncoding;
 use shared::storage::StorageConfig;
 
+use crate::parse::isolate::{ChildArgs, CHILD_SUBCOMMAND};
 use crate::parse::ParseLimits;
 
 /// Outbox relay (Postgres → Azure Queue Storage) and queue consumer (queue → parsed rows).
@@ -27,6 +28,9 @@ pub enum Command {
     Run(Box<RunConfig>),
     /// Operate on the outbox: counts per status, or requeue DEAD messages.
     Outbox(OutboxArgs),
+    /// Parse the files named on stdin, as the consumer's isolated child (not for people).
+    #[command(name = CHILD_SUBCOMMAND, hide = true)]
+    ParseChild(ChildArgs),
 }
 
 /// Which loops this process runs, so they can be scaled apart.

@@ -1,13 +1,15 @@
-//! Domain types shared by the api and the worker: file formats, task and outbox states, and the
-//! queue message envelope the relay sends and the consumer reads.
+//! Domain types shared by the api and the worker: file formats, task and outbox states, the codes
+//! a task fails with, and the queue message envelope the relay sends and the consumer reads.
 
 pub mod column_type;
 pub mod digest;
 pub mod envelope;
+pub mod error_code;
 pub mod format;
 pub mod status;
 
 pub use column_type::{ColumnType, TypeSet};
 pub use envelope::{Envelope, MessageEncoding, ParseTaskPayload, PARSE_TASK};
+pub use error_code::{TaskErrorCode, UnknownTaskErrorCode};
 pub use format::FileFormat;
 pub use status::{OutboxStatus, TaskStatus};

@@ -17,6 +17,7 @@ pub use run::run;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use shared::domain::TaskErrorCode;
 use shared::storage::{BlobStore, QueueClient};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
@@ -24,13 +25,6 @@ use uuid::Uuid;
 
 use crate::config::ConsumerConfig;
 use crate::parse::isolate::Isolation;
-
-/// Task error code: the message was delivered more than `MAX_DEQUEUE_COUNT` times.
-pub const RETRIES_EXHAUSTED: &str = "retries_exhausted";
-/// Task error code: the message was not a valid parse-task envelope.
-pub const INVALID_MESSAGE: &str = "invalid_message";
-/// Task error code: the uploaded blob or its `source_files` row is gone.
-pub const SOURCE_MISSING: &str = "source_missing";
 
 /// Everything the consumer needs. Cheap to clone.
 #[derive(Clone)]
@@ -50,13 +44,16 @@ pub enum Outcome {
     /// Parsed; rows, sheets and `COMPLETED` committed; message deleted.
     Completed { task_id: Uuid, rows: u64 },
     /// The file cannot be parsed: task `FAILED` with `code`; message deleted.
-    Failed { task_id: Uuid, code: String },
+    Failed { task_id: Uuid, code: TaskErrorCode },
     /// The task was already final: message deleted, nothing else done.
     Duplicate { task_id: Uuid },
     /// Another consumer holds the task right now: message left to reappear.
     Busy { task_id: Uuid },
     /// Sent to `<queue>-poison`; the task (when known) `FAILED` with `code`.
-    Poisoned { task_id: Option<Uuid>, code: String },
+    Poisoned {
+        task_id: Option<Uuid>,
+        code: TaskErrorCode,
+    },
     /// A transient failure: task released, message left to reappear after a backoff.
     Retry { task_id: Uuid, db_unavailable: bool },
     /// Our lease ran out and someone else took the task: our work was rolled back.

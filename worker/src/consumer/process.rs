@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use shared::db;
-use shared::domain::{Envelope, FileFormat, ParseTaskPayload};
+use shared::domain::{Envelope, FileFormat, ParseTaskPayload, TaskErrorCode};
 use shared::storage::{ReceivedMessage, StorageError};
 use tokio::io::AsyncWriteExt as _;
 use tokio_util::sync::CancellationToken;
@@ -15,7 +15,7 @@ use crate::parse::ParseFailure;
 
 use super::keepalive::{current, keep_alive};
 use super::store::{result_json, stream_rows, TempFile};
-use super::{Consumer, Outcome, INVALID_MESSAGE, RETRIES_EXHAUSTED, SOURCE_MISSING};
+use super::{Consumer, Outcome};
 
 impl Consumer {
     /// Processes one received message to its end. An `Err` is an unexpected failure (the
@@ -29,7 +29,7 @@ impl Consumer {
             Ok(e) => e,
             Err(e) => {
                 return self
-                    .poison(&msg, None, INVALID_MESSAGE, &e.to_string())
+                    .poison(&msg, None, TaskErrorCode::InvalidMessage, &e.to_string())
                     .await
             }
         };
@@ -43,7 +43,7 @@ impl Consumer {
                     .and_then(|v| v.as_str())
                     .and_then(|s| s.parse().ok());
                 return self
-                    .poison(&msg, task_id, INVALID_MESSAGE, &e.to_string())
+                    .poison(&msg, task_id, TaskErrorCode::InvalidMessage, &e.to_string())
                     .await;
             }
         };
@@ -52,7 +52,9 @@ impl Consumer {
             Ok(Some(t)) => t,
             Ok(None) => {
                 let reason = format!("task {task_id} does not exist");
-                return self.poison(&msg, None, INVALID_MESSAGE, &reason).await;
+                return self
+                    .poison(&msg, None, TaskErrorCode::InvalidMessage, &reason)
+                    .await;
             }
             Err(e) => return self.db_failed(&msg, task_id, None, e).await,
         };
@@ -63,7 +65,9 @@ impl Consumer {
                 "the message names source file {} but task {task_id} belongs to {}",
                 payload.source_file_id, task.source_file_id
             );
-            return self.poison(&msg, None, INVALID_MESSAGE, &reason).await;
+            return self
+                .poison(&msg, None, TaskErrorCode::InvalidMessage, &reason)
+                .await;
         }
         if task.status.is_final() {
             tracing::info!(%task_id, status = ?task.status, "task already final; duplicate delivery deleted");
@@ -76,7 +80,12 @@ impl Consumer {
                 msg.dequeue_count, self.cfg.max_dequeue_count
             );
             return self
-                .poison(&msg, Some(task_id), RETRIES_EXHAUSTED, &reason)
+                .poison(
+                    &msg,
+                    Some(task_id),
+                    TaskErrorCode::RetriesExhausted,
+                    &reason,
+                )
                 .await;
         }
         let started = match db::tasks::start(&self.db, task_id, self.cfg.task_lease).await {
@@ -135,7 +144,9 @@ impl Consumer {
             }
             Ok(Work::Lost) => Ok(Outcome::Lost { task_id }),
             Ok(Work::Unparsable(code, message)) => {
-                match db::tasks::fail(&self.db, task_id, Some(attempt), &code, &message).await {
+                match db::tasks::fail(&self.db, task_id, Some(attempt), code.as_str(), &message)
+                    .await
+                {
                     Ok(_) => {
                         tracing::warn!(%task_id, attempt, code = %code, message = %message, "task failed");
                         self.delete(&msg.id, &receipt).await;
@@ -176,13 +187,13 @@ impl Consumer {
             .context("reading the source file")?
         else {
             return Ok(Work::Unparsable(
-                SOURCE_MISSING.into(),
+                TaskErrorCode::SourceMissing,
                 format!("source file {source_file_id} does not exist"),
             ));
         };
         let Some(format) = FileFormat::parse(&file.format) else {
             return Ok(Work::Unparsable(
-                "unsupported_format".into(),
+                TaskErrorCode::UnsupportedFormat,
                 format!("unknown format {:?}", file.format),
             ));
         };
@@ -209,7 +220,7 @@ impl Consumer {
             Ok(()) => {}
             Err(e) if e.is_not_found() => {
                 return Ok(Work::Unparsable(
-                    SOURCE_MISSING.into(),
+                    TaskErrorCode::SourceMissing,
                     format!(
                         "the uploaded file {} is missing from storage",
                         file.blob_name
@@ -255,7 +266,7 @@ impl Consumer {
             Ok(s) => s,
             Err(ParseFailure { code, message }) => {
                 drop(tx);
-                return Ok(Work::Unparsable(code.as_str().to_owned(), message));
+                return Ok(Work::Unparsable(code, message));
             }
         };
         for sheet in &summary.sheets {
@@ -293,7 +304,7 @@ impl Consumer {
         &self,
         msg: &ReceivedMessage,
         task_id: Option<Uuid>,
-        code: &str,
+        code: TaskErrorCode,
         reason: &str,
     ) -> anyhow::Result<Outcome> {
         self.poison
@@ -301,17 +312,14 @@ impl Consumer {
             .await
             .map_err(|e| storage_context(e, "sending to the poison queue"))?;
         if let Some(id) = task_id {
-            db::tasks::fail(&self.db, id, None, code, reason)
+            db::tasks::fail(&self.db, id, None, code.as_str(), reason)
                 .await
                 .context("failing a poisoned task")?;
         }
         self.delete(&msg.id, &msg.pop_receipt).await;
         tracing::error!(task_id = ?task_id, message_id = %msg.id, dequeue_count = msg.dequeue_count,
-            code, reason, "message moved to the poison queue");
-        Ok(Outcome::Poisoned {
-            task_id,
-            code: code.to_owned(),
-        })
+            %code, reason, "message moved to the poison queue");
+        Ok(Outcome::Poisoned { task_id, code })
     }
 
     /// A database failure outside the parse: a transient one leaves the message to reappear.
@@ -387,7 +395,7 @@ impl Consumer {
 
 enum Work {
     Completed(u64),
-    Unparsable(String, String),
+    Unparsable(TaskErrorCode, String),
     Lost,
 }
 

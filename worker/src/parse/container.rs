@@ -8,7 +8,7 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::limits::INFLATE_RATIO_FLOOR;
-use super::{ParseErrorCode, ParseFailure, ParseLimits};
+use super::{ParseFailure, ParseLimits, TaskErrorCode};
 
 const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
@@ -44,7 +44,7 @@ pub(crate) fn sniff(path: &Path) -> Result<Content, ParseFailure> {
 pub(crate) fn classify(head: &[u8]) -> Result<Content, ParseFailure> {
     if head.is_empty() {
         return Err(ParseFailure::new(
-            ParseErrorCode::EmptyFile,
+            TaskErrorCode::EmptyFile,
             "the file is empty",
         ));
     }
@@ -58,13 +58,13 @@ pub(crate) fn classify(head: &[u8]) -> Result<Content, ParseFailure> {
     // (0x0009, 0x0209, 0x0409 or 0x0809) at offset 0. calamine reads none of them.
     if head.len() >= 4 && matches!(head[0], 0x09) && matches!(head[1], 0x00 | 0x02 | 0x04 | 0x08) {
         return Err(ParseFailure::new(
-            ParseErrorCode::UnsupportedFormat,
+            TaskErrorCode::UnsupportedFormat,
             "an Excel 2.x–4.x (BIFF2–4) file: re-save it as .xlsx",
         ));
     }
     if head.starts_with(b"%PDF") {
         return Err(ParseFailure::new(
-            ParseErrorCode::UnsupportedFormat,
+            TaskErrorCode::UnsupportedFormat,
             "the file is a PDF document, not a spreadsheet",
         ));
     }
@@ -72,7 +72,7 @@ pub(crate) fn classify(head: &[u8]) -> Result<Content, ParseFailure> {
         return Ok(Content::Text);
     }
     Err(ParseFailure::new(
-        ParseErrorCode::UnsupportedFormat,
+        TaskErrorCode::UnsupportedFormat,
         "the file is neither text nor a spreadsheet format we read",
     ))
 }
@@ -116,7 +116,7 @@ pub(crate) fn check_zip(path: &Path, limits: &ParseLimits) -> Result<ZipKind, Pa
         let name = entry.name().map(|n| n.into_owned()).unwrap_or_default();
         if entry.encrypted() {
             return Err(ParseFailure::new(
-                ParseErrorCode::EncryptedFile,
+                TaskErrorCode::EncryptedFile,
                 format!("zip entry '{name}' is password protected"),
             ));
         }
@@ -131,7 +131,7 @@ pub(crate) fn check_zip(path: &Path, limits: &ParseLimits) -> Result<ZipKind, Pa
     }
     if total > limits.max_inflated_bytes {
         return Err(ParseFailure::new(
-            ParseErrorCode::DecompressionLimit,
+            TaskErrorCode::DecompressionLimit,
             format!(
                 "the archive inflates to {total} bytes, more than the limit of {} bytes",
                 limits.max_inflated_bytes
@@ -140,7 +140,7 @@ pub(crate) fn check_zip(path: &Path, limits: &ParseLimits) -> Result<ZipKind, Pa
     }
     if total > INFLATE_RATIO_FLOOR && total / file_len > limits.max_inflate_ratio {
         return Err(ParseFailure::new(
-            ParseErrorCode::DecompressionLimit,
+            TaskErrorCode::DecompressionLimit,
             format!(
                 "the archive inflates {}× ({total} bytes from {file_len}), more than the limit of {}×",
                 total / file_len,
@@ -150,7 +150,7 @@ pub(crate) fn check_zip(path: &Path, limits: &ParseLimits) -> Result<ZipKind, Pa
     }
     let kind = kind.ok_or_else(|| {
         ParseFailure::new(
-            ParseErrorCode::UnsupportedFormat,
+            TaskErrorCode::UnsupportedFormat,
             "a zip archive that holds no Excel or OpenDocument workbook",
         )
     })?;
@@ -228,15 +228,15 @@ mod tests {
         assert_eq!(classify(b"PK\x03\x04rest").ok(), Some(Content::Zip));
         assert_eq!(classify(CFB_MAGIC).ok(), Some(Content::Cfb));
         let code = |h: &[u8]| classify(h).err().map(|e| e.code);
-        assert_eq!(code(b""), Some(ParseErrorCode::EmptyFile));
-        assert_eq!(code(b"%PDF-1.7\n"), Some(ParseErrorCode::UnsupportedFormat));
+        assert_eq!(code(b""), Some(TaskErrorCode::EmptyFile));
+        assert_eq!(code(b"%PDF-1.7\n"), Some(TaskErrorCode::UnsupportedFormat));
         assert_eq!(
             code(&[0x09, 0x04, 0x06, 0x00, 0, 0, 0x10, 0]),
-            Some(ParseErrorCode::UnsupportedFormat)
+            Some(TaskErrorCode::UnsupportedFormat)
         );
         assert_eq!(
             code(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
-            Some(ParseErrorCode::UnsupportedFormat)
+            Some(TaskErrorCode::UnsupportedFormat)
         );
     }
 

@@ -17,7 +17,7 @@ use calamine::{Cell, Data, DataRef, Reader, SheetType, SheetVisible, Xls, Xlsb, 
 
 use super::container::ZipKind;
 use super::sheet::{check_cell, check_rows, Kind, SheetBuilder};
-use super::{json, ParseErrorCode, ParseEvent, ParseFailure, ParseLimits, ParseSummary};
+use super::{json, ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode};
 
 /// The workbook formats read here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -454,8 +454,8 @@ fn header_text(value: &DataRef<'_>) -> String {
 /// What a reader's error says about the file: its failure code (corrupt unless the reader
 /// says more) and its words.
 trait ReadError: Display {
-    fn code(&self) -> ParseErrorCode {
-        ParseErrorCode::CorruptFile
+    fn code(&self) -> TaskErrorCode {
+        TaskErrorCode::CorruptFile
     }
 
     fn describe(&self) -> String {
@@ -467,10 +467,10 @@ trait ReadError: Display {
 macro_rules! password_means_encrypted {
     ($($error:ident),*) => {$(
         impl ReadError for calamine::$error {
-            fn code(&self) -> ParseErrorCode {
+            fn code(&self) -> TaskErrorCode {
                 match self {
-                    calamine::$error::Password => ParseErrorCode::EncryptedFile,
-                    _ => ParseErrorCode::CorruptFile,
+                    calamine::$error::Password => TaskErrorCode::EncryptedFile,
+                    _ => TaskErrorCode::CorruptFile,
                 }
             }
         }
@@ -480,12 +480,12 @@ macro_rules! password_means_encrypted {
 password_means_encrypted!(XlsxError, XlsbError, XlsError);
 
 impl ReadError for calamine::OdsError {
-    fn code(&self) -> ParseErrorCode {
+    fn code(&self) -> TaskErrorCode {
         match self {
-            calamine::OdsError::Password => ParseErrorCode::EncryptedFile,
+            calamine::OdsError::Password => TaskErrorCode::EncryptedFile,
             // Repeat attributes are compression: a few bytes can declare billions of cells.
-            calamine::OdsError::CellLimitExceeded { .. } => ParseErrorCode::DecompressionLimit,
-            _ => ParseErrorCode::CorruptFile,
+            calamine::OdsError::CellLimitExceeded { .. } => TaskErrorCode::DecompressionLimit,
+            _ => TaskErrorCode::CorruptFile,
         }
     }
 
@@ -504,7 +504,7 @@ impl ReadError for std::convert::Infallible {}
 /// The task outcome of a reader error, `context` saying where it happened.
 fn read_failure(e: &impl ReadError, context: impl Display) -> ParseFailure {
     match e.code() {
-        ParseErrorCode::EncryptedFile => ParseFailure::password_protected(),
+        TaskErrorCode::EncryptedFile => ParseFailure::password_protected(),
         code => ParseFailure::new(code, format!("{context}: {}", e.describe())),
     }
 }

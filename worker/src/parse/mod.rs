@@ -23,9 +23,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use error::{ParseErrorCode, ParseFailure};
+pub use error::ParseFailure;
 pub use limits::ParseLimits;
-pub use shared::domain::{ColumnType, FileFormat};
+pub use shared::domain::{ColumnType, FileFormat, TaskErrorCode};
 
 /// What the parser reports while it reads, in order: for each sheet a `SheetStart`, its rows,
 /// then a `SheetEnd` carrying the sheet's final columns (ragged rows can add some at the end).

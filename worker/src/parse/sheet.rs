@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use shared::domain::{ColumnType, TypeSet};
 
-use super::{ParseErrorCode, ParseFailure, SheetSummary};
+use super::{ParseFailure, SheetSummary, TaskErrorCode};
 
 /// What kind of typed value an Excel cell held, for column type reporting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,7 +161,7 @@ impl SheetBuilder {
     fn check_width(&self, width: usize) -> Result<(), ParseFailure> {
         if width > self.max_columns as usize {
             return Err(ParseFailure::new(
-                ParseErrorCode::TooManyColumns,
+                TaskErrorCode::TooManyColumns,
                 format!(
                     "sheet '{}' has {} columns, more than the limit of {}",
                     self.name, width, self.max_columns
@@ -208,7 +208,7 @@ fn unique(seen: &mut HashSet<String>, base: String) -> String {
 pub(crate) fn check_rows(rows_total: u64, max_rows: u64) -> Result<(), ParseFailure> {
     if rows_total > max_rows {
         return Err(ParseFailure::new(
-            ParseErrorCode::TooManyRows,
+            TaskErrorCode::TooManyRows,
             format!("the file has more than {max_rows} data rows"),
         ));
     }
@@ -225,7 +225,7 @@ pub(crate) fn check_cell(
 ) -> Result<(), ParseFailure> {
     if len > max {
         return Err(ParseFailure::new(
-            ParseErrorCode::CellTooLarge,
+            TaskErrorCode::CellTooLarge,
             format!(
                 "sheet '{sheet}', data row {row}: a cell of {len} bytes exceeds the limit of {max}"
             ),
@@ -265,6 +265,6 @@ mod tests {
         let mut s = SheetBuilder::new(0, "s".into(), false, false, 2);
         assert!(s.set_header(vec!["a".into()]).is_ok());
         let err = s.ensure_width(3).err().map(|e| e.code);
-        assert_eq!(err, Some(ParseErrorCode::TooManyColumns));
+        assert_eq!(err, Some(TaskErrorCode::TooManyColumns));
     }
 }

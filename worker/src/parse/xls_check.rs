@@ -10,7 +10,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{ParseErrorCode, ParseFailure, ParseLimits};
+use super::{ParseFailure, ParseLimits, TaskErrorCode};
 
 /// BIFF record types this check reads.
 const DIMENSIONS: u16 = 0x0200;
@@ -59,7 +59,7 @@ fn check_stream(stream: &[u8], limits: &ParseLimits) -> Result<(), ParseFailure>
     // would report an empty workbook.
     if let Some((0x0009 | 0x0209 | 0x0409, _)) = Records(stream).next() {
         return Err(ParseFailure::new(
-            ParseErrorCode::UnsupportedFormat,
+            TaskErrorCode::UnsupportedFormat,
             "an Excel 2.x–4.x (BIFF2–4) workbook: re-save it as .xlsx",
         ));
     }
@@ -145,7 +145,7 @@ fn check_dimensions(data: &[u8], sheet: usize, limits: &ParseLimits) -> Result<(
     };
     if rows > limits.max_rows.saturating_add(1) {
         return Err(ParseFailure::new(
-            ParseErrorCode::TooManyRows,
+            TaskErrorCode::TooManyRows,
             format!(
                 "sheet {sheet} declares {rows} rows; at most {} data rows are allowed",
                 limits.max_rows
@@ -154,7 +154,7 @@ fn check_dimensions(data: &[u8], sheet: usize, limits: &ParseLimits) -> Result<(
     }
     if cols > u64::from(limits.max_columns) {
         return Err(ParseFailure::new(
-            ParseErrorCode::TooManyColumns,
+            TaskErrorCode::TooManyColumns,
             format!(
                 "sheet {sheet} declares {cols} columns; at most {} are allowed",
                 limits.max_columns
@@ -166,7 +166,7 @@ fn check_dimensions(data: &[u8], sheet: usize, limits: &ParseLimits) -> Result<(
     let cells = rows.saturating_mul(cols);
     if cells.saturating_mul(BYTES_PER_CELL) > limits.memory_limit_bytes / 2 {
         return Err(ParseFailure::new(
-            ParseErrorCode::MemoryLimit,
+            TaskErrorCode::MemoryLimit,
             format!(
                 "sheet {sheet} declares {rows} rows × {cols} columns; the xls reader would need \
                  {} MB for that grid before reading a cell",

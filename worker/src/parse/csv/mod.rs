@@ -21,7 +21,7 @@ use row::Rows;
 
 use super::sheet::{check_cell, check_rows, SheetBuilder};
 use super::{
-    delimiter, encoding, json, ParseErrorCode, ParseEvent, ParseFailure, ParseLimits, ParseSummary,
+    delimiter, encoding, json, ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode,
 };
 
 /// The name of the single sheet of a CSV/TSV file.
@@ -43,7 +43,7 @@ pub(crate) fn parse(
         .map_err(io_err)?;
     if sample.is_empty() {
         return Err(ParseFailure::new(
-            ParseErrorCode::EmptyFile,
+            TaskErrorCode::EmptyFile,
             "the file is empty",
         ));
     }
@@ -145,7 +145,7 @@ pub(crate) fn parse(
     emit(&mut row, sheet.rows, on_event)?;
     if !sheet.has_header() {
         return Err(ParseFailure::new(
-            ParseErrorCode::EmptyFile,
+            TaskErrorCode::EmptyFile,
             "the file holds no data: every line is blank",
         ));
     }
@@ -189,7 +189,7 @@ fn max_record_bytes(limits: &ParseLimits) -> usize {
 fn read_error(e: io::Error, sheet: &SheetBuilder, limits: &ParseLimits) -> ParseFailure {
     if e.kind() == io::ErrorKind::FileTooLarge {
         return ParseFailure::new(
-            ParseErrorCode::CellTooLarge,
+            TaskErrorCode::CellTooLarge,
             format!(
                 "after data row {}: a record runs past {} bytes (an unclosed quote?), cells are limited to {} bytes",
                 sheet.rows,

@@ -1,0 +1,131 @@
+//! Why a task failed, as one vocabulary: the codes the worker stores in `tasks.error_code`, the
+//! api shows as a task's `error.code` and the README's table documents (a test keeps the table
+//! and this enum equal). A file that cannot be parsed is a task outcome with one of these codes,
+//! never a process error.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Declares the enum and its text once: each variant's snake_case name is the stored value.
+macro_rules! task_error_codes {
+    ($($(#[doc = $doc:literal])* $variant:ident => $text:literal,)*) => {
+        /// The code a failed task carries.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum TaskErrorCode {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl TaskErrorCode {
+            /// Every code, in the README's order.
+            pub const ALL: &[TaskErrorCode] = &[$(TaskErrorCode::$variant,)*];
+
+            /// The stored and displayed text, e.g. `"empty_file"`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(TaskErrorCode::$variant => $text,)*
+                }
+            }
+        }
+    };
+}
+
+task_error_codes! {
+    /// No bytes, or nothing but blank lines.
+    EmptyFile => "empty_file",
+    /// Not CSV/TSV or a workbook that can be read (a PDF named `.xlsx`, BIFF2–4).
+    UnsupportedFormat => "unsupported_format",
+    /// A password-protected workbook.
+    EncryptedFile => "encrypted_file",
+    /// A bad zip, a truncated file, broken XML or records.
+    CorruptFile => "corrupt_file",
+    /// More data rows than allowed, all sheets together.
+    TooManyRows => "too_many_rows",
+    /// More columns in one sheet than allowed.
+    TooManyColumns => "too_many_columns",
+    /// A cell's text longer than allowed.
+    CellTooLarge => "cell_too_large",
+    /// A zip bomb, or an ods repeating cells too many times.
+    DecompressionLimit => "decompression_limit",
+    /// The parse child needed more memory than allowed.
+    MemoryLimit => "memory_limit",
+    /// The parse took longer than allowed.
+    ParseTimeout => "parse_timeout",
+    /// The parser panicked or died on this file.
+    ParserCrashed => "parser_crashed",
+    /// The uploaded blob or its `source_files` row is gone.
+    SourceMissing => "source_missing",
+    /// The task's message was delivered more often than allowed without success.
+    RetriesExhausted => "retries_exhausted",
+    /// The queue message was not a valid parse-task envelope for its task.
+    InvalidMessage => "invalid_message",
+}
+
+impl fmt::Display for TaskErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A stored code that is not one of [`TaskErrorCode::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown task error code {0:?}")]
+pub struct UnknownTaskErrorCode(pub String);
+
+impl FromStr for TaskErrorCode {
+    type Err = UnknownTaskErrorCode;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TaskErrorCode::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownTaskErrorCode(s.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_is_the_serde_name_and_reads_back() {
+        for &code in TaskErrorCode::ALL {
+            let json = serde_json::to_string(&code).expect("serialise");
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+            assert_eq!(code.as_str().parse::<TaskErrorCode>(), Ok(code));
+        }
+        assert!("no_such_code".parse::<TaskErrorCode>().is_err());
+    }
+
+    /// The codes in the first column of the README's table of task error codes, in order.
+    fn readme_codes() -> Vec<String> {
+        let readme = include_str!("../../../README.md");
+        let table = readme
+            .split("\n| code | |\n")
+            .nth(1)
+            .expect("the README has a table headed `| code | |`");
+        table
+            .lines()
+            .skip(1) // |---|---|
+            .take_while(|l| l.starts_with('|'))
+            .flat_map(|row| {
+                let first = row.split('|').nth(1).unwrap_or_default();
+                first
+                    .split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_readme_table_lists_every_code_in_order() {
+        let enum_codes: Vec<&str> = TaskErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(readme_codes(), enum_codes);
+    }
+}

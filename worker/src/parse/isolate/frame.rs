@@ -1,0 +1,190 @@
+//! The frame protocol between a parse child and its parent, both ways of it: one line per event,
+//! a tag and a tab, then JSON (or, for a row, its JSON array text as the parser wrote it):
+//!
+//! ```text
+//! S\t{"index":0,"name":"Sheet1","hidden":false}
+//! R\t<JSON array of values>      (JSON text never holds a raw newline)
+//! E\t<SheetSummary JSON>
+//! D\t<ParseSummary JSON>      or      F\t<ParseFailure JSON>      (always the last line)
+//! ```
+//!
+//! A row's sheet is that of the last `S` line and its index counts from 0 after it, so a row
+//! frame is its JSON text and nothing else: rows cross the process boundary without a per-row
+//! allocation, copy or number parse.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use anyhow::{anyhow, bail, Context};
+use serde::{Deserialize, Serialize};
+
+use crate::parse::{ParseEvent, ParseFailure, ParseSummary, SheetSummary};
+
+#[derive(Serialize, Deserialize)]
+struct SheetStartFrame {
+    index: u32,
+    name: String,
+    hidden: bool,
+}
+
+/// One decoded line.
+pub(super) enum Frame<'a> {
+    Event(ParseEvent<'a>),
+    Done(ParseSummary),
+    Failed(ParseFailure),
+}
+
+/// Turns lines back into events, numbering the rows of the current sheet.
+#[derive(Default)]
+pub(super) struct FrameDecoder {
+    sheet: u32,
+    next_row: u64,
+}
+
+impl FrameDecoder {
+    fn row<'a>(&mut self, values: &'a str) -> Frame<'a> {
+        let index = self.next_row;
+        self.next_row += 1;
+        Frame::Event(ParseEvent::Row {
+            sheet: self.sheet,
+            index,
+            values: Cow::Borrowed(values),
+        })
+    }
+
+    /// Decodes one line (without its newline).
+    pub(super) fn decode<'a>(&mut self, line: &'a str) -> anyhow::Result<Frame<'a>> {
+        // Rows are nearly every frame: recognise them first, with a two-byte compare.
+        if let Some(values) = line.strip_prefix("R\t") {
+            return Ok(self.row(values));
+        }
+        let (tag, rest) = line
+            .split_once('\t')
+            .ok_or_else(|| anyhow!("parse child wrote an unframed line"))?;
+        Ok(match tag {
+            "S" => {
+                let s: SheetStartFrame = serde_json::from_str(rest).context("sheet start frame")?;
+                self.sheet = s.index;
+                self.next_row = 0;
+                Frame::Event(ParseEvent::SheetStart {
+                    index: s.index,
+                    name: s.name,
+                    hidden: s.hidden,
+                })
+            }
+            "E" => Frame::Event(ParseEvent::SheetEnd(
+                serde_json::from_str::<SheetSummary>(rest).context("sheet end frame")?,
+            )),
+            "D" => Frame::Done(serde_json::from_str(rest).context("summary frame")?),
+            "F" => Frame::Failed(serde_json::from_str(rest).context("failure frame")?),
+            other => bail!("parse child wrote an unknown frame tag {other:?}"),
+        })
+    }
+}
+
+/// Writes one event as a line. Rows carry neither sheet nor index: the parser emits them in
+/// order from 0 after their sheet's start, which the decoder relies on (and a test checks).
+pub(super) fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::Result<()> {
+    match event {
+        ParseEvent::Row { values, .. } => {
+            out.write_all(b"R\t")?;
+            out.write_all(values.as_bytes())?;
+        }
+        ParseEvent::SheetStart {
+            index,
+            name,
+            hidden,
+        } => {
+            out.write_all(b"S\t")?;
+            serde_json::to_writer(
+                &mut *out,
+                &SheetStartFrame {
+                    index,
+                    name,
+                    hidden,
+                },
+            )?;
+        }
+        ParseEvent::SheetEnd(summary) => {
+            out.write_all(b"E\t")?;
+            serde_json::to_writer(&mut *out, &summary)?;
+        }
+    }
+    out.write_all(b"\n")
+}
+
+/// Writes a parse's last line: its summary or its failure.
+pub(super) fn encode_outcome(
+    out: &mut impl Write,
+    outcome: &Result<ParseSummary, ParseFailure>,
+) -> io::Result<()> {
+    match outcome {
+        Ok(summary) => {
+            out.write_all(b"D\t")?;
+            serde_json::to_writer(&mut *out, summary)?;
+        }
+        Err(failure) => {
+            out.write_all(b"F\t")?;
+            serde_json::to_writer(&mut *out, failure)?;
+        }
+    }
+    out.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::TaskErrorCode;
+
+    #[test]
+    fn frames_round_trip_with_rows_numbered_per_sheet() {
+        let mut buf = Vec::new();
+        let start = |index| ParseEvent::SheetStart {
+            index,
+            name: format!("S\t{index}"),
+            hidden: true,
+        };
+        let row = |sheet, index, values: &'static str| ParseEvent::Row {
+            sheet,
+            index,
+            values: Cow::Borrowed(values),
+        };
+        let events = vec![
+            start(0),
+            row(0, 0, r#"["a\tb",null,1]"#),
+            row(0, 1, "[2]"),
+            start(3),
+            row(3, 0, "[3]"),
+        ];
+        for e in events.clone() {
+            assert!(encode_event(&mut buf, e).is_ok());
+        }
+        let text = String::from_utf8(buf).expect("frames are UTF-8");
+        let mut decoder = FrameDecoder::default();
+        let decoded: Vec<ParseEvent<'_>> = text
+            .split_terminator('\n')
+            .filter_map(|l| match decoder.decode(l) {
+                Ok(Frame::Event(e)) => Some(e),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(decoded, events);
+    }
+
+    #[test]
+    fn outcomes_round_trip() {
+        let failure = ParseFailure::new(TaskErrorCode::CorruptFile, "bad\tzip\n");
+        for outcome in [Ok(ParseSummary::default()), Err(failure)] {
+            let mut buf = Vec::new();
+            assert!(encode_outcome(&mut buf, &outcome).is_ok());
+            let text = String::from_utf8(buf).expect("frames are UTF-8");
+            let line = text.strip_suffix('\n').expect("one line");
+            let decoded = match FrameDecoder::default().decode(line) {
+                Ok(Frame::Done(summary)) => Ok(summary),
+                Ok(Frame::Failed(failure)) => Err(failure),
+                _ => panic!("not an outcome: {line}"),
+            };
+            assert_eq!(decoded, outcome);
+        }
+    }
+}
