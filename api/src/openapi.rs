@@ -24,7 +24,12 @@ use crate::routes::{export, files, health, rows, tasks, upload};
         health::readyz,
         openapi_json
     ),
-    components(schemas(crate::error::ErrorBody, crate::views::UploadView)),
+    components(schemas(
+        crate::error::ErrorBody,
+        crate::views::UploadView,
+        export::ExportFormat,
+        upload::UploadForm
+    )),
     modifiers(&SecuritySchemes)
 )]
 pub struct ApiDoc;

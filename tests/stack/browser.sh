@@ -6,7 +6,8 @@
 # up.sh (or another run of this script) can keep running. The debug api and worker are built
 # (cargo build -p api -p worker), two API keys are created (tenant A: the default tenant, tenant
 # B: another one), `node --test tests/browser/` runs, and everything is stopped and removed on
-# exit. Extra arguments go to `node --test` (e.g. --test-name-pattern=delete).
+# exit. Extra arguments go to `node --test` (e.g. --test-name-pattern=delete). When the browser
+# tests pass, tests/stack/api_fuzz.sh fuzzes the same api against its OpenAPI document.
 #
 # Screenshots go to $BROWSER_ARTIFACTS (default target/browser-artifacts); logs of the services
 # are printed when a test fails. KEEP_BROWSER_STACK=1 keeps the temp directory for a look;
@@ -113,6 +114,11 @@ set +e
 node --test --test-concurrency=1 "$@" tests/browser/
 status=$?
 set -e
+# The same stack, from outside: a schema fuzzer checks every answer against /openapi.json.
+# API_FUZZ=0 skips it.
+if [ "$status" -eq 0 ] && [ "${API_FUZZ:-1}" != 0 ]; then
+  SHEETRELAY_KEY="$SHEETRELAY_KEY_A" "$STACK_DIR/api_fuzz.sh" || status=1
+fi
 pidfile_alive "$work/worker.pid" || {
   warn "the worker is no longer running"
   status=1

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A schema fuzzer against a running api: schemathesis reads /openapi.json and sends generated
+# requests (valid ones, and invalid ones in its coverage phase) to every operation, with a key,
+# and fails on any answer the document does not declare: a status it does not list, a body that
+# does not match its schema, a content type it does not name, or a 5xx.
+#
+#   SHEETRELAY_URL=http://127.0.0.1:8080 SHEETRELAY_KEY=srk_… tests/stack/api_fuzz.sh
+#
+# Bounded: at most FUZZ_MAX_EXAMPLES (default 30) examples per operation. schemathesis (pinned in
+# tests/fuzz/requirements.txt) is installed from PyPI into target/fuzz-venv on first use.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+: "${SHEETRELAY_URL:?set SHEETRELAY_URL to the base URL of the api}"
+: "${SHEETRELAY_KEY:?set SHEETRELAY_KEY to an API key}"
+venv="$REPO_ROOT/target/fuzz-venv"
+requirements="$REPO_ROOT/tests/fuzz/requirements.txt"
+if ! cmp -s "$requirements" "$venv/requirements.txt" 2>/dev/null; then
+  log "installing schemathesis into $venv (tests/fuzz/requirements.txt)"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
+  cp "$requirements" "$venv/requirements.txt"
+fi
+
+log "schemathesis against $SHEETRELAY_URL/openapi.json"
+exec "$venv/bin/st" run "$SHEETRELAY_URL/openapi.json" \
+  --header "Authorization: Bearer $SHEETRELAY_KEY" \
+  --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+  --phases examples,coverage,fuzzing \
+  --max-examples "${FUZZ_MAX_EXAMPLES:-30}" \
+  --workers 2 \
+  --seed "${FUZZ_SEED:-20261124}" \
+  --no-color \
+  "$@"
