@@ -21,7 +21,8 @@ pub struct TelemetryConfig {
 /// Installs the global subscriber. Logs go to stderr, so a command's stdout carries only its
 /// output (`api keys create` prints the new key there and nothing else); colours only on a
 /// terminal. Safe to call more than once (later calls are no-ops), which
-/// lets tests start several services in one process.
+/// lets tests start several services in one process. Then logs the deprecated settings found
+/// while the configuration was read ([`crate::config::deprecated`]).
 pub fn init(cfg: &TelemetryConfig) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = fmt()
@@ -33,4 +34,7 @@ pub fn init(cfg: &TelemetryConfig) {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
         LogFormat::Text => builder.try_init(),
     };
+    for message in crate::config::take_deprecations() {
+        tracing::warn!("{message}");
+    }
 }

@@ -135,7 +135,7 @@ impl WorkerEnv {
 
     /// A consumer whose parse children are started from `exe` (e.g. a slow wrapper script).
     pub fn consumer_with_parser(&self, cfg: ConsumerConfig, exe: PathBuf) -> Consumer {
-        let isolation = Isolation::new(exe, ParseConfig::default().limits());
+        let isolation = Isolation::new(exe, ParseConfig::default().limits);
         Consumer::new(
             self.db.clone(),
             self.queue.clone(),
@@ -306,7 +306,7 @@ impl WorkerEnv {
             .env("IDLE_BACKOFF_MAX", "500ms")
             .env("RETRY_BACKOFF_BASE", "1s")
             .env("RETRY_BACKOFF_CAP", "2s")
-            .env("DATABASE_ACQUIRE_TIMEOUT_MS", "1000")
+            .env("DATABASE_ACQUIRE_TIMEOUT", "1s")
             .kill_on_drop(true);
         cmd
     }

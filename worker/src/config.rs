@@ -1,13 +1,16 @@
 //! The worker's command line: every setting is an environment variable and a flag, documented by
 //! `worker --help` / `worker run --help`. Shared sections (database, storage, telemetry) are
-//! flattened from `shared`; tests build these structs directly (see the `Default`-like
-//! constructors on [`RelayConfig`] and [`ConsumerConfig`]).
+//! flattened from `shared`, and so are the parse limits from [`ParseLimits`]. Each default is
+//! written once, in its `#[arg]`; the `Default` impls tests build these structs from are those
+//! defaults ([`shared::config::from_args`]). Durations are humantime strings (`250ms`, `25s`,
+//! `5m`, `7d`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use shared::config::{DatabaseConfig, TelemetryConfig};
+use shared::config::{from_args, parse_duration, DatabaseConfig, TelemetryConfig};
+use shared::db::outbox::DEFAULT_MAX_ATTEMPTS;
 use shared::domain::MessageEncoding;
 use shared::storage::StorageConfig;
 
@@ -113,8 +116,8 @@ pub struct RelayConfig {
     #[arg(long = "relay-lease", env = "RELAY_LEASE", value_parser = parse_duration, default_value = "60s")]
     pub lease: Duration,
 
-    /// Send attempts before a message is DEAD (capped by the row's own max_attempts)
-    #[arg(long = "relay-max-attempts", env = "RELAY_MAX_ATTEMPTS", default_value_t = 10,
+    /// Send attempts before a message is DEAD
+    #[arg(long = "relay-max-attempts", env = "RELAY_MAX_ATTEMPTS", default_value_t = DEFAULT_MAX_ATTEMPTS,
           value_parser = clap::value_parser!(i32).range(1..))]
     pub max_attempts: i32,
 
@@ -141,18 +144,7 @@ pub struct RelayConfig {
 
 impl Default for RelayConfig {
     fn default() -> Self {
-        Self {
-            encoding: MessageEncoding::Base64,
-            batch_size: 256,
-            concurrency: 32,
-            lease: Duration::from_secs(60),
-            max_attempts: 10,
-            backoff_base: Duration::from_secs(1),
-            backoff_cap: Duration::from_secs(300),
-            poll_interval: Duration::from_secs(5),
-            retention: Duration::from_secs(7 * 86_400),
-            purge_interval: Duration::from_secs(600),
-        }
+        from_args(&[])
     }
 }
 
@@ -211,52 +203,15 @@ pub struct ConsumerConfig {
 
 impl Default for ConsumerConfig {
     fn default() -> Self {
-        Self {
-            batch_size: 32,
-            concurrency: 8,
-            visibility_timeout: Duration::from_secs(60),
-            task_lease: Duration::from_secs(60),
-            max_dequeue_count: 5,
-            idle_backoff_min: Duration::from_millis(50),
-            idle_backoff_max: Duration::from_secs(3),
-            retry_backoff_base: Duration::from_secs(5),
-            retry_backoff_cap: Duration::from_secs(300),
-            download_dir: None,
-        }
+        from_args(&[])
     }
 }
 
 /// Limits of one parse, which runs in an isolated child process.
 #[derive(Debug, Clone, Args)]
 pub struct ParseConfig {
-    /// Maximum data rows in one file (all sheets)
-    #[arg(long = "parse-max-rows", env = "PARSE_MAX_ROWS", default_value_t = ParseLimits::default().max_rows)]
-    pub max_rows: u64,
-
-    /// Maximum columns in one sheet
-    #[arg(long = "parse-max-columns", env = "PARSE_MAX_COLUMNS", default_value_t = ParseLimits::default().max_columns)]
-    pub max_columns: u32,
-
-    /// Maximum bytes of one cell's text
-    #[arg(long = "parse-max-cell-bytes", env = "PARSE_MAX_CELL_BYTES", default_value_t = ParseLimits::default().max_cell_bytes)]
-    pub max_cell_bytes: usize,
-
-    /// Zip formats: the most their entries may inflate to, as a multiple of the file's size
-    /// (zip bombs; applies once the inflated total passes 16 MiB)
-    #[arg(long = "parse-max-inflate-ratio", env = "PARSE_MAX_INFLATE_RATIO", default_value_t = ParseLimits::default().max_inflate_ratio)]
-    pub max_inflate_ratio: u64,
-
-    /// Zip formats: the most their entries may inflate to in all, in bytes
-    #[arg(long = "parse-max-inflated-bytes", env = "PARSE_MAX_INFLATED_BYTES", default_value_t = ParseLimits::default().max_inflated_bytes)]
-    pub max_inflated_bytes: u64,
-
-    /// Address-space limit of the parser child process, in bytes
-    #[arg(long = "parse-memory-limit", env = "PARSE_MEMORY_LIMIT", default_value_t = ParseLimits::default().memory_limit_bytes)]
-    pub memory_limit_bytes: u64,
-
-    /// Wall-clock limit of one parse
-    #[arg(long = "parse-timeout", env = "PARSE_TIMEOUT", value_parser = parse_duration, default_value = "10m")]
-    pub timeout: Duration,
+    #[command(flatten)]
+    pub limits: ParseLimits,
 
     /// The executable run as the parser child (default: this worker binary itself)
     #[arg(long = "parser-exe", env = "PARSER_EXE")]
@@ -265,31 +220,7 @@ pub struct ParseConfig {
 
 impl Default for ParseConfig {
     fn default() -> Self {
-        let l = ParseLimits::default();
-        Self {
-            max_rows: l.max_rows,
-            max_columns: l.max_columns,
-            max_cell_bytes: l.max_cell_bytes,
-            max_inflate_ratio: l.max_inflate_ratio,
-            max_inflated_bytes: l.max_inflated_bytes,
-            memory_limit_bytes: l.memory_limit_bytes,
-            timeout: l.timeout,
-            parser_exe: None,
-        }
-    }
-}
-
-impl ParseConfig {
-    pub fn limits(&self) -> ParseLimits {
-        ParseLimits {
-            max_rows: self.max_rows,
-            max_columns: self.max_columns,
-            max_cell_bytes: self.max_cell_bytes,
-            max_inflate_ratio: self.max_inflate_ratio,
-            max_inflated_bytes: self.max_inflated_bytes,
-            memory_limit_bytes: self.memory_limit_bytes,
-            timeout: self.timeout,
-        }
+        from_args(&[])
     }
 }
 
@@ -314,29 +245,6 @@ pub enum OutboxAction {
     RequeueDead,
 }
 
-/// Parses `250ms`, `30s`, `5m`, `2h`, `7d`, or a bare number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num.parse().map_err(|_| format!("invalid duration {s:?}"))?;
-    let secs = match unit.trim() {
-        "ms" => value / 1000.0,
-        "" | "s" => value,
-        "m" => value * 60.0,
-        "h" => value * 3600.0,
-        "d" => value * 86_400.0,
-        other => {
-            return Err(format!(
-                "unknown duration unit {other:?} (use ms, s, m, h or d)"
-            ))
-        }
-    };
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("invalid duration {s:?}: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,17 +256,7 @@ mod tests {
     }
 
     #[test]
-    fn durations_take_units() {
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("25s"), Ok(Duration::from_secs(25)));
-        assert_eq!(parse_duration("25"), Ok(Duration::from_secs(25)));
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(604_800)));
-        assert!(parse_duration("5 parsecs").is_err());
-    }
-
-    #[test]
-    fn run_defaults_match_the_issue() {
+    fn run_defaults_are_the_documented_ones() {
         let cli = Cli::try_parse_from([
             "worker",
             "run",

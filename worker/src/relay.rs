@@ -116,7 +116,7 @@ pub async fn run_once(
         let retry_in = backoff(cfg.backoff_base, cfg.backoff_cap, attempts);
         let error = format!("{err:#}");
         let outcome = with_db_retry(abort, || {
-            db::outbox::mark_failed_capped(db, id, &error, retry_in, cfg.max_attempts)
+            db::outbox::mark_failed(db, id, &error, retry_in, cfg.max_attempts)
         })
         .await
         .context("recording a failed send")?;

@@ -57,7 +57,7 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         Some(p) => p.clone(),
         None => std::env::current_exe().context("locating the worker executable")?,
     };
-    let isolation = Isolation::new(exe, cfg.parse.limits());
+    let isolation = Isolation::new(exe, cfg.parse.limits.clone());
 
     let relay = cfg.role.runs_relay().then(|| {
         let sender: Arc<dyn QueueSender> = Arc::new(queue.clone());

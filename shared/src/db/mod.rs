@@ -28,13 +28,35 @@ pub struct DatabaseConfig {
         default_value_t = 16
     )]
     pub max_connections: u32,
-    /// How long a request waits for a pooled connection before answering 503, in milliseconds.
+    /// How long a request waits for a pooled connection before answering 503
+    #[arg(
+        long = "database-acquire-timeout",
+        env = "DATABASE_ACQUIRE_TIMEOUT",
+        value_parser = crate::config::parse_duration,
+        default_value = "3s"
+    )]
+    pub acquire_timeout: Duration,
+    /// The old DATABASE_ACQUIRE_TIMEOUT, in milliseconds: read for one release, with a warning.
     #[arg(
         long = "database-acquire-timeout-ms",
         env = "DATABASE_ACQUIRE_TIMEOUT_MS",
-        default_value_t = 3000
+        hide = true,
+        conflicts_with = "acquire_timeout",
+        value_parser = deprecated_acquire_timeout_ms
     )]
-    pub acquire_timeout_ms: u64,
+    pub acquire_timeout_ms: Option<Duration>,
+}
+
+fn deprecated_acquire_timeout_ms(ms: &str) -> Result<Duration, String> {
+    let ms: u64 = ms
+        .trim()
+        .parse()
+        .map_err(|_| format!("{ms:?} is not a number of milliseconds"))?;
+    crate::config::deprecated(format!(
+        "DATABASE_ACQUIRE_TIMEOUT_MS is deprecated and will be removed in the next release: \
+         use DATABASE_ACQUIRE_TIMEOUT={ms}ms"
+    ));
+    Ok(Duration::from_millis(ms))
 }
 
 impl std::fmt::Debug for DatabaseConfig {
@@ -53,27 +75,32 @@ impl std::fmt::Debug for DatabaseConfig {
         f.debug_struct("DatabaseConfig")
             .field("url", &redacted)
             .field("max_connections", &self.max_connections)
-            .field("acquire_timeout_ms", &self.acquire_timeout_ms)
+            .field("acquire_timeout", &self.acquire_timeout())
             .finish()
     }
 }
 
 impl DatabaseConfig {
+    /// The settings for `url`, every other one at its default.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
-            max_connections: 16,
-            acquire_timeout_ms: 3000,
+            ..crate::config::from_args(&["--database-url", ""])
         }
     }
 
+    /// How long a query waits for a pooled connection (the deprecated name when it is set).
+    pub fn acquire_timeout(&self) -> Duration {
+        self.acquire_timeout_ms.unwrap_or(self.acquire_timeout)
+    }
+
     /// A lazily connecting pool: start-up never fails because Postgres is briefly away, and every
-    /// query waits at most `acquire_timeout_ms` for a connection.
+    /// query waits at most [`Self::acquire_timeout`] for a connection.
     pub fn pool(&self) -> Result<PgPool, sqlx::Error> {
         let options: PgConnectOptions = self.url.parse()?;
         Ok(PgPoolOptions::new()
             .max_connections(self.max_connections)
-            .acquire_timeout(Duration::from_millis(self.acquire_timeout_ms))
+            .acquire_timeout(self.acquire_timeout())
             .connect_lazy_with(options))
     }
 }

@@ -10,7 +10,8 @@ use uuid::Uuid;
 
 use crate::domain::OutboxStatus;
 
-/// The default number of send attempts before a message is DEAD.
+/// The default of the relay's `RELAY_MAX_ATTEMPTS`: send attempts before a message is DEAD. A
+/// new row records it as its `max_attempts`, which [`mark_failed`] raises when the setting is higher.
 pub const DEFAULT_MAX_ATTEMPTS: i32 = 10;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -81,34 +82,12 @@ pub async fn mark_sent(db: impl PgExecutor<'_>, ids: &[Uuid]) -> sqlx::Result<u6
     Ok(done.rows_affected())
 }
 
-/// Records a failed send: FAILED and due again after `retry_in`, or DEAD once `max_attempts` is
-/// reached. Returns the new status, or `None` if the row was no longer ours.
+/// Records a failed send: FAILED and due again after `retry_in`, or DEAD once this was attempt
+/// number `max_attempts` (the relay's `RELAY_MAX_ATTEMPTS`, the one limit). The row's own
+/// `max_attempts` column, which bounds `attempts` in a CHECK, is raised to the limit when the
+/// setting is higher than what the row was written with. Returns the new status and attempt
+/// count, or `None` if the row was no longer ours.
 pub async fn mark_failed(
-    db: impl PgExecutor<'_>,
-    id: Uuid,
-    error: &str,
-    retry_in: Duration,
-) -> sqlx::Result<Option<(OutboxStatus, i32)>> {
-    let row = sqlx::query!(
-        r#"UPDATE outbox_messages
-           SET attempts = attempts + 1, last_error = $2, locked_until = NULL,
-               status = CASE WHEN attempts + 1 >= max_attempts
-                             THEN 'DEAD'::outbox_status ELSE 'FAILED'::outbox_status END,
-               available_at = now() + make_interval(secs => $3)
-           WHERE id = $1 AND status = 'PROCESSING'
-           RETURNING status AS "status: OutboxStatus", attempts"#,
-        id,
-        error,
-        retry_in.as_secs_f64()
-    )
-    .fetch_optional(db)
-    .await?;
-    Ok(row.map(|r| (r.status, r.attempts)))
-}
-
-/// [`mark_failed`] with the relay's own attempt limit: DEAD once `attempts` reaches the smaller
-/// of the row's `max_attempts` and `max_attempts` (the relay's configuration).
-pub async fn mark_failed_capped(
     db: impl PgExecutor<'_>,
     id: Uuid,
     error: &str,
@@ -118,7 +97,8 @@ pub async fn mark_failed_capped(
     let row = sqlx::query!(
         r#"UPDATE outbox_messages
            SET attempts = attempts + 1, last_error = $2, locked_until = NULL,
-               status = CASE WHEN attempts + 1 >= LEAST(max_attempts, $4)
+               max_attempts = GREATEST(max_attempts, $4),
+               status = CASE WHEN attempts + 1 >= $4
                              THEN 'DEAD'::outbox_status ELSE 'FAILED'::outbox_status END,
                available_at = now() + make_interval(secs => $3)
            WHERE id = $1 AND status = 'PROCESSING'
