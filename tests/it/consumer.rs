@@ -429,7 +429,7 @@ async fn a_task_whose_consumer_died_is_taken_over_once_its_lease_expires() {
     env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
         .await;
     // A consumer started the task with a 2 s lease and died; its message is visible again.
-    db::tasks::start(&env.db, upload.task_id, Duration::from_secs(2))
+    db::tasks::start(&env.db, upload.task_id, Duration::from_secs(2), 1)
         .await
         .expect("start")
         .expect("started");

@@ -8,6 +8,7 @@ mod entra;
 mod files;
 mod forged;
 mod inline;
+mod lineage;
 mod relay;
 mod row_chunks;
 mod rows;

@@ -1,4 +1,5 @@
-//! `GET /api/v1/tasks/{id}`: what clients poll until the parse is COMPLETED or FAILED.
+//! `GET /api/v1/tasks/{id}`: what clients poll until the parse is COMPLETED or FAILED, with the
+//! task's lineage: its timeline, deliveries, progress while RUNNING and failed attempts.
 
 use axum::extract::State;
 use axum::{Extension, Json};
@@ -10,7 +11,7 @@ use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use crate::views::TaskView;
 
-/// A parse task: status, attempts, error and result summary.
+/// A parse task: status, attempts, error, result summary, timeline, progress and failed attempts.
 #[utoipa::path(
     get,
     path = "/api/v1/tasks/{task_id}",
@@ -32,5 +33,8 @@ pub async fn get_task(
     let task = db::tasks::find_for_tenant(&state.db, &principal.tenant_id, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no task {id}")))?;
-    Ok(Json(TaskView::from(&task)))
+    let lineage = db::tasks::lineage(&state.db, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no task {id}")))?;
+    Ok(Json(TaskView::with_lineage(&task, &lineage)))
 }

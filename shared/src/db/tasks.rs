@@ -73,23 +73,29 @@ pub async fn find_by_source_file(
 }
 
 /// Takes the task for processing: PENDING → RUNNING, or a RUNNING task whose holder's lease ran
-/// out (its consumer died). `None` when someone else holds it or it is already final.
+/// out (its consumer died). `None` when someone else holds it or it is already final. Records
+/// when the task was first received and its message's `dequeue_count`.
 pub async fn start(
     db: impl PgExecutor<'_>,
     id: Uuid,
     lease: Duration,
+    dequeue_count: i32,
 ) -> sqlx::Result<Option<Task>> {
     sqlx::query_as!(
         Task,
         r#"UPDATE tasks
            SET status = 'RUNNING', attempts = attempts + 1, started_at = now(),
-               lease_expires_at = now() + make_interval(secs => $2)
+               lease_expires_at = now() + make_interval(secs => $2),
+               received_at = COALESCE(received_at, now()),
+               dequeue_count = GREATEST(dequeue_count, $3),
+               progress_rows = NULL, progress_bytes = NULL, progress_at = NULL
            WHERE id = $1
              AND (status = 'PENDING' OR (status = 'RUNNING' AND lease_expires_at < now()))
            RETURNING id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
                      error_message, result, lease_expires_at, created_at, started_at, finished_at"#,
         id,
-        lease.as_secs_f64()
+        lease.as_secs_f64(),
+        dequeue_count
     )
     .fetch_optional(db)
     .await
@@ -160,11 +166,16 @@ pub async fn fail(
     message: &str,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query!(
-        r#"UPDATE tasks
-           SET status = 'FAILED', error_code = $3, error_message = $4, finished_at = now(),
-               lease_expires_at = NULL
-           WHERE id = $1 AND status IN ('PENDING', 'RUNNING')
-             AND ($2::int IS NULL OR (status = 'RUNNING' AND attempts = $2))"#,
+        r#"WITH failed AS (
+               UPDATE tasks
+               SET status = 'FAILED', error_code = $3, error_message = $4, finished_at = now(),
+                   lease_expires_at = NULL
+               WHERE id = $1 AND status IN ('PENDING', 'RUNNING')
+                 AND ($2::int IS NULL OR (status = 'RUNNING' AND attempts = $2))
+               RETURNING id, attempts
+           )
+           INSERT INTO task_attempt_errors (task_id, attempt, kind, code, message)
+           SELECT id, attempts, 'final', $3, $4 FROM failed"#,
         id,
         attempt,
         code,
@@ -173,4 +184,96 @@ pub async fn fail(
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Records a failed attempt that released the task for a retry (a transient failure), for the
+/// task's error history.
+pub async fn record_transient_error(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    attempt: i32,
+    message: &str,
+) -> sqlx::Result<()> {
+    sqlx::query!(
+        r#"INSERT INTO task_attempt_errors (task_id, attempt, kind, message)
+           VALUES ($1, $2, 'transient', $3)"#,
+        id,
+        attempt,
+        message
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// How far the running attempt `attempt` has got; a no-op once the attempt no longer holds the
+/// task.
+pub async fn report_progress(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    attempt: i32,
+    rows: i64,
+    bytes: i64,
+) -> sqlx::Result<()> {
+    sqlx::query!(
+        r#"UPDATE tasks SET progress_rows = $3, progress_bytes = $4, progress_at = now()
+           WHERE id = $1 AND status = 'RUNNING' AND attempts = $2"#,
+        id,
+        attempt,
+        rows,
+        bytes
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// What a task's record adds to its status: its timeline, deliveries, progress and the errors
+/// of its failed attempts, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lineage {
+    pub relayed_at: Option<DateTime<Utc>>,
+    pub received_at: Option<DateTime<Utc>>,
+    pub dequeue_count: i32,
+    pub progress_rows: Option<i64>,
+    pub progress_bytes: Option<i64>,
+    pub errors: Vec<AttemptError>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptError {
+    pub attempt: i32,
+    pub kind: String,
+    pub code: Option<String>,
+    pub message: String,
+    pub at: DateTime<Utc>,
+}
+
+pub async fn lineage(db: &sqlx::PgPool, id: Uuid) -> sqlx::Result<Option<Lineage>> {
+    let Some(row) = sqlx::query!(
+        r#"SELECT relayed_at, received_at, dequeue_count, progress_rows, progress_bytes
+           FROM tasks WHERE id = $1"#,
+        id
+    )
+    .fetch_optional(db)
+    .await?
+    else {
+        return Ok(None);
+    };
+    let errors = sqlx::query_as!(
+        AttemptError,
+        r#"SELECT attempt, kind, code, message, at FROM task_attempt_errors
+           WHERE task_id = $1 ORDER BY at, attempt"#,
+        id
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(Some(Lineage {
+        relayed_at: row.relayed_at,
+        received_at: row.received_at,
+        dequeue_count: row.dequeue_count,
+        progress_rows: row.progress_rows,
+        progress_bytes: row.progress_bytes,
+        errors,
+    }))
 }

@@ -9,6 +9,7 @@
 
 mod keepalive;
 mod process;
+mod progress;
 mod run;
 mod store;
 

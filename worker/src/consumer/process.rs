@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::parse::ParseFailure;
 
 use super::keepalive::{current, keep_alive};
+use super::progress::{self, Progress};
 use super::store::{result_json, stream_rows, TempFile};
 use super::{Consumer, Outcome};
 
@@ -88,7 +89,10 @@ impl Consumer {
                 )
                 .await;
         }
-        let started = match db::tasks::start(&self.db, task_id, self.cfg.task_lease).await {
+        let dequeue_count = i32::try_from(msg.dequeue_count).unwrap_or(i32::MAX);
+        let started = match db::tasks::start(&self.db, task_id, self.cfg.task_lease, dequeue_count)
+            .await
+        {
             Ok(Some(t)) => t,
             Ok(None) => {
                 // Someone else holds it (or it just became final): the message reappears after
@@ -116,13 +120,23 @@ impl Consumer {
             lost.clone(),
         ));
 
-        let work = self.work(task_id, attempt, &payload);
+        let progress = Arc::new(Progress::default());
+        let reporter = tokio::spawn(progress::report(
+            self.db.clone(),
+            task_id,
+            attempt,
+            Arc::clone(&progress),
+            done.clone(),
+        ));
+
+        let work = self.work(task_id, attempt, &payload, &progress);
         let result = tokio::select! {
             r = work => Some(r),
             () = lost.cancelled() => None,
             () = abort.cancelled() => None,
         };
         done.cancel();
+        let _ = reporter.await;
         // Waits for a renewal in flight, so the receipt we read below is the newest.
         let _ = keepalive.await;
         let receipt = current(&receipt);
@@ -160,8 +174,13 @@ impl Consumer {
             }
             Err(e) => {
                 let db_unavailable = is_db_unavailable(&e);
-                tracing::warn!(%task_id, attempt, error = format!("{e:#}"),
-                    "transient failure; the message will be retried");
+                let error = format!("{e:#}");
+                tracing::warn!(%task_id, attempt, error, "transient failure; the message will be retried");
+                if let Err(e) =
+                    db::tasks::record_transient_error(&self.db, task_id, attempt, &error).await
+                {
+                    tracing::warn!(%task_id, error = %e, "could not record the failed attempt");
+                }
                 let delay = self.retry_delay(msg.dequeue_count);
                 self.release(&msg.id, &receipt, task_id, attempt, delay)
                     .await;
@@ -180,6 +199,7 @@ impl Consumer {
         task_id: Uuid,
         attempt: i32,
         payload: &ParseTaskPayload,
+        progress: &Progress,
     ) -> anyhow::Result<Work> {
         let source_file_id = payload.source_file_id;
         let Some(file) = db::source_files::find(&self.db, source_file_id)
@@ -198,6 +218,7 @@ impl Consumer {
             ));
         };
 
+        progress.set_size(u64::try_from(file.size_bytes).unwrap_or(0));
         let t0 = Instant::now();
         let download = TempFile::new(self.cfg.download_dir.as_deref(), task_id);
         let mut out = tokio::fs::File::create(download.path())
@@ -245,6 +266,7 @@ impl Consumer {
                 format,
                 source_file_id,
                 &mut copy,
+                progress,
             )
             .await;
             match parsed {

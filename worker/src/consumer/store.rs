@@ -11,6 +11,8 @@ use uuid::Uuid;
 use crate::parse::isolate::{self, EventSink, Isolation};
 use crate::parse::{ParseEvent, ParseFailure, ParseSummary};
 
+use super::progress::Progress;
+
 /// Runs the isolated parse, turning its row events into binary COPY tuples of row chunks that are
 /// sent to Postgres a buffer at a time. Sending waits while Postgres is behind, and the parse
 /// child waits on its full socket meanwhile, so however fast the parser is, at most about one
@@ -21,12 +23,20 @@ pub(super) async fn stream_rows(
     format: FileFormat,
     source_file_id: Uuid,
     copy: &mut sqlx::postgres::PgCopyIn<&mut sqlx::PgConnection>,
+    progress: &Progress,
 ) -> anyhow::Result<Result<ParseSummary, ParseFailure>> {
     let rows = db::rows::CopyRows::new(source_file_id);
     let mut buf = Vec::with_capacity(CopySink::SEND_BYTES + db::rows::CopyRows::MAX_BYTES);
     rows.begin(&mut buf);
-    let mut sink = CopySink { rows, buf, copy };
+    let mut sink = CopySink {
+        rows,
+        buf,
+        copy,
+        progress,
+        counted: 0,
+    };
     let parsed = isolate::parse_isolated_into(isolation, path, format, &mut sink).await?;
+    sink.progress.add_rows(std::mem::take(&mut sink.counted));
     if parsed.is_ok() {
         sink.rows.end(&mut sink.buf);
         sink.flush().await?;
@@ -38,6 +48,9 @@ struct CopySink<'c, 'conn> {
     rows: db::rows::CopyRows,
     buf: Vec<u8>,
     copy: &'c mut sqlx::postgres::PgCopyIn<&'conn mut sqlx::PgConnection>,
+    progress: &'c Progress,
+    /// Rows since the last chunk, added to `progress` a chunk at a time.
+    counted: u64,
 }
 
 impl CopySink<'_, '_> {
@@ -63,11 +76,17 @@ impl EventSink for CopySink<'_, '_> {
         } = event
         {
             self.rows.push(&mut self.buf, sheet, index, &values);
+            self.counted += 1;
         }
         Ok(())
     }
 
+    fn child_started(&mut self, pid: Option<u32>) {
+        self.progress.child_started(pid);
+    }
+
     async fn pause(&mut self) -> anyhow::Result<()> {
+        self.progress.add_rows(std::mem::take(&mut self.counted));
         if self.buf.len() >= Self::SEND_BYTES {
             self.flush().await?;
         }

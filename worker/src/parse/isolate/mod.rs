@@ -40,6 +40,9 @@ const SOCKET_BUFFER: usize = 1 << 20;
 pub trait EventSink {
     fn event(&mut self, event: ParseEvent<'_>) -> anyhow::Result<()>;
 
+    /// Called once the child that will parse the file is known (`None`: no pid to watch).
+    fn child_started(&mut self, _pid: Option<u32>) {}
+
     /// Called after every chunk of events; may wait for room downstream.
     fn pause(&mut self) -> impl std::future::Future<Output = anyhow::Result<()>> + Send {
         std::future::ready(Ok(()))
@@ -84,6 +87,7 @@ pub async fn parse_isolated_into(
         .filter(|p| !p.contains(['\t', '\n']))
         .with_context(|| format!("cannot pass {} to a parse child", path.display()))?;
     let mut child = iso.child()?;
+    sink.child_started(child.pid());
     child
         .request(&format!("{}\t{path_text}\n", format.as_str()))
         .await?;
