@@ -17,14 +17,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use shared::storage::connection_string::{DEV_ACCOUNT_KEY, DEV_ACCOUNT_NAME};
 use sqlx::{Connection as _, PgConnection};
 use tokio::sync::OnceCell;
 use uuid::Uuid;
-
-/// Azurite's well-known development account and key.
-pub const AZURITE_ACCOUNT: &str = "devstoreaccount1";
-pub const AZURITE_KEY: &str =
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 const PG_SUPERUSER: &str = "postgres";
@@ -429,16 +425,16 @@ impl Azurite {
     }
 
     fn blob_endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}/{AZURITE_ACCOUNT}", self.blob_port)
+        format!("http://127.0.0.1:{}/{DEV_ACCOUNT_NAME}", self.blob_port)
     }
 
     fn queue_endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}/{AZURITE_ACCOUNT}", self.queue_port)
+        format!("http://127.0.0.1:{}/{DEV_ACCOUNT_NAME}", self.queue_port)
     }
 
     fn connection_string(&self) -> String {
         format!(
-            "DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};\
+            "DefaultEndpointsProtocol=http;AccountName={DEV_ACCOUNT_NAME};AccountKey={DEV_ACCOUNT_KEY};\
              BlobEndpoint={};QueueEndpoint={}",
             self.blob_endpoint(),
             self.queue_endpoint()

@@ -4,7 +4,7 @@ use harness::app::{TestApp, UploadRows, TEST_MAX_UPLOAD_BYTES};
 use harness::services::DedicatedPostgres;
 use reqwest::StatusCode;
 use serde_json::Value;
-use sha2_hex::sha256_hex;
+use shared::domain::digest::sha256_hex;
 
 const CSV: &[u8] = b"id,name,amount\n1,Alice,10.5\n2,Bob,7\n";
 
@@ -420,16 +420,5 @@ async fn readyz_turns_503_while_postgres_is_stopped() {
             "ready again after the restart"
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-}
-
-mod sha2_hex {
-    use sha2::{Digest, Sha256};
-
-    pub fn sha256_hex(bytes: &[u8]) -> String {
-        Sha256::digest(bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
     }
 }

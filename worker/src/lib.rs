@@ -7,6 +7,7 @@ pub mod consumer;
 pub mod outbox_cli;
 pub mod parse;
 pub mod relay;
+pub mod retry;
 pub mod supervisor;
 
 use tokio_util::sync::CancellationToken;

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
-use rand::Rng as _;
 use shared::db;
 use shared::domain::{Envelope, OutboxStatus};
 use shared::storage::{QueueClient, StorageError};
@@ -21,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::config::RelayConfig;
+use crate::retry::{self, sleep_or_stop, Backoff};
 use crate::Shutdown;
 
 /// Re-exported so fakes in other crates can implement [`QueueSender`].
@@ -113,7 +113,7 @@ pub async fn run_once(
         report.sent = n as usize;
     }
     for (id, attempts, err) in failures {
-        let retry_in = backoff(cfg.backoff_base, cfg.backoff_cap, attempts);
+        let retry_in = retry::jittered(cfg.backoff_base, cfg.backoff_cap, attempts);
         let error = format!("{err:#}");
         let outcome = with_db_retry(abort, || {
             db::outbox::mark_failed(db, id, &error, retry_in, cfg.max_attempts)
@@ -160,7 +160,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = sqlx::Result<T>>,
 {
-    let mut delay = Duration::from_millis(100);
+    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(2));
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         match f().await {
@@ -168,23 +168,11 @@ where
                 if db::is_unavailable(&e) && Instant::now() < deadline && !abort.is_cancelled() =>
             {
                 tracing::warn!(error = %e, "database unavailable while recording; retrying");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(2));
+                tokio::time::sleep(backoff.next_delay()).await;
             }
             other => return other,
         }
     }
-}
-
-/// The delay before retry number `attempts + 1`: `base · 2^attempts` capped at `cap`, with
-/// "equal jitter" (uniform in the upper half) so relays that failed together do not retry in
-/// lockstep, while the delay still grows monotonically enough to reason about.
-pub fn backoff(base: Duration, cap: Duration, attempts: i32) -> Duration {
-    let exp = attempts.clamp(0, 30) as u32;
-    let full = base.saturating_mul(2u32.saturating_pow(exp)).min(cap);
-    let half = full / 2;
-    let jitter = rand::rng().random_range(0.0..=1.0);
-    half + half.mul_f64(jitter)
 }
 
 /// The relay loop: runs until `shutdown.stop` fires (finishing the batch in hand), or, with
@@ -201,7 +189,7 @@ pub async fn run(
         encoding = ?cfg.encoding, drain, "outbox relay started");
     let mut listener: Option<PgListener> = None;
     let mut last_purge: Option<Instant> = None;
-    let mut db_backoff = Duration::from_millis(100);
+    let mut db_backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
     let stats_every = Duration::from_secs(60);
     let mut window = (Instant::now(), 0usize);
 
@@ -212,17 +200,16 @@ pub async fn run(
         }
         let report = match run_once(&db, sender.as_ref(), &cfg, &shutdown.abort).await {
             Ok(r) => {
-                db_backoff = Duration::from_millis(100);
+                db_backoff.reset();
                 r
             }
-            Err(e) if is_transient(&e) => {
+            Err(e) if retry::is_db_unavailable(&e) => {
                 tracing::warn!(
                     error = format!("{e:#}"),
                     "relay: database unavailable; backing off"
                 );
                 listener = None;
-                sleep_or_stop(&shutdown.stop, db_backoff).await;
-                db_backoff = (db_backoff * 2).min(Duration::from_secs(5));
+                db_backoff.wait(&shutdown.stop).await;
                 continue;
             }
             Err(e) => return Err(e),
@@ -321,40 +308,5 @@ async fn wait_for_work(
                 *listener = None;
             }
         },
-    }
-}
-
-async fn sleep_or_stop(stop: &CancellationToken, d: Duration) {
-    tokio::select! {
-        () = stop.cancelled() => {}
-        () = tokio::time::sleep(d) => {}
-    }
-}
-
-fn is_transient(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<sqlx::Error>()
-            .is_some_and(db::is_unavailable)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_within_jitter_and_stops_at_the_cap() {
-        let base = Duration::from_secs(1);
-        let cap = Duration::from_secs(60);
-        for attempts in 0..10 {
-            let full = (base * 2u32.pow(attempts as u32)).min(cap);
-            let d = backoff(base, cap, attempts);
-            assert!(
-                d >= full / 2 && d <= full,
-                "{attempts}: {d:?} not in [{:?}, {full:?}]",
-                full / 2
-            );
-        }
-        assert!(backoff(base, cap, i32::MAX) <= cap);
     }
 }

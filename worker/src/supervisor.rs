@@ -17,6 +17,7 @@ use crate::config::RunConfig;
 use crate::consumer::{self, Consumer};
 use crate::parse::isolate::Isolation;
 use crate::relay::{self, QueueSender};
+use crate::retry::Backoff;
 use crate::Shutdown;
 
 /// How long loops get to release their work after the grace period before we give up on them.
@@ -34,7 +35,7 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     let blobs = BlobStore::new(&cfg.storage).context("configuring the blob client")?;
     // Storage may still be starting (a container platform starts everything at once): retry
     // transient failures until the signal, fail fast on anything else (bad credentials…).
-    let mut delay = Duration::from_millis(200);
+    let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
     loop {
         let created = match queue.ensure_exists().await {
             Ok(()) if cfg.role.runs_consumer() => poison.ensure_exists().await,
@@ -44,11 +45,10 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
             Ok(()) => break,
             Err(e) if e.is_transient() && !signal.is_cancelled() => {
                 tracing::warn!(error = %e, "storage unavailable at start-up; retrying");
-                tokio::select! {
-                    () = signal.cancelled() => return Ok(()),
-                    () = tokio::time::sleep(delay) => {}
+                backoff.wait(&signal).await;
+                if signal.is_cancelled() {
+                    return Ok(());
                 }
-                delay = (delay * 2).min(Duration::from_secs(5));
             }
             Err(e) => return Err(anyhow::Error::new(e).context("creating the queues")),
         }

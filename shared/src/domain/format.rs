@@ -21,9 +21,12 @@ pub enum FileFormat {
 /// How many leading bytes [`FileFormat::detect`] wants to see (fewer is fine for short files).
 pub const SNIFF_LEN: usize = 8 * 1024;
 
-const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
-const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
-const CFB_MAGIC: &[u8] = &[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
+/// The first bytes of a zip (xlsx, xlsm, xlsb, ods): a local file header.
+pub const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
+/// The first bytes of an empty zip: its end-of-central-directory record.
+pub const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
+/// The first bytes of an OLE compound file (xls, or an encrypted OOXML workbook).
+pub const CFB_MAGIC: &[u8] = &[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
 const ODS_MIMETYPE: &[u8] = b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet";
 
 impl FileFormat {

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::parse::ParseFailure;
+use crate::retry::{self, is_db_unavailable};
 
 use super::keepalive::{current, keep_alive};
 use super::progress::{self, Progress};
@@ -408,10 +409,7 @@ impl Consumer {
     /// Backoff before a transiently failed message reappears: base · 2^(deliveries − 1), capped.
     fn retry_delay(&self, dequeue_count: u64) -> Duration {
         let exp = dequeue_count.saturating_sub(1).min(20) as u32;
-        self.cfg
-            .retry_backoff_base
-            .saturating_mul(2u32.saturating_pow(exp))
-            .min(self.cfg.retry_backoff_cap)
+        retry::doubled(self.cfg.retry_backoff_base, self.cfg.retry_backoff_cap, exp)
     }
 }
 
@@ -423,11 +421,4 @@ enum Work {
 
 fn storage_context(e: StorageError, what: &'static str) -> anyhow::Error {
     anyhow::Error::new(e).context(what)
-}
-
-pub(super) fn is_db_unavailable(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<sqlx::Error>()
-            .is_some_and(db::is_unavailable)
-    })
 }

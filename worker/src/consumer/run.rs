@@ -9,9 +9,9 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::retry::{is_db_unavailable, Backoff};
 use crate::Shutdown;
 
-use super::process::is_db_unavailable;
 use super::{Consumer, Outcome};
 
 /// The consumer loop: receives while there are free processing slots, backs off while the queue
@@ -39,8 +39,8 @@ pub async fn run(
     let slots = Arc::new(Semaphore::new(concurrency));
     let tracker = TaskTracker::new();
     let db_down = Arc::new(AtomicBool::new(false));
-    let mut idle = cfg.idle_backoff_min;
-    let mut storage_backoff = Duration::from_millis(200);
+    let mut idle = Backoff::new(cfg.idle_backoff_min, cfg.idle_backoff_max);
+    let mut storage_backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(10));
     let mut window = (Instant::now(), 0usize);
 
     let result = loop {
@@ -68,14 +68,13 @@ pub async fn run(
             .await
         {
             Ok(m) => {
-                storage_backoff = Duration::from_millis(200);
+                storage_backoff.reset();
                 m
             }
             Err(e) if e.is_transient() => {
                 drop(first);
                 tracing::warn!(error = %e, "receive failed; backing off");
-                sleep_or_stop(&shutdown.stop, storage_backoff).await;
-                storage_backoff = (storage_backoff * 2).min(Duration::from_secs(10));
+                storage_backoff.wait(&shutdown.stop).await;
                 continue;
             }
             Err(e) => break Err(anyhow::Error::new(e).context("receiving queue messages")),
@@ -94,11 +93,10 @@ pub async fn run(
                 tracing::info!("queue drained: nothing in flight and nothing queued");
                 break Ok(());
             }
-            sleep_or_stop(&shutdown.stop, idle).await;
-            idle = (idle * 2).min(cfg.idle_backoff_max);
+            idle.wait(&shutdown.stop).await;
             continue;
         }
-        idle = cfg.idle_backoff_min;
+        idle.reset();
         let mut first = Some(first);
         for msg in messages {
             let permit = match first.take() {
@@ -149,20 +147,12 @@ pub async fn run(
 
 /// Blocks until `SELECT 1` succeeds (or shutdown), with a growing pause between tries.
 async fn wait_for_database(db: &PgPool, stop: &CancellationToken) {
-    let mut delay = Duration::from_millis(200);
+    let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
     loop {
         if stop.is_cancelled() || sqlx::query("SELECT 1").execute(db).await.is_ok() {
             return;
         }
         tracing::warn!("database unavailable; consumer paused");
-        sleep_or_stop(stop, delay).await;
-        delay = (delay * 2).min(Duration::from_secs(5));
-    }
-}
-
-async fn sleep_or_stop(stop: &CancellationToken, d: Duration) {
-    tokio::select! {
-        () = stop.cancelled() => {}
-        () = tokio::time::sleep(d) => {}
+        backoff.wait(stop).await;
     }
 }

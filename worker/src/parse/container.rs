@@ -7,12 +7,10 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use shared::domain::format::{CFB_MAGIC, EMPTY_ZIP_MAGIC, ZIP_MAGIC};
+
 use super::limits::INFLATE_RATIO_FLOOR;
 use super::{ParseFailure, ParseLimits, TaskErrorCode};
-
-const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
-const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
-const CFB_MAGIC: &[u8] = &[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
 
 /// The container family found in a file's first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
