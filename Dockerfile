@@ -20,9 +20,9 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \
  && cp target/release/api target/release/worker /out/
 
 FROM debian:bookworm-slim AS runtime
-# ca-certificates: TLS to Azure and managed Postgres; util-linux: prlimit.
+# ca-certificates: TLS to Azure and managed Postgres.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates util-linux \
+ && apt-get install -y --no-install-recommends ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 app \
  && useradd --system --uid 10001 --gid app --no-create-home --home-dir /nonexistent \

@@ -310,7 +310,8 @@ async fn a_long_parse_keeps_its_message_invisible_and_deletes_it_with_the_newest
     assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
 }
 
-/// Uploads in the race test; `SHEETRELAY_RACE_UPLOADS` overrides (the issue asks for 1,000).
+/// Uploads in the race test: 1,000, enough for two relays and two consumers to contend for
+/// the same rows and messages; `SHEETRELAY_RACE_UPLOADS` overrides.
 fn race_uploads() -> usize {
     std::env::var("SHEETRELAY_RACE_UPLOADS")
         .ok()

@@ -314,12 +314,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn download_bounds_are_what_the_docs_say() {
-        assert_eq!(DOWNLOAD_PARALLEL.get(), 2);
-        assert_eq!(DOWNLOAD_PARTITION.get(), BLOCK_SIZE);
-    }
-
-    #[test]
     fn container_url_is_built_from_the_endpoint() {
         let cfg = StorageConfig::from_connection_string("UseDevelopmentStorage=true", "up", "q");
         let store = BlobStore::new(&cfg).unwrap();

@@ -1,4 +1,4 @@
-//! `bench`: the benchmark suite of issue 5. Starts its own Postgres and Azurite exactly as the
+//! `bench`: the benchmark suite (its scenarios and targets are in `BENCHMARKS.md`). Starts its own Postgres and Azurite exactly as the
 //! integration tests do (`harness::services`), runs each scenario against the release `api` and
 //! `worker` binaries (each measurement in a child process with its own Postgres and Azurite),
 //! prints a table (median of the runs with min–max, targets met or not) and
