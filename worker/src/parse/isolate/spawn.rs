@@ -37,9 +37,9 @@ impl ParseChild {
     pub(super) fn spawn(exe: &Path, limits: &ParseLimits) -> anyhow::Result<Self> {
         let limits_json = serde_json::to_string(limits).context("serialising parse limits")?;
         // Rows come back through a Unix socket, not a pipe: on this kernel, with 1 MiB buffers,
-        // it moved 160 MB for a quarter of the CPU a 1 MiB pipe took (BENCHMARKS.md). Failing
-        // to grow the buffers only costs speed (capped at a stock kernel's 208 KiB, the socket
-        // still beat the pipe by about as much).
+        // it moved 160 MB for a quarter of the CPU a 1 MiB pipe took (docs/benchmarks-history.md,
+        // runs 12 and 13). Failing to grow the buffers only costs speed (capped at a stock
+        // kernel's 208 KiB, the socket still beat the pipe by about as much).
         let (rows, child_end) = UnixStream::pair().context("creating the parse child's socket")?;
         let _ = sockopt::set_socket_send_buffer_size(&child_end, SOCKET_BUFFER);
         let _ = sockopt::set_socket_recv_buffer_size(&rows, SOCKET_BUFFER);
