@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::RunConfig;
+use crate::config::{RelayConfig, RunConfig};
 use crate::consumer::{self, Consumer};
 use crate::parse::isolate::Isolation;
 use crate::relay::{self, QueueSender};
@@ -59,9 +59,10 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     };
     let isolation = Isolation::new(exe, cfg.parse.limits.clone());
 
-    let relay = cfg.role.runs_relay().then(|| {
-        let sender: Arc<dyn QueueSender> = Arc::new(queue.clone());
-        (db.clone(), sender, cfg.relay.clone())
+    let relay = cfg.role.runs_relay().then(|| RelayLoop {
+        db: db.clone(),
+        sender: Arc::new(queue.clone()),
+        cfg: cfg.relay.clone(),
     });
     let consumer = cfg.role.runs_consumer().then(|| {
         Consumer::new(
@@ -76,13 +77,16 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     supervise(relay, consumer, cfg.drain, cfg.shutdown_grace, signal).await
 }
 
+/// What the relay loop runs with: its database, where it sends, and its settings.
+pub struct RelayLoop {
+    pub db: sqlx::PgPool,
+    pub sender: Arc<dyn QueueSender>,
+    pub cfg: RelayConfig,
+}
+
 /// Runs the given loops (either may be absent) until they end; see the module docs.
 pub async fn supervise(
-    relay: Option<(
-        sqlx::PgPool,
-        Arc<dyn QueueSender>,
-        crate::config::RelayConfig,
-    )>,
+    relay: Option<RelayLoop>,
     consumer: Option<Consumer>,
     drain: bool,
     grace: Duration,
@@ -94,7 +98,7 @@ pub async fn supervise(
     let relay_done = CancellationToken::new();
     let mut pending = 0;
 
-    if let Some((db, sender, cfg)) = relay {
+    if let Some(RelayLoop { db, sender, cfg }) = relay {
         pending += 1;
         let (shutdown, tx, done) = (shutdown.clone(), tx.clone(), relay_done.clone());
         tracker.spawn(async move {

@@ -15,8 +15,8 @@ use std::path::Path;
 
 use calamine::{Cell, Data, DataRef, Reader, SheetType, SheetVisible, Xls, Xlsb, Xlsx};
 
-use super::container::ZipKind;
-use super::sheet::{check_cell, check_rows, Kind, SheetBuilder};
+use super::sheet::{check_cell, check_rows, ColumnTyping, Kind, SheetBuilder, SheetId};
+use super::zip_check::ZipKind;
 use super::{json, ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode};
 
 /// The workbook formats read here.
@@ -60,23 +60,23 @@ pub(crate) fn parse(
     match book {
         Book::Xlsx => {
             let mut wb = Xlsx::new(rs).map_err(|e| open_error(&e))?;
-            for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
-                let index = run.start(&name, hidden)?;
+            for worksheet in run.worksheets(wb.sheets_metadata()) {
+                let id = run.start(&worksheet)?;
                 let mut cells = wb
-                    .worksheet_cells_reader(&name)
-                    .map_err(|e| sheet_error(&name, &e))?;
-                let sheet = run.stream(index, name.clone(), hidden, || cells.next_cell())?;
+                    .worksheet_cells_reader(&id.name)
+                    .map_err(|e| sheet_error(&id.name, &e))?;
+                let sheet = run.stream(id, || cells.next_cell())?;
                 run.finish(sheet)?;
             }
         }
         Book::Xlsb => {
             let mut wb = Xlsb::new(rs).map_err(|e| open_error(&e))?;
-            for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
-                let index = run.start(&name, hidden)?;
+            for worksheet in run.worksheets(wb.sheets_metadata()) {
+                let id = run.start(&worksheet)?;
                 let mut cells = wb
-                    .worksheet_cells_reader(&name)
-                    .map_err(|e| sheet_error(&name, &e))?;
-                let sheet = run.stream(index, name.clone(), hidden, || cells.next_cell())?;
+                    .worksheet_cells_reader(&id.name)
+                    .map_err(|e| sheet_error(&id.name, &e))?;
+                let sheet = run.stream(id, || cells.next_cell())?;
                 run.finish(sheet)?;
             }
         }
@@ -89,10 +89,9 @@ pub(crate) fn parse(
             // one row.
             let mut book = calamine::OdsStream::new(rs).map_err(|e| open_error(&e))?;
             let mut sheets = book.sheets().map_err(|e| open_error(&e))?;
-            while let Some(s) = sheets.next_sheet().map_err(|e| open_error(&e))? {
-                let hidden = s.visible != SheetVisible::Visible;
-                let index = run.start(&s.name, hidden)?;
-                let sheet = run.stream(index, s.name, hidden, || sheets.next_cell())?;
+            while let Some(worksheet) = sheets.next_sheet().map_err(|e| open_error(&e))? {
+                let id = run.start(&worksheet)?;
+                let sheet = run.stream(id, || sheets.next_cell())?;
                 run.finish(sheet)?;
             }
         }
@@ -106,13 +105,13 @@ fn xls_sheets<RS>(run: &mut Run<'_, '_>, wb: &mut Xls<RS>) -> Result<(), ParseFa
 where
     RS: io::Read + io::Seek,
 {
-    for (name, hidden) in run.worksheets(wb.sheets_metadata()) {
-        let index = run.start(&name, hidden)?;
+    for worksheet in run.worksheets(wb.sheets_metadata()) {
+        let id = run.start(&worksheet)?;
         let cells = wb
-            .take_worksheet_cells(&name)
-            .map_err(|e| sheet_error(&name, &e))?;
+            .take_worksheet_cells(&id.name)
+            .map_err(|e| sheet_error(&id.name, &e))?;
         let mut used = cells.iter().filter(|c| *c.get_value() != Data::Empty);
-        let sheet = run.stream(index, name.clone(), hidden, || {
+        let sheet = run.stream(id, || {
             Ok::<_, std::convert::Infallible>(
                 used.next()
                     .map(|c| Cell::new(c.get_position(), data_ref(c.get_value()))),
@@ -149,12 +148,12 @@ struct Run<'l, 's> {
 
 impl Run<'_, '_> {
     /// The worksheets to read, in workbook order; other parts are reported as skipped.
-    fn worksheets(&mut self, sheets: &[calamine::Sheet]) -> Vec<(String, bool)> {
+    fn worksheets(&mut self, sheets: &[calamine::Sheet]) -> Vec<calamine::Sheet> {
         let mut out = Vec::new();
         for s in sheets {
             let what = match s.typ {
                 SheetType::WorkSheet => {
-                    out.push((s.name.clone(), s.visible != SheetVisible::Visible));
+                    out.push(s.clone());
                     continue;
                 }
                 SheetType::ChartSheet => "chart sheet",
@@ -169,15 +168,15 @@ impl Run<'_, '_> {
         out
     }
 
-    fn start(&mut self, name: &str, hidden: bool) -> Result<u32, ParseFailure> {
-        let index = self.summary.sheets.len() as u32;
-        (self.on_event)(ParseEvent::SheetStart {
-            index,
-            name: name.to_owned(),
-            hidden,
-        })
-        .map_err(ParseFailure::sink)?;
-        Ok(index)
+    /// Opens the next sheet: numbers it and emits its `SheetStart`.
+    fn start(&mut self, worksheet: &calamine::Sheet) -> Result<SheetId, ParseFailure> {
+        let id = SheetId {
+            index: self.summary.sheets.len() as u32,
+            name: worksheet.name.clone(),
+            hidden: worksheet.visible != SheetVisible::Visible,
+        };
+        (self.on_event)(id.start_event()).map_err(ParseFailure::sink)?;
+        Ok(id)
     }
 
     fn finish(&mut self, sheet: SheetBuilder) -> Result<(), ParseFailure> {
@@ -191,12 +190,10 @@ impl Run<'_, '_> {
     /// Assembles rows from cells arriving in row-major order and emits them.
     fn stream<'a, E: ReadError>(
         &mut self,
-        index: u32,
-        name: String,
-        hidden: bool,
+        id: SheetId,
         mut next: impl FnMut() -> Result<Option<Cell<DataRef<'a>>>, E>,
     ) -> Result<SheetBuilder, ParseFailure> {
-        let mut sheet = SheetBuilder::new(index, name, hidden, true, self.limits.max_columns);
+        let mut sheet = SheetBuilder::new(id, ColumnTyping::FromCells, self.limits.max_columns);
         let mut current: Option<u32> = None;
         let mut cells: Vec<(u32, DataRef<'a>)> = Vec::new();
         loop {
@@ -205,7 +202,7 @@ impl Run<'_, '_> {
                     &e,
                     format_args!(
                         "sheet '{}' near row {}",
-                        sheet.name,
+                        sheet.id.name,
                         current.map_or(1, |r| r + 1)
                     ),
                 )
@@ -217,7 +214,7 @@ impl Run<'_, '_> {
                     if row < prev {
                         return Err(ParseFailure::corrupt(format!(
                             "sheet '{}': row {} comes after row {}",
-                            sheet.name,
+                            sheet.id.name,
                             row + 1,
                             prev + 1
                         )));
@@ -287,7 +284,7 @@ impl Run<'_, '_> {
         self.emitted += 1;
         check_rows(self.emitted, self.limits.max_rows)?;
         (self.on_event)(ParseEvent::Row {
-            sheet: sheet.index,
+            sheet: sheet.id.index,
             index: sheet.rows,
             values: Cow::Borrowed(&self.row),
         })
@@ -366,7 +363,7 @@ fn push_text(
         out.push_str("null");
         return Ok(None);
     }
-    check_cell(s.len(), max_cell, &sheet.name, sheet.rows)?;
+    check_cell(s.len(), max_cell, &sheet.id.name, sheet.rows)?;
     json::push_str(out, s);
     Ok(Some(Kind::Text))
 }

@@ -5,7 +5,7 @@
 //! only sees events, a summary, or a [`ParseFailure`] with a stable code.
 
 mod background_writer;
-mod container;
+mod cfb_check;
 pub mod csv;
 mod delimiter;
 mod encoding;
@@ -15,7 +15,9 @@ pub mod isolate;
 mod json;
 mod limits;
 mod sheet;
+mod sniff;
 mod xls_check;
+mod zip_check;
 
 use std::borrow::Cow;
 use std::io;
@@ -110,21 +112,19 @@ pub fn parse_file(
     limits: &ParseLimits,
     on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<ParseSummary, ParseFailure> {
-    match container::sniff(path)? {
-        container::Content::Text => csv::parse(path, format == FileFormat::Tsv, limits, on_event),
-        container::Content::Zip => {
-            let kind = container::check_zip(path, limits)?;
+    match sniff::content(path)? {
+        sniff::Content::Text => csv::parse(path, format == FileFormat::Tsv, limits, on_event),
+        sniff::Content::Zip => {
+            let kind = zip_check::check(path, limits)?;
             excel::parse(path, kind.into(), limits, on_event)
         }
-        container::Content::Cfb => {
+        sniff::Content::Cfb => {
             // An encrypted xlsx is a compound file without a workbook stream, so calamine
             // refuses it; only then is the whole file scanned for the encryption streams.
             let parsed = xls_check::check(path, limits)
                 .and_then(|()| excel::parse(path, excel::Book::Xls, limits, on_event));
             match parsed {
-                Err(_) if container::cfb_is_encrypted(path)? => {
-                    Err(ParseFailure::password_protected())
-                }
+                Err(_) if cfb_check::is_encrypted(path)? => Err(ParseFailure::password_protected()),
                 parsed => parsed,
             }
         }

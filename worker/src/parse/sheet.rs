@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use shared::domain::{ColumnType, TypeSet};
 
-use super::{ParseFailure, SheetSummary, TaskErrorCode};
+use super::{ParseEvent, ParseFailure, SheetSummary, TaskErrorCode};
 
 /// What kind of typed value an Excel cell held, for column type reporting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,8 +56,8 @@ impl ColumnAcc {
         self.kinds |= kind as u8;
     }
 
-    fn column_type(&self, typed: bool) -> ColumnType {
-        if !typed {
+    fn column_type(&self, typing: ColumnTyping) -> ColumnType {
+        if typing == ColumnTyping::Inferred {
             return self.set.column_type(self.seen);
         }
         const NUM: u8 = Kind::Integer as u8 | Kind::Decimal as u8;
@@ -75,11 +75,39 @@ impl ColumnAcc {
     }
 }
 
-/// One sheet being parsed.
-pub(crate) struct SheetBuilder {
+/// Which sheet of a file is being read: what its `SheetStart` event and summary say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SheetId {
+    /// Position among the sheets read.
     pub index: u32,
     pub name: String,
     pub hidden: bool,
+}
+
+impl SheetId {
+    /// The event that opens the sheet.
+    pub fn start_event(&self) -> ParseEvent<'static> {
+        ParseEvent::SheetStart {
+            index: self.index,
+            name: self.name.clone(),
+            hidden: self.hidden,
+        }
+    }
+}
+
+/// Where a sheet's column types come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ColumnTyping {
+    /// Workbook cells carry their own types ([`ColumnAcc::observe_kind`]).
+    FromCells,
+    /// CSV values are text; a column's type is what all of them parse as
+    /// ([`ColumnAcc::observe_text`]).
+    Inferred,
+}
+
+/// One sheet being parsed.
+pub(crate) struct SheetBuilder {
+    pub id: SheetId,
     /// Column names: the header's, then generated ones for extra cells.
     columns: Vec<String>,
     header_len: usize,
@@ -87,23 +115,20 @@ pub(crate) struct SheetBuilder {
     pub columns_acc: Vec<ColumnAcc>,
     /// Data rows emitted so far.
     pub rows: u64,
-    /// Cells carry their own types (Excel) rather than being inferred from text (CSV).
-    typed: bool,
+    typing: ColumnTyping,
     max_columns: u32,
 }
 
 impl SheetBuilder {
-    pub fn new(index: u32, name: String, hidden: bool, typed: bool, max_columns: u32) -> Self {
+    pub fn new(id: SheetId, typing: ColumnTyping, max_columns: u32) -> Self {
         Self {
-            index,
-            name,
-            hidden,
+            id,
             columns: Vec::new(),
             header_len: 0,
             has_header: false,
             columns_acc: Vec::new(),
             rows: 0,
-            typed,
+            typing,
             max_columns,
         }
     }
@@ -164,7 +189,7 @@ impl SheetBuilder {
                 TaskErrorCode::TooManyColumns,
                 format!(
                     "sheet '{}' has {} columns, more than the limit of {}",
-                    self.name, width, self.max_columns
+                    self.id.name, width, self.max_columns
                 ),
             ));
         }
@@ -172,16 +197,16 @@ impl SheetBuilder {
     }
 
     pub fn finish(self) -> SheetSummary {
-        let typed = self.typed;
+        let typing = self.typing;
         SheetSummary {
-            index: self.index,
-            name: self.name,
-            hidden: self.hidden,
+            index: self.id.index,
+            name: self.id.name,
+            hidden: self.id.hidden,
             rows: self.rows,
             column_types: self
                 .columns_acc
                 .iter()
-                .map(|c| c.column_type(typed))
+                .map(|c| c.column_type(typing))
                 .collect(),
             extra_columns: (self.columns.len() - self.header_len) as u32,
             columns: self.columns,
@@ -238,9 +263,17 @@ pub(crate) fn check_cell(
 mod tests {
     use super::*;
 
+    fn test_id() -> SheetId {
+        SheetId {
+            index: 0,
+            name: "s".into(),
+            hidden: false,
+        }
+    }
+
     #[test]
     fn blank_and_duplicate_header_names_are_filled_in() {
-        let mut s = SheetBuilder::new(0, "s".into(), false, false, 100);
+        let mut s = SheetBuilder::new(test_id(), ColumnTyping::Inferred, 100);
         let names = ["id", "", "id", " name ", "id"].map(String::from).to_vec();
         assert!(s.set_header(names).is_ok());
         assert!(s.ensure_width(7).is_ok());
@@ -254,7 +287,7 @@ mod tests {
 
     #[test]
     fn generated_names_do_not_collide_with_header_names() {
-        let mut s = SheetBuilder::new(0, "s".into(), false, false, 100);
+        let mut s = SheetBuilder::new(test_id(), ColumnTyping::Inferred, 100);
         assert!(s.set_header(vec!["column_2".into()]).is_ok());
         assert!(s.ensure_width(2).is_ok());
         assert_eq!(s.finish().columns, ["column_2", "column_2_2"]);
@@ -262,7 +295,7 @@ mod tests {
 
     #[test]
     fn too_wide_rows_fail() {
-        let mut s = SheetBuilder::new(0, "s".into(), false, false, 2);
+        let mut s = SheetBuilder::new(test_id(), ColumnTyping::Inferred, 2);
         assert!(s.set_header(vec!["a".into()]).is_ok());
         let err = s.ensure_width(3).err().map(|e| e.code);
         assert_eq!(err, Some(TaskErrorCode::TooManyColumns));

@@ -19,7 +19,7 @@ use encoding_rs::UTF_8;
 use records::Records;
 use row::Rows;
 
-use super::sheet::{check_cell, check_rows, SheetBuilder};
+use super::sheet::{check_cell, check_rows, ColumnTyping, SheetBuilder, SheetId};
 use super::{
     delimiter, encoding, json, ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode,
 };
@@ -70,19 +70,13 @@ pub(crate) fn parse(
     };
     let mut records = Records::new(input, delimiter, max_record_bytes(limits));
 
-    let mut sheet = SheetBuilder::new(
-        0,
-        CSV_SHEET_NAME.to_owned(),
-        false,
-        false,
-        limits.max_columns,
-    );
-    on_event(ParseEvent::SheetStart {
+    let id = SheetId {
         index: 0,
-        name: sheet.name.clone(),
+        name: CSV_SHEET_NAME.to_owned(),
         hidden: false,
-    })
-    .map_err(ParseFailure::sink)?;
+    };
+    on_event(id.start_event()).map_err(ParseFailure::sink)?;
+    let mut sheet = SheetBuilder::new(id, ColumnTyping::Inferred, limits.max_columns);
 
     // Rows' JSON is built as bytes and checked to be UTF-8 a batch at a time: cheaper than
     // checking each record and then slicing every cell out of it as `&str`.
@@ -124,7 +118,12 @@ pub(crate) fn parse(
                 continue;
             }
             if check_cells {
-                check_cell(cell.len(), limits.max_cell_bytes, &sheet.name, sheet.rows)?;
+                check_cell(
+                    cell.len(),
+                    limits.max_cell_bytes,
+                    &sheet.id.name,
+                    sheet.rows,
+                )?;
             }
             column.observe_text(cell);
             if escape && json::needs_escape::<true>(cell) {
