@@ -11,7 +11,9 @@ ALTER TABLE tasks
     -- While RUNNING: rows stored and input bytes read so far by the current attempt.
     ADD COLUMN progress_rows  bigint CHECK (progress_rows >= 0),
     ADD COLUMN progress_bytes bigint CHECK (progress_bytes >= 0),
-    ADD COLUMN progress_at    timestamptz;
+    ADD COLUMN progress_at    timestamptz,
+    -- The upload's trace (32 hex digits), when tracing was on.
+    ADD COLUMN trace_id       text CHECK (trace_id ~ '^[0-9a-f]{32}$');
 
 -- One row per failed attempt: a transient failure that released the task for a retry, or the
 -- final failure. River keeps the same history on its jobs.

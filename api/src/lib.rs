@@ -85,13 +85,15 @@ pub fn app(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(
             TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
-                let request_id = req
-                    .headers()
-                    .get("x-request-id")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default();
-                tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id,
-                    tenant_id = tracing::field::Empty)
+                let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+                let span = tracing::info_span!("request",
+                    otel.name = %req.method(), otel.kind = "server",
+                    method = %req.method(), uri = %req.uri(),
+                    request_id = header("x-request-id").unwrap_or_default(),
+                    tenant_id = tracing::field::Empty);
+                // A client that traces its own calls gets our spans in its trace.
+                shared::telemetry::propagation::continue_trace(&span, header("traceparent"));
+                span
             }),
         )
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))

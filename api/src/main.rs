@@ -11,7 +11,7 @@ use api::config::{Cli, Command};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let mut cli = Cli::parse();
-    shared::telemetry::init(&cli.config.telemetry);
+    let telemetry = shared::telemetry::init(&cli.config.telemetry, "sheetrelay-api");
     apply_deprecated_settings(&mut cli.config);
     match cli.command.unwrap_or(Command::Serve) {
         Command::Migrate => {
@@ -22,7 +22,10 @@ async fn main() -> anyhow::Result<()> {
         Command::Serve => {
             let token = CancellationToken::new();
             shared::shutdown::cancel_on_signal(token.clone());
-            api::run(cli.config, token).await?;
+            let served = api::run(cli.config, token).await;
+            // The last requests' spans, exported before the process goes.
+            let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+            served?;
         }
     }
     Ok(())

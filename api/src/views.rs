@@ -72,7 +72,8 @@ pub struct LineageView {
     /// Every failed attempt, oldest first: `transient` ones released the task for a retry,
     /// the `final` one failed it.
     pub errors: Vec<AttemptErrorView>,
-    /// The upload's trace id, when tracing is on (null otherwise).
+    /// The upload's trace id (null when tracing was off): one trace holds the upload, the
+    /// relay's send and the consumer's parse.
     pub trace_id: Option<String>,
 }
 
@@ -138,7 +139,7 @@ impl TaskView {
                         at: e.at,
                     })
                     .collect(),
-                trace_id: None,
+                trace_id: lineage.trace_id.clone(),
             }),
             ..Self::from(task)
         }

@@ -184,9 +184,7 @@ pub async fn test_config(database_url: &str) -> api::Config {
             unique_name("uploads"),
             unique_name("parse-tasks"),
         ),
-        telemetry: TelemetryConfig {
-            log_format: Default::default(),
-        },
+        telemetry: TelemetryConfig::logs_only(),
         entra: EntraConfig::disabled(),
         http: HttpConfig::default(),
         listen_addr: "127.0.0.1:0".parse().expect("socket address"),

@@ -355,6 +355,7 @@ async fn insert_upload(
         task_id: upload.task_id,
         message_id: upload.outbox_id,
         inline: None,
+        traceparent: None,
     };
     db::uploads::insert(&mut *tx, &upload)
         .await
@@ -525,9 +526,7 @@ pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config:
         shutdown_grace: Duration::from_secs(10),
         database: shared::db::DatabaseConfig::new(database_url),
         storage,
-        telemetry: shared::telemetry::TelemetryConfig {
-            log_format: Default::default(),
-        },
+        telemetry: shared::telemetry::TelemetryConfig::logs_only(),
         relay: WorkerEnv::relay_config(),
         consumer: WorkerEnv::consumer_config(),
         parse: ParseConfig {

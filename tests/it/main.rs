@@ -14,5 +14,6 @@ mod row_chunks;
 mod rows;
 mod services;
 mod storage;
+mod traces;
 mod upload;
 mod worker_process;

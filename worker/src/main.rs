@@ -8,16 +8,22 @@ use clap::Parser as _;
 use worker::config::{Cli, Command};
 use worker::parse::isolate;
 
+/// `service.name` of the worker's spans unless `OTEL_SERVICE_NAME` says otherwise.
+const SERVICE_NAME: &str = "sheetrelay-worker";
+
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Run(cfg) => in_runtime(async move {
-            shared::telemetry::init(&cfg.telemetry);
+            let telemetry = shared::telemetry::init(&cfg.telemetry, SERVICE_NAME);
             let token = tokio_util::sync::CancellationToken::new();
             shared::shutdown::cancel_on_signal(token.clone());
-            worker::run(*cfg, token).await
+            let ran = worker::run(*cfg, token).await;
+            // A job replica exits right after: its last spans are exported first.
+            let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+            ran
         }),
         Command::Outbox(args) => in_runtime(async move {
-            shared::telemetry::init(&args.telemetry);
+            let _telemetry = shared::telemetry::init(&args.telemetry, SERVICE_NAME);
             worker::outbox_cli::run(&args).await
         }),
         // A parse child starts no runtime: its parse is synchronous, under a memory limit.

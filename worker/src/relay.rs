@@ -13,6 +13,8 @@ use anyhow::Context as _;
 use futures::StreamExt as _;
 use shared::db;
 use shared::domain::{Envelope, OutboxStatus};
+use shared::telemetry::propagation;
+use tracing::Instrument as _;
 use shared::storage::{QueueClient, StorageError};
 use sqlx::postgres::PgListener;
 use sqlx::PgPool;
@@ -31,12 +33,21 @@ pub use async_trait::async_trait;
 #[async_trait::async_trait]
 pub trait QueueSender: Send + Sync {
     async fn send(&self, body: &str) -> anyhow::Result<()>;
+
+    /// The queue's name, for the send spans.
+    fn destination(&self) -> &str {
+        ""
+    }
 }
 
 #[async_trait::async_trait]
 impl QueueSender for QueueClient {
     async fn send(&self, body: &str) -> anyhow::Result<()> {
         QueueClient::send(self, body).await.map_err(send_error)
+    }
+
+    fn destination(&self) -> &str {
+        self.name()
     }
 }
 
@@ -79,15 +90,19 @@ pub async fn run_once(
     tracing::debug!(claimed = batch.len(), "claimed outbox batch");
 
     let all_ids: Vec<Uuid> = batch.iter().map(|m| m.id).collect();
-    let mut sends = futures::stream::iter(batch.into_iter().map(|m| async move {
-        let envelope = Envelope {
-            message_id: m.id,
-            event_type: m.event_type,
-            payload: m.payload,
-            created_at: m.created_at,
-        };
-        let outcome = sender.send(&envelope.encode(cfg.encoding)).await;
-        (m.id, m.attempts, outcome)
+    let mut sends = futures::stream::iter(batch.into_iter().map(|m| {
+        let span = send_span(&m, sender.destination());
+        async move {
+            let envelope = Envelope {
+                message_id: m.id,
+                event_type: m.event_type,
+                payload: m.payload,
+                created_at: m.created_at,
+            };
+            let outcome = sender.send(&envelope.encode(cfg.encoding)).await;
+            (m.id, m.attempts, outcome)
+        }
+        .instrument(span)
     }))
     .buffer_unordered(cfg.concurrency.max(1) as usize);
 
@@ -150,6 +165,25 @@ pub async fn run_once(
         );
     }
     Ok(report)
+}
+
+/// The PRODUCER span of one send, in the trace of the upload that wrote the message.
+fn send_span(m: &db::outbox::OutboxMessage, queue: &str) -> tracing::Span {
+    let task_id = m.payload.get("task_id").and_then(|v| v.as_str());
+    let span = tracing::info_span!("send",
+        otel.name = %format_args!("send {queue}"),
+        otel.kind = "producer",
+        messaging.system = propagation::MESSAGING_SYSTEM,
+        messaging.operation.type = "send",
+        messaging.destination.name = queue,
+        messaging.message.id = %m.id,
+        outbox_message_id = %m.id,
+        task_id = task_id.unwrap_or_default());
+    propagation::continue_trace(
+        &span,
+        m.payload.get("traceparent").and_then(|v| v.as_str()),
+    );
+    span
 }
 
 /// Records an outcome, retrying for a short while when Postgres is briefly away: a send that

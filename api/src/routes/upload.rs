@@ -66,6 +66,7 @@ pub struct UploadForm {
         (status = 503, description = "Postgres or Blob Storage unavailable", body = ErrorBody),
     )
 )]
+#[tracing::instrument(name = "upload", skip_all)]
 pub async fn upload(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -153,11 +154,15 @@ pub async fn upload(
         blob_name: &blob_name,
         idempotency_key: key.as_deref(),
     };
+    // The upload's trace continues through the relay and the consumer (see
+    // shared::telemetry::propagation).
+    let traceparent = shared::telemetry::propagation::current_traceparent();
     let upload = NewUpload {
         file: new_file,
         task_id: Uuid::now_v7(),
         message_id: Uuid::now_v7(),
         inline: streamed.small.as_deref(),
+        traceparent: traceparent.as_deref(),
     };
     match db::uploads::insert(&state.db, &upload).await {
         Ok((file, task)) => {

@@ -237,6 +237,7 @@ pub struct Lineage {
     pub dequeue_count: i32,
     pub progress_rows: Option<i64>,
     pub progress_bytes: Option<i64>,
+    pub trace_id: Option<String>,
     pub errors: Vec<AttemptError>,
 }
 
@@ -251,7 +252,7 @@ pub struct AttemptError {
 
 pub async fn lineage(db: &sqlx::PgPool, id: Uuid) -> sqlx::Result<Option<Lineage>> {
     let Some(row) = sqlx::query!(
-        r#"SELECT relayed_at, received_at, dequeue_count, progress_rows, progress_bytes
+        r#"SELECT relayed_at, received_at, dequeue_count, progress_rows, progress_bytes, trace_id
            FROM tasks WHERE id = $1"#,
         id
     )
@@ -274,6 +275,7 @@ pub async fn lineage(db: &sqlx::PgPool, id: Uuid) -> sqlx::Result<Option<Lineage
         dequeue_count: row.dequeue_count,
         progress_rows: row.progress_rows,
         progress_bytes: row.progress_bytes,
+        trace_id: row.trace_id,
         errors,
     }))
 }

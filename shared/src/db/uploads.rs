@@ -20,6 +20,8 @@ pub struct NewUpload<'a> {
     pub message_id: Uuid,
     /// A small file's bytes, carried in its message so the worker needs no download.
     pub inline: Option<&'a [u8]>,
+    /// The upload's W3C trace context, carried to the relay and the consumer.
+    pub traceparent: Option<&'a str>,
 }
 
 /// Writes the three rows; returns the file and task as stored (with their defaults).
@@ -28,7 +30,11 @@ pub async fn insert(
     new: &NewUpload<'_>,
 ) -> sqlx::Result<(SourceFile, Task)> {
     let file = &new.file;
-    let payload = ParseTaskPayload::new(new.task_id, file.id, new.inline);
+    let payload =
+        ParseTaskPayload::new(new.task_id, file.id, new.inline).with_traceparent(new.traceparent);
+    let trace_id = new
+        .traceparent
+        .and_then(crate::telemetry::propagation::trace_id);
     let payload = serde_json::to_value(&payload).map_err(|e| sqlx::Error::Encode(e.into()))?;
     let row = sqlx::query!(
         r#"WITH file AS (
@@ -39,8 +45,8 @@ pub async fn insert(
                RETURNING id, tenant_id, file_name, content_type, format, size_bytes, sha256,
                          blob_name, idempotency_key, created_at
            ), task AS (
-               INSERT INTO tasks (id, source_file_id)
-               SELECT $9, id FROM file
+               INSERT INTO tasks (id, source_file_id, trace_id)
+               SELECT $9, id, $16 FROM file
                RETURNING id, source_file_id, status, attempts, error_code, error_message, result,
                          lease_expires_at, created_at, started_at, finished_at
            ), message AS (
@@ -72,6 +78,7 @@ pub async fn insert(
         DEFAULT_MAX_ATTEMPTS,
         file.tenant_id,
         file.uploaded_by,
+        trace_id,
     )
     .fetch_one(db)
     .await?;

@@ -22,6 +22,10 @@ pub struct ParseTaskPayload {
     /// record: content that does not match the source file's size and SHA-256 is ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// The upload's W3C `traceparent`: queue messages carry no metadata, so the trace context
+    /// travels here. Absent from messages sent before it existed, and when tracing is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 impl ParseTaskPayload {
@@ -37,6 +41,15 @@ impl ParseTaskPayload {
             content: inline
                 .filter(|bytes| bytes.len() <= Self::INLINE_MAX)
                 .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes)),
+            traceparent: None,
+        }
+    }
+
+    /// The payload carrying the upload's trace context.
+    pub fn with_traceparent(self, traceparent: Option<&str>) -> Self {
+        Self {
+            traceparent: traceparent.map(str::to_owned),
+            ..self
         }
     }
 

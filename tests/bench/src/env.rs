@@ -243,6 +243,7 @@ pub async fn insert_upload(
         task_id,
         message_id: outbox_id,
         inline: None,
+        traceparent: None,
     };
     db::uploads::insert(&mut *tx, &upload).await?;
     Ok((outbox_id, task_id))

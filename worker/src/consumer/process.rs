@@ -7,6 +7,8 @@ use anyhow::Context as _;
 use shared::db;
 use shared::domain::{Envelope, FileFormat, ParseTaskPayload, TaskErrorCode};
 use shared::storage::{ReceivedMessage, StorageError};
+use shared::telemetry::propagation;
+use tracing::Instrument as _;
 use tokio::io::AsyncWriteExt as _;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -49,6 +51,36 @@ impl Consumer {
                     .await;
             }
         };
+        let span = self.process_span(&msg, &payload);
+        self.process_task(msg, payload, abort)
+            .instrument(span)
+            .await
+    }
+
+    /// The CONSUMER span of one message, in the trace of the upload that sent it.
+    fn process_span(&self, msg: &ReceivedMessage, payload: &ParseTaskPayload) -> tracing::Span {
+        let queue = self.queue.name();
+        let span = tracing::info_span!("process",
+            otel.name = %format_args!("process {queue}"),
+            otel.kind = "consumer",
+            messaging.system = propagation::MESSAGING_SYSTEM,
+            messaging.operation.type = "process",
+            messaging.destination.name = queue,
+            messaging.message.id = %msg.id,
+            messaging.azure_queue_storage.dequeue_count = msg.dequeue_count,
+            task_id = %payload.task_id,
+            source_file_id = %payload.source_file_id);
+        propagation::continue_trace(&span, payload.traceparent.as_deref());
+        span
+    }
+
+    /// [`Consumer::process_one`] for a well-formed parse-task message.
+    async fn process_task(
+        &self,
+        msg: ReceivedMessage,
+        payload: ParseTaskPayload,
+        abort: &CancellationToken,
+    ) -> anyhow::Result<Outcome> {
         let task_id = payload.task_id;
         let task = match db::tasks::find(&self.db, task_id).await {
             Ok(Some(t)) => t,
@@ -235,6 +267,7 @@ impl Consumer {
             None => self
                 .blobs
                 .download_to(&file.blob_name, &mut out)
+                .instrument(tracing::info_span!("download", size_bytes = file.size_bytes))
                 .await
                 .map(drop),
         };
@@ -269,6 +302,7 @@ impl Consumer {
                 &mut copy,
                 progress,
             )
+            .instrument(tracing::info_span!("parse", format = format.as_str()))
             .await;
             match parsed {
                 Ok(Ok(summary)) => {
