@@ -4,8 +4,11 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shared::db::source_files::SourceFile;
-use shared::db::tasks::{Lineage, Task};
-use shared::domain::{ColumnType, TaskStatus};
+use shared::db::tasks::Task;
+use shared::domain::ColumnType;
+pub use shared::task_view::{
+    AttemptErrorView, LineageView, ProgressView, TaskErrorView, TaskView, TimelineView,
+};
 use uuid::Uuid;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -31,137 +34,6 @@ impl From<&SourceFile> for SourceFileView {
             size_bytes: f.size_bytes,
             sha256: f.sha256.clone(),
             created_at: f.created_at,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct TaskErrorView {
-    pub code: String,
-    pub message: String,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct TaskView {
-    pub id: Uuid,
-    pub source_file_id: Uuid,
-    pub status: TaskStatus,
-    pub attempts: i32,
-    pub error: Option<TaskErrorView>,
-    pub created_at: DateTime<Utc>,
-    pub started_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-    /// Once COMPLETED: `{"rows_total", "sheets": [{"index", "name", "hidden", "rows", "columns",
-    /// "column_types", "extra_columns"}], "skipped_parts": ["chart sheet 'Chart1' not readable"]}`.
-    /// `extra_columns` counts the `column_N` columns that rows longer than the header added.
-    #[schema(value_type = Option<Object>)]
-    pub result: Option<serde_json::Value>,
-    /// The task's lineage (`GET /api/v1/tasks/{id}` only; absent from lists and uploads).
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub lineage: Option<LineageView>,
-}
-
-/// Where a task has been: its timeline, deliveries, progress and failed attempts.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct LineageView {
-    pub timeline: TimelineView,
-    /// How often the task's queue message had been delivered when it last started.
-    pub dequeue_count: i32,
-    /// While RUNNING: how far the current attempt has got (refreshed about every second).
-    pub progress: Option<ProgressView>,
-    /// Every failed attempt, oldest first: `transient` ones released the task for a retry,
-    /// the `final` one failed it.
-    pub errors: Vec<AttemptErrorView>,
-    /// The upload's trace id (null when tracing was off): one trace holds the upload, the
-    /// relay's send and the consumer's parse.
-    pub trace_id: Option<String>,
-}
-
-/// When each step happened; null until it has.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct TimelineView {
-    pub created_at: DateTime<Utc>,
-    /// The relay sent the task's message to the queue.
-    pub relayed_at: Option<DateTime<Utc>>,
-    /// A consumer first took it from the queue.
-    pub received_at: Option<DateTime<Utc>>,
-    pub started_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ProgressView {
-    /// Rows stored so far.
-    pub rows: i64,
-    /// Bytes of the file read so far.
-    pub bytes: i64,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct AttemptErrorView {
-    pub attempt: i32,
-    /// `transient` or `final`.
-    pub kind: String,
-    /// The task error code of a final failure.
-    pub code: Option<String>,
-    pub message: String,
-    pub at: DateTime<Utc>,
-}
-
-impl TaskView {
-    /// The task with its lineage, as `GET /api/v1/tasks/{id}` shows it.
-    pub fn with_lineage(task: &Task, lineage: &Lineage) -> Self {
-        let running = task.status == TaskStatus::Running;
-        let progress = match (running, lineage.progress_rows, lineage.progress_bytes) {
-            (true, Some(rows), Some(bytes)) => Some(ProgressView { rows, bytes }),
-            (true, ..) => Some(ProgressView { rows: 0, bytes: 0 }),
-            _ => None,
-        };
-        Self {
-            lineage: Some(LineageView {
-                timeline: TimelineView {
-                    created_at: task.created_at,
-                    relayed_at: lineage.relayed_at,
-                    received_at: lineage.received_at,
-                    started_at: task.started_at,
-                    finished_at: task.finished_at,
-                },
-                dequeue_count: lineage.dequeue_count,
-                progress,
-                errors: lineage
-                    .errors
-                    .iter()
-                    .map(|e| AttemptErrorView {
-                        attempt: e.attempt,
-                        kind: e.kind.clone(),
-                        code: e.code.clone(),
-                        message: e.message.clone(),
-                        at: e.at,
-                    })
-                    .collect(),
-                trace_id: lineage.trace_id.clone(),
-            }),
-            ..Self::from(task)
-        }
-    }
-}
-
-impl From<&Task> for TaskView {
-    fn from(t: &Task) -> Self {
-        Self {
-            id: t.id,
-            source_file_id: t.source_file_id,
-            status: t.status,
-            attempts: t.attempts,
-            error: t.error_code.as_ref().map(|code| TaskErrorView {
-                code: code.clone(),
-                message: t.error_message.clone().unwrap_or_default(),
-            }),
-            created_at: t.created_at,
-            started_at: t.started_at,
-            finished_at: t.finished_at,
-            result: t.result.clone(),
-            lineage: None,
         }
     }
 }

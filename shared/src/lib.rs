@@ -6,4 +6,5 @@ pub mod db;
 pub mod domain;
 pub mod shutdown;
 pub mod storage;
+pub mod task_view;
 pub mod telemetry;

@@ -203,3 +203,45 @@ async fn every_failed_attempt_is_kept_with_its_error() {
         .collect();
     assert_eq!(kinds, [(1, "final", Some("empty_file"))]);
 }
+
+#[tokio::test]
+async fn worker_task_show_prints_the_tasks_record_for_operators() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", b"id\n1\n").await;
+    env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    let consumer = env.consumer(WorkerEnv::consumer_config());
+    env.consume_until_idle(&consumer).await;
+
+    let out = env
+        .command(&["task", "show", &upload.task_id.to_string()])
+        .output()
+        .await
+        .expect("worker task show runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let task = env.task(upload.task_id).await;
+    let lineage = db::tasks::lineage(&env.db, upload.task_id)
+        .await
+        .expect("lineage")
+        .expect("task");
+    assert_eq!(
+        shown,
+        serde_json::to_value(TaskView::with_lineage(&task, &lineage)).expect("json"),
+        "the same record as GET /api/v1/tasks/{{id}}"
+    );
+    assert_eq!(shown["status"], "COMPLETED");
+    assert!(shown["timeline"]["relayed_at"].is_string());
+
+    let missing = env
+        .command(&["task", "show", &uuid::Uuid::now_v7().to_string()])
+        .output()
+        .await
+        .expect("runs");
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no task"));
+}

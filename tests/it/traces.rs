@@ -1,7 +1,8 @@
 //! One trace per upload, across the queue hop: the real `api` and `worker` binaries export their
-//! spans over OTLP/HTTP to a receiver in this test, and the upload's span, the relay's PRODUCER
-//! span and the consumer's CONSUMER span (linked to the upload, as the messaging conventions
-//! say) come back in one trace whose id the task's lineage names.
+//! spans over OTLP (HTTP/protobuf, and gRPC as Azure Container Apps' agent speaks it) to a
+//! receiver in this test, and the upload's span, the relay's PRODUCER span and the consumer's
+//! CONSUMER span (linked to the upload, as the messaging conventions say) come back in one
+//! trace whose id the task's lineage names.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,12 @@ use axum::routing::post;
 use axum::Router;
 use harness::app::{api_exe, authenticated_client};
 use harness::worker::{eventually_some, WorkerEnv, WorkerProcess};
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use prost::Message as _;
@@ -48,10 +54,52 @@ fn text(v: Option<&AnyValue>) -> String {
     }
 }
 
-async fn receive(State(spans): State<Spans>, body: Bytes) -> StatusCode {
+async fn receive_http(State(spans): State<Spans>, body: Bytes) -> StatusCode {
     let Ok(request) = ExportTraceServiceRequest::decode(body) else {
         return StatusCode::BAD_REQUEST;
     };
+    keep(&spans, request);
+    StatusCode::OK
+}
+
+/// The gRPC collector service.
+struct GrpcReceiver(Spans);
+
+#[tonic::async_trait]
+impl TraceService for GrpcReceiver {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        keep(&self.0, request.into_inner());
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+/// Starts a receiver for `protocol`; returns its endpoint and what it receives.
+async fn start_receiver(protocol: &str) -> (String, Spans) {
+    let spans: Spans = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    if protocol == "grpc" {
+        let service = TraceServiceServer::new(GrpcReceiver(Arc::clone(&spans)));
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+        );
+    } else {
+        let receiver = Router::new()
+            .route("/v1/traces", post(receive_http))
+            .with_state(Arc::clone(&spans));
+        tokio::spawn(async move { axum::serve(listener, receiver).await });
+    }
+    (endpoint, spans)
+}
+
+fn keep(spans: &Spans, request: ExportTraceServiceRequest) {
     let mut spans = spans.lock().expect("lock");
     for rs in request.resource_spans {
         let service = rs
@@ -77,12 +125,16 @@ async fn receive(State(spans): State<Spans>, body: Bytes) -> StatusCode {
                 attributes: span
                     .attributes
                     .iter()
-                    .map(|a| (a.key.clone(), text(a.value.as_ref().and_then(|v| v.value.as_ref()))))
+                    .map(|a| {
+                        (
+                            a.key.clone(),
+                            text(a.value.as_ref().and_then(|v| v.value.as_ref())),
+                        )
+                    })
                     .collect(),
             });
         }
     }
-    StatusCode::OK
 }
 
 fn free_port() -> u16 {
@@ -94,18 +146,21 @@ fn free_port() -> u16 {
 }
 
 #[tokio::test]
-async fn one_upload_is_one_trace_from_request_to_rows() {
+async fn one_upload_is_one_trace_exported_over_otlp_http() {
+    one_upload_is_one_trace("http/protobuf").await;
+}
+
+#[tokio::test]
+async fn one_upload_is_one_trace_exported_over_otlp_grpc() {
+    one_upload_is_one_trace("grpc").await;
+}
+
+async fn one_upload_is_one_trace(protocol: &str) {
     let env = WorkerEnv::new().await;
-    let spans: Spans = Arc::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let otlp = format!("http://{}", listener.local_addr().expect("addr"));
-    let receiver = Router::new()
-        .route("/v1/traces", post(receive))
-        .with_state(Arc::clone(&spans));
-    tokio::spawn(async move { axum::serve(listener, receiver).await });
+    let (otlp, spans) = start_receiver(protocol).await;
     let otel_env = [
         ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.as_str()),
-        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
         // Export within 100 ms rather than the default 5 s.
         ("OTEL_BSP_SCHEDULE_DELAY", "100"),
     ];
@@ -134,7 +189,10 @@ async fn one_upload_is_one_trace_from_request_to_rows() {
         .await
         .expect("api keys create");
     assert!(key.status.success());
-    let key = String::from_utf8(key.stdout).expect("utf-8").trim().to_owned();
+    let key = String::from_utf8(key.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned();
     let _api = WorkerProcess::spawn(api_command(&[]));
     let client = authenticated_client(&key);
     eventually_some(Duration::from_secs(30), "the api ready", || async {
@@ -170,31 +228,38 @@ async fn one_upload_is_one_trace_from_request_to_rows() {
         (r.status(), r.json::<Value>().await.expect("json"))
     };
     assert_eq!(task["status"], "COMPLETED");
-    let trace_id = task["trace_id"].as_str().expect("the task names its trace").to_owned();
+    let trace_id = task["trace_id"]
+        .as_str()
+        .expect("the task names its trace")
+        .to_owned();
     assert_eq!(trace_id.len(), 32);
 
-    let trace = eventually_some(Duration::from_secs(30), "the api's and the worker's spans", || {
-        let spans = Arc::clone(&spans);
-        let trace_id = trace_id.clone();
-        async move {
-            let spans: Vec<Received> = spans
-                .lock()
-                .expect("lock")
-                .iter()
-                .filter(|s| s.trace_id == trace_id)
-                .cloned()
-                .collect();
-            let has = |name: &str| spans.iter().any(|s| s.name == name);
-            (has("upload") && spans.iter().any(|s| s.name.starts_with("send "))
-                && spans.iter().any(|s| s.name.starts_with("process ")))
-            .then_some(spans)
-        }
-    })
+    let trace = eventually_some(
+        Duration::from_secs(30),
+        "the api's and the worker's spans",
+        || {
+            let spans = Arc::clone(&spans);
+            let trace_id = trace_id.clone();
+            async move {
+                let spans: Vec<Received> = spans
+                    .lock()
+                    .expect("lock")
+                    .iter()
+                    .filter(|s| s.trace_id == trace_id)
+                    .cloned()
+                    .collect();
+                let has = |name: &str| spans.iter().any(|s| s.name == name);
+                (has("upload")
+                    && spans.iter().any(|s| s.name.starts_with("send "))
+                    && spans.iter().any(|s| s.name.starts_with("process ")))
+                .then_some(spans)
+            }
+        },
+    )
     .await;
 
-    let one = |pred: &dyn Fn(&Received) -> bool| {
-        trace.iter().find(|s| pred(s)).cloned().expect("span")
-    };
+    let one =
+        |pred: &dyn Fn(&Received) -> bool| trace.iter().find(|s| pred(s)).cloned().expect("span");
     let upload_span = one(&|s| s.name == "upload");
     assert_eq!(upload_span.service, "sheetrelay-api");
     let request_span = one(&|s| s.span_id == upload_span.parent_span_id);
@@ -218,9 +283,15 @@ async fn one_upload_is_one_trace_from_request_to_rows() {
         "linked to the upload's span context"
     );
     assert_eq!(process.attributes["task_id"], task_id);
-    assert_eq!(process.attributes["messaging.system"], "azure_queue_storage");
+    assert_eq!(
+        process.attributes["messaging.system"],
+        "azure_queue_storage"
+    );
     assert!(!process.attributes["messaging.message.id"].is_empty());
-    assert_eq!(process.attributes["messaging.azure_queue_storage.dequeue_count"], "1");
+    assert_eq!(
+        process.attributes["messaging.azure_queue_storage.dequeue_count"],
+        "1"
+    );
     // The parse and download (or inline read) are children of the process span.
     let parse = one(&|s| s.name == "parse");
     assert_eq!(parse.parent_span_id, process.span_id);

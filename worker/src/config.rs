@@ -31,6 +31,8 @@ pub enum Command {
     Run(Box<RunConfig>),
     /// Operate on the outbox: counts per status, or requeue DEAD messages.
     Outbox(OutboxArgs),
+    /// Look at a task: `worker task show <id>` prints what `GET /api/v1/tasks/{id}` answers.
+    Task(TaskArgs),
     /// Parse the files named on stdin, as the consumer's isolated child (not for people).
     #[command(name = CHILD_SUBCOMMAND, hide = true)]
     ParseChild(ChildArgs),
@@ -222,6 +224,29 @@ impl Default for ParseConfig {
     fn default() -> Self {
         from_args(&[])
     }
+}
+
+/// `worker task …`.
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    #[command(flatten)]
+    pub database: DatabaseConfig,
+
+    #[command(flatten)]
+    pub telemetry: TelemetryConfig,
+
+    #[command(subcommand)]
+    pub action: TaskAction,
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum TaskAction {
+    /// Print a task with its timeline, deliveries, progress, failed attempts and trace id, as
+    /// JSON (any tenant's: this is the operator's view)
+    Show {
+        /// The task's id.
+        id: uuid::Uuid,
+    },
 }
 
 /// `worker outbox …`.

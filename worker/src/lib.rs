@@ -5,6 +5,7 @@
 pub mod config;
 pub mod consumer;
 pub mod outbox_cli;
+pub mod task_cli;
 pub mod parse;
 pub mod relay;
 pub mod retry;

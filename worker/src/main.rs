@@ -1,4 +1,5 @@
-//! `worker run [--role all|relay|consumer] [--drain]`, `worker outbox stats|requeue-dead`, and
+//! `worker run [--role all|relay|consumer] [--drain]`, `worker outbox stats|requeue-dead`,
+//! `worker task show <id>`, and
 //! the hidden `worker parse-child …` that the consumer starts to parse files in isolation.
 
 use std::future::Future;
@@ -21,6 +22,10 @@ fn main() -> ExitCode {
             // A job replica exits right after: its last spans are exported first.
             let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
             ran
+        }),
+        Command::Task(args) => in_runtime(async move {
+            let _telemetry = shared::telemetry::init(&args.telemetry, SERVICE_NAME);
+            worker::task_cli::run(&args).await
         }),
         Command::Outbox(args) => in_runtime(async move {
             let _telemetry = shared::telemetry::init(&args.telemetry, SERVICE_NAME);

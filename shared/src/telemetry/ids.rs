@@ -36,9 +36,9 @@ where
         if span.extensions().get::<TraceIds>().is_some() {
             return;
         }
-        let Some(cx) = tracing::dispatcher::get_default(|d| {
-            tracing_opentelemetry::get_otel_context(id, d)
-        }) else {
+        let Some(cx) =
+            tracing::dispatcher::get_default(|d| tracing_opentelemetry::get_otel_context(id, d))
+        else {
             return;
         };
         let span_context = cx.span().span_context().clone();
@@ -92,7 +92,8 @@ where
             return self.inner.format_event(ctx, writer, event);
         }
         let mut line = String::new();
-        self.inner.format_event(ctx, Writer::new(&mut line), event)?;
+        self.inner
+            .format_event(ctx, Writer::new(&mut line), event)?;
         match line.strip_prefix('{') {
             Some(rest) => write!(
                 writer,

@@ -40,7 +40,11 @@ pub struct TelemetryConfig {
     #[arg(long = "otel-service-name", env = "OTEL_SERVICE_NAME")]
     pub service_name: Option<String>,
     /// Turn tracing off altogether (no spans, no trace ids; for measuring what tracing costs)
-    #[arg(long = "otel-sdk-disabled", env = "OTEL_SDK_DISABLED", default_value_t = false)]
+    #[arg(
+        long = "otel-sdk-disabled",
+        env = "OTEL_SDK_DISABLED",
+        default_value_t = false
+    )]
     pub otel_disabled: bool,
 }
 
