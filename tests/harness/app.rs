@@ -100,6 +100,26 @@ impl TestApp {
         authenticated_client(&key)
     }
 
+    /// Runs a real worker (relay and consumer) beside the api until task `task_id` is
+    /// COMPLETED, stops it cleanly, and returns the task as `GET /api/v1/tasks/{id}` shows it.
+    pub async fn run_worker_until_completed(&self, task_id: &str) -> serde_json::Value {
+        let signal = CancellationToken::new();
+        let cfg = crate::worker::run_config(&self.config.database.url, self.config.storage.clone());
+        let worker = tokio::spawn(worker::run(cfg, signal.clone()));
+        let path = format!("/api/v1/tasks/{task_id}");
+        let task = crate::worker::eventually_some(Duration::from_secs(30), "COMPLETED", || async {
+            let (_, task) = self.get_json(&path).await;
+            (task["status"] == "COMPLETED").then_some(task)
+        })
+        .await;
+        signal.cancel();
+        worker
+            .await
+            .expect("join")
+            .expect("the worker stops cleanly");
+        task
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)
     }

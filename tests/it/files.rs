@@ -1,13 +1,9 @@
 //! The caller's files over HTTP: the list, newest first in keyset pages; a whole sheet exported
 //! as CSV and NDJSON; and a delete that takes the blob, task, outbox message and rows with it.
 
-use std::time::Duration;
-
 use harness::app::{TestApp, UploadRows};
-use harness::worker::eventually_some;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 const ORDERS: &str = "id,name,amount,note\n\
                       1,Alice,2.5,\"a, quoted\"\n\
@@ -19,20 +15,8 @@ async fn parsed(app: &TestApp, name: &str, csv: &str) -> String {
     let resp = app.upload(name, csv.as_bytes().to_vec(), None).await;
     assert_eq!(resp.status(), StatusCode::ACCEPTED);
     let upload: Value = resp.json().await.expect("upload body");
-    let task_id = upload["task"]["id"].as_str().expect("task id").to_owned();
-    let signal = CancellationToken::new();
-    let cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
-    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
-    eventually_some(Duration::from_secs(30), "COMPLETED", || async {
-        let (_, task) = app.get_json(&format!("/api/v1/tasks/{task_id}")).await;
-        (task["status"] == "COMPLETED").then_some(())
-    })
-    .await;
-    signal.cancel();
-    worker
-        .await
-        .expect("join")
-        .expect("the worker stops cleanly");
+    app.run_worker_until_completed(upload["task"]["id"].as_str().expect("task id"))
+        .await;
     upload["source_file"]["id"].as_str().expect("id").to_owned()
 }
 

@@ -37,19 +37,9 @@ async fn a_completed_task_shows_its_whole_timeline_in_order() {
     assert_eq!(pending["timeline"]["relayed_at"], Value::Null);
     assert_eq!(pending["progress"], Value::Null);
 
-    let signal = CancellationToken::new();
-    let cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
-    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
-    let task = eventually_some(Duration::from_secs(30), "COMPLETED", || async {
-        let (_, task) = app.get_json(&task_path).await;
-        (task["status"] == "COMPLETED").then_some(task)
-    })
-    .await;
-    signal.cancel();
-    worker
-        .await
-        .expect("join")
-        .expect("the worker stops cleanly");
+    let task = app
+        .run_worker_until_completed(upload["task"]["id"].as_str().expect("id"))
+        .await;
 
     let t = &task["timeline"];
     let steps = [

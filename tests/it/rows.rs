@@ -2,13 +2,9 @@
 //! and keyset pages, and its refusals. The file is parsed by a real worker running beside the
 //! api, as in production.
 
-use std::time::Duration;
-
 use harness::app::TestApp;
-use harness::worker::eventually_some;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 /// Typed columns, a value that must stay text (`00123`), an empty cell, a quoted newline, and
 /// one ragged row that brings a seventh column.
@@ -41,19 +37,7 @@ async fn a_parsed_csv_reads_back_typed_and_in_keyset_pages() {
         (StatusCode::CONFLICT, &json!("not_parsed"))
     );
 
-    let signal = CancellationToken::new();
-    let cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
-    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
-    let task = eventually_some(Duration::from_secs(30), "COMPLETED", || async {
-        let (_, task) = app.get_json(&format!("/api/v1/tasks/{task_id}")).await;
-        (task["status"] == "COMPLETED").then_some(task)
-    })
-    .await;
-    signal.cancel();
-    worker
-        .await
-        .expect("join")
-        .expect("the worker stops cleanly");
+    let task = app.run_worker_until_completed(&task_id).await;
 
     let columns = json!(["id", "name", "amount", "paid", "day", "zip", "column_7"]);
     let types = json!(["integer", "text", "decimal", "boolean", "date", "text", "text"]);
