@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 macro_rules! task_error_codes {
     ($($(#[doc = $doc:literal])* $variant:ident => $text:literal,)*) => {
         /// The code a failed task carries.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         #[serde(rename_all = "snake_case")]
         pub enum TaskErrorCode {
             $($(#[doc = $doc])* $variant,)*

@@ -5,9 +5,8 @@ use serde::{Deserialize, Serialize};
 
 /// Where a parse task stands. `PENDING → RUNNING → COMPLETED | FAILED`; a RUNNING task whose
 /// worker died goes back to PENDING when its message is redelivered after its lease expired.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[sqlx(type_name = "task_status", rename_all = "SCREAMING_SNAKE_CASE")]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TaskStatus {
