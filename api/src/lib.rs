@@ -188,16 +188,13 @@ pub async fn serve(
     Ok(())
 }
 
-/// Serves Prometheus `/metrics` on its own listener, so the public port never exposes them.
+/// Serves Prometheus `/metrics` on its own listener, so the public port never exposes them
+/// ([`shared::metrics::serve`], as the worker does).
 pub async fn serve_metrics(
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let app = Router::new().route("/metrics", get(routes::health::metrics));
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
-        .context("metrics server error")
+    shared::metrics::serve(listener, shutdown).await
 }
 
 /// Everything `api serve` does: migrate, connect, listen, serve until the token is cancelled.

@@ -1,25 +1,21 @@
-//! Prometheus metrics: one recorder per process, and a middleware that counts and times every
-//! request by its route template and method (never the raw path or an invented method, which
-//! would grow the label set without bound).
+//! The api's Prometheus metrics: a middleware that counts and times every request by its route
+//! template and method (never the raw path or an invented method, which would grow the label set
+//! without bound). The recorder, its histogram buckets and the `/metrics` listener are
+//! [`shared::metrics`]'s, the same as the worker's.
 
-use std::sync::OnceLock;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::PrometheusHandle;
+use shared::metrics::catalogue;
 
-/// The process-wide recorder's handle (installed on first use; tests start many apps in one
+/// The process-wide recorder's handle ([`shared::metrics::handle`]; tests start many apps in one
 /// process and share it).
 pub fn handle() -> &'static PrometheusHandle {
-    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
-    HANDLE.get_or_init(|| {
-        PrometheusBuilder::new()
-            .install_recorder()
-            .unwrap_or_else(|_| PrometheusBuilder::new().build_recorder().handle())
-    })
+    shared::metrics::handle()
 }
 
 pub async fn track(req: Request, next: Next) -> Response {
@@ -37,8 +33,8 @@ pub async fn track(req: Request, next: Next) -> Response {
         ("route", route),
         ("status", status),
     ];
-    metrics::counter!("sheetrelay_http_requests_total", &labels).increment(1);
-    metrics::histogram!("sheetrelay_http_request_duration_seconds", &labels)
+    metrics::counter!(catalogue::HTTP_REQUESTS, &labels).increment(1);
+    metrics::histogram!(catalogue::HTTP_REQUEST_DURATION, &labels)
         .record(start.elapsed().as_secs_f64());
     response
 }

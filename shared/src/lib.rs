@@ -1,9 +1,10 @@
-//! Code shared by the `api` and `worker` binaries: configuration, telemetry, graceful shutdown,
-//! the domain types, the Postgres repositories and the Azure Storage clients.
+//! Code shared by the `api` and `worker` binaries: configuration, telemetry and metrics, graceful
+//! shutdown, the domain types, the Postgres repositories and the Azure Storage clients.
 
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod metrics;
 pub mod shutdown;
 pub mod storage;
 pub mod task_view;

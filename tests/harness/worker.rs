@@ -307,6 +307,8 @@ impl WorkerEnv {
             .env("RETRY_BACKOFF_BASE", "1s")
             .env("RETRY_BACKOFF_CAP", "2s")
             .env("DATABASE_ACQUIRE_TIMEOUT", "1s")
+            // Any free port (tests run many workers at once); set it again to scrape one.
+            .env("METRICS_ADDR", "127.0.0.1:0")
             .kill_on_drop(true);
         cmd
     }
@@ -524,6 +526,8 @@ pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config:
         role: worker::config::Role::All,
         drain: false,
         shutdown_grace: Duration::from_secs(10),
+        // A free port: many workers run at once in the tests.
+        metrics_addr: "127.0.0.1:0".parse().expect("socket address"),
         database: shared::db::DatabaseConfig::new(database_url),
         storage,
         telemetry: shared::telemetry::TelemetryConfig::logs_only(),

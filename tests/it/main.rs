@@ -9,6 +9,7 @@ mod files;
 mod forged;
 mod inline;
 mod lineage;
+mod observability;
 mod relay;
 mod row_chunks;
 mod rows;

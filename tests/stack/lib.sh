@@ -343,3 +343,36 @@ ensure_chromium() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
   [ -x "$CHROMIUM_BIN" ] || die "chromium installed but $CHROMIUM_BIN is missing"
 }
+
+# ensure_promtool — make `promtool` (checks and unit-tests Prometheus rules) available and export
+# PROMTOOL with its path. One on the PATH is used as is; otherwise it is extracted from Debian's
+# `prometheus` package into target/promtool/ rather than installed: installing the package would
+# also start a Prometheus server (on :9090, the default METRICS_ADDR) and pull in its web UI's
+# dependencies. Without the package (no mirror), it warns and the rule checks are skipped.
+PROMTOOL_DIR="$REPO_ROOT/target/promtool"
+ensure_promtool() {
+  if command -v promtool >/dev/null 2>&1; then
+    PROMTOOL=$(command -v promtool)
+  elif [ -x "$PROMTOOL_DIR/promtool" ]; then
+    PROMTOOL="$PROMTOOL_DIR/promtool"
+  else
+    log "promtool not installed: extracting it from Debian's prometheus package into $PROMTOOL_DIR"
+    local tmp
+    tmp=$(mktemp -d)
+    if ! (cd "$tmp" && apt-get download prometheus >/dev/null 2>&1); then
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+      if ! (cd "$tmp" && apt-get download prometheus); then
+        rm -rf "$tmp"
+        warn "no prometheus package to take promtool from: the alert rules will not be checked"
+        return 0
+      fi
+    fi
+    dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -x -C "$tmp" ./usr/bin/promtool
+    mkdir -p "$PROMTOOL_DIR"
+    mv "$tmp/usr/bin/promtool" "$PROMTOOL_DIR/promtool"
+    rm -rf "$tmp"
+    PROMTOOL="$PROMTOOL_DIR/promtool"
+  fi
+  export PROMTOOL
+  log "promtool: $PROMTOOL ($("$PROMTOOL" --version 2>&1 | head -n 1))"
+}

@@ -12,6 +12,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_postgres
 ensure_azurite
+# For tests/it/observability.rs: promtool checks the shipped alert rules.
+ensure_promtool
 
 cd "$REPO_ROOT"
 # The tests run the api and worker binaries as child processes (key administration, job runs):

@@ -2,8 +2,9 @@
 # README command #1: the whole stack on this machine, then one upload end to end.
 #
 # Installs what is missing (Postgres from Debian's packages, Azurite with npm ci), starts both on
-# loopback with state in .local/ (Postgres 55432, Azurite 10000/10001/10002; PG_PORT, BLOB_PORT,
-# QUEUE_PORT, TABLE_PORT and API_PORT override the ports when they are taken), builds and
+# loopback with state in .local/ (Postgres 55432, Azurite 10000/10001/10002, api 8080, metrics of
+# the api 9090 and of the worker 9091; PG_PORT, BLOB_PORT, QUEUE_PORT, TABLE_PORT, API_PORT,
+# METRICS_PORT and WORKER_METRICS_PORT override the ports when they are taken), builds and
 # (re)starts the api and the worker, creates a development API key (kept in .local/dev-key and
 # reused while it works), uploads tests/stack/sample.csv with it and prints its task, its first
 # rows, a ready curl line and the web page's sign-in link. Run it again at any time: running services are reused, api and worker restart on the new
@@ -21,6 +22,7 @@ QUEUE_PORT=${QUEUE_PORT:-10001}
 TABLE_PORT=${TABLE_PORT:-10002}
 API_PORT=${API_PORT:-8080}
 METRICS_PORT=${METRICS_PORT:-9090}
+WORKER_METRICS_PORT=${WORKER_METRICS_PORT:-9091}
 API="http://127.0.0.1:$API_PORT"
 KEY_FILE="$STATE_DIR/dev-key"
 TASK_TIMEOUT=${TASK_TIMEOUT:-60}
@@ -46,7 +48,8 @@ else
   export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$AZURITE_KEY;BlobEndpoint=http://127.0.0.1:$BLOB_PORT/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$QUEUE_PORT/devstoreaccount1"
 fi
 export LISTEN_ADDR="127.0.0.1:$API_PORT"
-export METRICS_ADDR="127.0.0.1:$METRICS_PORT"
+# Each process serves /metrics on its own port (set below per process).
+unset METRICS_ADDR
 export RUST_LOG="${RUST_LOG:-info}"
 export NO_COLOR=1 # plain log files
 
@@ -58,9 +61,11 @@ if port_open 127.0.0.1 "$API_PORT"; then
 fi
 
 log "starting api (log: $LOG_DIR/api.log); it applies migrations at start"
-start_bg "$STATE_DIR/api.pid" "$LOG_DIR/api.log" "$REPO_ROOT/target/release/api"
+start_bg "$STATE_DIR/api.pid" "$LOG_DIR/api.log" \
+  env METRICS_ADDR="127.0.0.1:$METRICS_PORT" "$REPO_ROOT/target/release/api"
 log "starting worker (log: $LOG_DIR/worker.log)"
-start_bg "$STATE_DIR/worker.pid" "$LOG_DIR/worker.log" "$REPO_ROOT/target/release/worker" run
+start_bg "$STATE_DIR/worker.pid" "$LOG_DIR/worker.log" \
+  env METRICS_ADDR="127.0.0.1:$WORKER_METRICS_PORT" "$REPO_ROOT/target/release/worker" run
 
 deadline=$((SECONDS + 90))
 until http_status_is 200 "$API/readyz"; do
@@ -147,7 +152,7 @@ echo "First rows: GET /api/v1/files/$source_file_id/rows?sheet=0&limit=5"
 curl -sS "${AUTH[@]}" "$API/api/v1/files/$source_file_id/rows?sheet=0&limit=5" | pretty
 
 log "stack is up: api $API, Postgres $DATABASE_URL, Azurite 127.0.0.1:$BLOB_PORT/$QUEUE_PORT"
-log "metrics: http://$METRICS_ADDR/metrics; logs in $LOG_DIR; stop everything with tests/stack/down.sh"
+log "metrics: api http://127.0.0.1:$METRICS_PORT/metrics, worker http://127.0.0.1:$WORKER_METRICS_PORT/metrics; logs in $LOG_DIR; stop everything with tests/stack/down.sh"
 cat <<EOF
 
 Development API key (tenant "default", also in $KEY_FILE):

@@ -5,6 +5,7 @@
 //! defaults ([`shared::config::from_args`]). Durations are humantime strings (`250ms`, `25s`,
 //! `5m`, `7d`).
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -75,6 +76,10 @@ pub struct RunConfig {
     /// On SIGTERM/Ctrl-C: how long in-flight work may take to finish before it is released
     #[arg(long, env = "SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "25s")]
     pub shutdown_grace: Duration,
+
+    /// Listen address for Prometheus `/metrics` (give each worker on one host its own port)
+    #[arg(long, env = "METRICS_ADDR", default_value = "127.0.0.1:9090")]
+    pub metrics_addr: SocketAddr,
 
     #[command(flatten)]
     pub database: DatabaseConfig,
@@ -297,6 +302,7 @@ mod tests {
         assert_eq!(run.role, Role::All);
         assert!(!run.drain);
         assert_eq!(run.shutdown_grace, Duration::from_secs(25));
+        assert_eq!(run.metrics_addr.to_string(), "127.0.0.1:9090");
         assert_eq!(run.storage.queue_name, "parse-tasks");
         assert_eq!(run.storage.blob_container, "uploads");
         assert_eq!(run.consumer.max_dequeue_count, 5);

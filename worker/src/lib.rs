@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod consumer;
+pub mod metrics;
 pub mod outbox_cli;
 pub mod task_cli;
 pub mod parse;

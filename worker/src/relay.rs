@@ -43,7 +43,10 @@ pub trait QueueSender: Send + Sync {
 #[async_trait::async_trait]
 impl QueueSender for QueueClient {
     async fn send(&self, body: &str) -> anyhow::Result<()> {
-        QueueClient::send(self, body).await.map_err(send_error)
+        let started = Instant::now();
+        let sent = QueueClient::send(self, body).await;
+        crate::metrics::outbox_send(started.elapsed(), sent.is_ok());
+        sent.map_err(send_error)
     }
 
     fn destination(&self) -> &str {
@@ -122,10 +125,11 @@ pub async fn run_once(
     drop(sends);
 
     if !sent.is_empty() {
-        let n = with_db_retry(abort, || db::outbox::mark_sent(db, &sent))
+        let lags = with_db_retry(abort, || db::outbox::mark_sent(db, &sent))
             .await
             .context("recording sent outbox messages")?;
-        report.sent = n as usize;
+        report.sent = lags.len();
+        crate::metrics::outbox_lags(&lags);
     }
     for (id, attempts, err) in failures {
         let retry_in = retry::jittered(cfg.backoff_base, cfg.backoff_cap, attempts);
@@ -164,6 +168,7 @@ pub async fn run_once(
             "released unsent outbox messages at shutdown"
         );
     }
+    crate::metrics::outbox_batch(&report);
     Ok(report)
 }
 

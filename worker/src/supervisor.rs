@@ -23,8 +23,9 @@ use crate::Shutdown;
 /// How long loops get to release their work after the grace period before we give up on them.
 const ABORT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Builds the clients from `cfg` and runs the configured loops until `signal` fires (exit 0
-/// after a clean drain of in-flight work), or with `--drain` until the work is done.
+/// Builds the clients from `cfg`, serves `/metrics` on `METRICS_ADDR` ([`crate::metrics`]) and
+/// runs the configured loops until `signal` fires (exit 0 after a clean drain of in-flight
+/// work), or with `--drain` until the work is done.
 pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()> {
     let db = cfg.database.pool().context("invalid DATABASE_URL")?;
     let queue = QueueClient::new(&cfg.storage, &cfg.storage.queue_name)
@@ -33,6 +34,14 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     let poison = QueueClient::new(&cfg.storage, &poison_name)
         .context("configuring the poison queue client")?;
     let blobs = BlobStore::new(&cfg.storage).context("configuring the blob client")?;
+    let sources = crate::metrics::Sources {
+        outbox: cfg.role.runs_relay().then(|| db.clone()),
+        queues: cfg
+            .role
+            .runs_consumer()
+            .then(|| (queue.clone(), poison.clone())),
+    };
+    let exporter = crate::metrics::Exporter::start(cfg.metrics_addr, sources).await?;
     // Storage may still be starting (a container platform starts everything at once): retry
     // transient failures until the signal, fail fast on anything else (bad credentials…).
     let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
@@ -74,7 +83,9 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
             cfg.consumer.clone(),
         )
     });
-    supervise(relay, consumer, cfg.drain, cfg.shutdown_grace, signal).await
+    let result = supervise(relay, consumer, cfg.drain, cfg.shutdown_grace, signal).await;
+    exporter.stop().await;
+    result
 }
 
 /// What the relay loop runs with: its database, where it sends, and its settings.

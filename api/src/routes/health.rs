@@ -1,9 +1,9 @@
-//! Liveness and readiness probes (public port) and metrics (the metrics listener).
+//! Liveness and readiness probes (public port).
 
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::Serialize;
@@ -47,12 +47,4 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         StatusCode::SERVICE_UNAVAILABLE
     };
     (status, Json(ready))
-}
-
-/// Prometheus text exposition, served on the `METRICS_ADDR` listener only.
-pub async fn metrics() -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        crate::metrics::handle().render(),
-    )
 }

@@ -68,18 +68,19 @@ pub async fn claim_batch(
     .await
 }
 
-/// Records successful sends. Returns how many rows were still ours.
-pub async fn mark_sent(db: impl PgExecutor<'_>, ids: &[Uuid]) -> sqlx::Result<u64> {
-    let done = sqlx::query!(
+/// Records successful sends. Returns, for each row that was still ours, the seconds from its
+/// commit (`created_at`) to now: the relay's commit-to-sent lag.
+pub async fn mark_sent(db: impl PgExecutor<'_>, ids: &[Uuid]) -> sqlx::Result<Vec<f64>> {
+    sqlx::query_scalar!(
         r#"UPDATE outbox_messages
            SET status = 'COMPLETED', attempts = attempts + 1, processed_at = now(),
                locked_until = NULL
-           WHERE id = ANY($1) AND status = 'PROCESSING'"#,
+           WHERE id = ANY($1) AND status = 'PROCESSING'
+           RETURNING extract(epoch FROM now() - created_at)::float8 AS "lag_secs!""#,
         ids
     )
-    .execute(db)
-    .await?;
-    Ok(done.rows_affected())
+    .fetch_all(db)
+    .await
 }
 
 /// Records a failed send: FAILED and due again after `retry_in`, or DEAD once this was attempt
@@ -163,6 +164,36 @@ pub struct StatusCount {
     pub status: OutboxStatus,
     pub count: i64,
     pub oldest_created_at: Option<DateTime<Utc>>,
+}
+
+/// How many messages wait in one status of the backlog, and for how long the oldest has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Backlog {
+    pub status: OutboxStatus,
+    pub count: i64,
+    /// Seconds since the oldest one's commit (Postgres' clock, the one `created_at` is in).
+    pub oldest_age_secs: f64,
+}
+
+/// The messages not yet sent (PENDING, PROCESSING, FAILED) and the DEAD ones, per status (a
+/// status with none has no row). Each status is read through its partial index, so the cost
+/// follows the backlog, not the days of COMPLETED rows kept for retention: the relay reads it
+/// for its gauges every few seconds.
+pub async fn backlog(db: impl PgExecutor<'_>) -> sqlx::Result<Vec<Backlog>> {
+    sqlx::query_as!(
+        Backlog,
+        r#"SELECT status AS "status!: OutboxStatus", count(*) AS "count!",
+                  extract(epoch FROM now() - min(created_at))::float8 AS "oldest_age_secs!"
+           FROM (SELECT status, created_at FROM outbox_messages
+                 WHERE status IN ('PENDING', 'FAILED')
+                 UNION ALL
+                 SELECT status, created_at FROM outbox_messages WHERE status = 'PROCESSING'
+                 UNION ALL
+                 SELECT status, created_at FROM outbox_messages WHERE status = 'DEAD') backlog
+           GROUP BY status ORDER BY status"#
+    )
+    .fetch_all(db)
+    .await
 }
 
 /// How many messages are in each status, and the oldest of each: the relay's health at a glance.

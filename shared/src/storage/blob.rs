@@ -4,6 +4,7 @@
 
 use super::{
     auth::{child_url, ResolvedAuth},
+    metered::{metered, Service},
     StorageConfig, StorageError,
 };
 use azure_storage_blob::{
@@ -61,7 +62,7 @@ impl BlobStore {
         let auth = ResolvedAuth::from_config(cfg)?;
         let url = child_url(&auth.blob_endpoint, &cfg.blob_container)?;
         let options = BlobContainerClientOptions {
-            client_options: auth.client_options(),
+            client_options: metered(auth.client_options(), Service::Blob, &url),
             ..Default::default()
         };
         let container = BlobContainerClient::new(url, auth.credential.clone(), Some(options))?;

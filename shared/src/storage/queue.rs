@@ -4,6 +4,7 @@
 
 use super::{
     auth::{child_url, ResolvedAuth},
+    metered::{metered, Service},
     StorageConfig, StorageError,
 };
 use azure_storage_queue::{
@@ -31,6 +32,15 @@ pub struct ReceivedMessage {
     pub inserted_at: Option<DateTime<Utc>>,
 }
 
+impl ReceivedMessage {
+    /// How long the message waited between its insertion and now (its receipt), by the
+    /// service's clock for the insertion, to the second; `None` when the service did not say.
+    pub fn queue_wait(&self) -> Option<Duration> {
+        let waited = Utc::now() - self.inserted_at?;
+        Some(waited.to_std().unwrap_or(Duration::ZERO))
+    }
+}
+
 /// A client for one queue. Cheap to clone.
 #[derive(Clone)]
 pub struct QueueClient {
@@ -53,7 +63,7 @@ impl QueueClient {
         let auth = ResolvedAuth::from_config(cfg)?;
         let url = child_url(&auth.queue_endpoint, queue_name)?;
         let options = QueueClientOptions {
-            client_options: auth.client_options(),
+            client_options: metered(auth.client_options(), Service::Queue, &url),
             ..Default::default()
         };
         let inner = SdkQueueClient::new(url, auth.credential.clone(), Some(options))?;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use shared::domain::TaskErrorCode;
-use shared::storage::{BlobStore, QueueClient};
+use shared::storage::{BlobStore, QueueClient, ReceivedMessage};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -95,10 +95,24 @@ impl Consumer {
         let limit = self.cfg.concurrency.max(1) as usize;
         let results: Vec<anyhow::Result<Outcome>> =
             futures::StreamExt::collect(futures::StreamExt::buffer_unordered(
-                futures::stream::iter(messages.into_iter().map(|m| self.process_one(m, abort))),
+                futures::stream::iter(messages.into_iter().map(|m| self.handle(m, abort))),
                 limit,
             ))
             .await;
         results.into_iter().collect()
+    }
+
+    /// Processes one received message ([`Consumer::process_one`]) and records its delivery and
+    /// its outcome in the metrics: the one place both the loop and [`Consumer::run_once`] go
+    /// through, so every message is counted once.
+    pub async fn handle(
+        &self,
+        msg: ReceivedMessage,
+        abort: &CancellationToken,
+    ) -> anyhow::Result<Outcome> {
+        crate::metrics::received(&msg);
+        let outcome = self.process_one(msg, abort).await;
+        crate::metrics::outcome(&outcome);
+        outcome
     }
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use shared::db;
-use shared::domain::{Envelope, FileFormat, ParseTaskPayload, TaskErrorCode};
+use shared::domain::{Envelope, FileFormat, ParseTaskPayload, TaskErrorCode, TaskStatus};
 use shared::storage::{ReceivedMessage, StorageError};
 use shared::telemetry::propagation;
 use tracing::Instrument as _;
@@ -136,6 +136,10 @@ impl Consumer {
             Err(e) => return self.db_failed(&msg, task_id, None, e).await,
         };
         let attempt = started.attempts;
+        if task.status == TaskStatus::Running {
+            // It was RUNNING when we read it and we still got it: its holder's lease had expired.
+            crate::metrics::task_rescued();
+        }
         tracing::info!(%task_id, attempt, dequeue_count = msg.dequeue_count, "task started");
 
         // Keep the message invisible and the task leased while we work; the newest pop

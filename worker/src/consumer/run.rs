@@ -114,7 +114,7 @@ pub async fn run(
             tracker.spawn(async move {
                 let _permit = permit;
                 let message_id = msg.id.clone();
-                match consumer.process_one(msg, &abort).await {
+                match consumer.handle(msg, &abort).await {
                     Ok(Outcome::Retry {
                         db_unavailable: true,
                         ..

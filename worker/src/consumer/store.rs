@@ -2,6 +2,7 @@
 //! file.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::Context as _;
 use shared::db;
@@ -35,12 +36,18 @@ pub(super) async fn stream_rows(
         progress,
         counted: 0,
     };
+    let started = Instant::now();
     let parsed = isolate::parse_isolated_into(isolation, path, format, &mut sink).await?;
     sink.progress.add_rows(std::mem::take(&mut sink.counted));
     if parsed.is_ok() {
         sink.rows.end(&mut sink.buf);
         sink.flush().await?;
     }
+    crate::metrics::parsed(
+        format,
+        started.elapsed(),
+        parsed.as_ref().ok().map(|s| s.rows_total),
+    );
     Ok(parsed)
 }
 

@@ -1,0 +1,99 @@
+//! Every metric the binaries export, in one list: the names the code records under, their type,
+//! labels and meaning. The README's metric table is this list (a test keeps them equal), and
+//! `tests/it/observability.rs` checks that the shipped dashboard and alert rules query only
+//! names from it that the binaries actually export.
+
+/// What kind of series a metric is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    /// Rendered as a Prometheus histogram (`_bucket`, `_sum`, `_count`), never a summary.
+    Histogram,
+}
+
+impl Kind {
+    /// The exposition format's `# TYPE` word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+            Kind::Histogram => "histogram",
+        }
+    }
+}
+
+/// One metric of the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Metric {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Every label the metric carries; each has a bounded set of values.
+    pub labels: &'static [&'static str],
+    /// Which binary (and which of the worker's loops) exports it.
+    pub exported_by: &'static str,
+    pub help: &'static str,
+}
+
+macro_rules! catalogue {
+    ($($(#[doc = $doc:literal])* $const:ident = $name:literal, $kind:ident, [$($label:literal),*], $by:literal, $help:literal;)*) => {
+        $($(#[doc = $doc])* pub const $const: &str = $name;)*
+
+        /// The whole catalogue, in the README's order.
+        pub const ALL: &[Metric] = &[$(Metric {
+            name: $name,
+            kind: Kind::$kind,
+            labels: &[$($label),*],
+            exported_by: $by,
+            help: $help,
+        },)*];
+    };
+}
+
+catalogue! {
+    HTTP_REQUESTS = "sheetrelay_http_requests_total", Counter, ["method", "route", "status"], "api",
+        "HTTP requests answered, by method (invented methods are `other`), route template and status";
+    HTTP_REQUEST_DURATION = "sheetrelay_http_request_duration_seconds", Histogram, ["method", "route", "status"], "api",
+        "Time to answer an HTTP request (an upload: until its rows are committed)";
+    UPLOADS = "sheetrelay_uploads_total", Counter, ["format"], "api",
+        "Files accepted, by detected format";
+    UPLOAD_BYTES = "sheetrelay_upload_bytes_total", Counter, [], "api",
+        "Bytes of accepted files";
+    STORAGE_REQUESTS = "sheetrelay_storage_requests_total", Counter, ["service", "operation"], "api, worker",
+        "Azure Storage requests sent (each retry counts: each is billed), by service (`blob`, `queue`) and REST operation (`put_blob`, `put_message`, `get_messages`, `delete_message`, …)";
+    OUTBOX_MESSAGES = "sheetrelay_outbox_messages", Gauge, ["status"], "worker (relay)",
+        "Outbox messages not yet sent (`PENDING`, `PROCESSING`, `FAILED`) and `DEAD`, counted every 15 s";
+    OUTBOX_OLDEST_AGE = "sheetrelay_outbox_oldest_message_age_seconds", Gauge, ["status"], "worker (relay)",
+        "Age of the oldest outbox message in each of those statuses (0 when there is none)";
+    OUTBOX_SENDS = "sheetrelay_outbox_sends_total", Counter, ["outcome"], "worker (relay)",
+        "Send attempts by outcome: `sent`, `failed` (will be retried), `dead` (attempts spent)";
+    OUTBOX_SEND_DURATION = "sheetrelay_outbox_send_duration_seconds", Histogram, ["outcome"], "worker (relay)",
+        "Time of one queue send (`ok` or `error`), the storage client's retries included";
+    OUTBOX_LAG = "sheetrelay_outbox_commit_to_sent_seconds", Histogram, [], "worker (relay)",
+        "From an upload's commit (outbox `created_at`) to its message recorded as sent";
+    QUEUE_MESSAGES = "sheetrelay_queue_messages", Gauge, ["queue"], "worker (consumer)",
+        "Approximate messages in the task queue (`tasks`, in flight included) and in `<queue>-poison` (`poison`), read every 15 s";
+    QUEUE_WAIT = "sheetrelay_queue_wait_seconds", Histogram, [], "worker (consumer)",
+        "From a message's insertion into the queue to its receipt, for every delivery (whole seconds: the service's clock)";
+    DEQUEUE_COUNT = "sheetrelay_queue_dequeue_count", Histogram, [], "worker (consumer)",
+        "How many times each received message has been delivered, this delivery included";
+    CONSUMER_MESSAGES = "sheetrelay_consumer_messages_total", Counter, ["outcome"], "worker (consumer)",
+        "Messages processed, by outcome: `completed`, `failed`, `duplicate` (task already final: dropped), `busy`, `poisoned`, `retry`, `lost`, `released`, `error`";
+    TASKS_FINISHED = "sheetrelay_tasks_finished_total", Counter, ["result"], "worker (consumer)",
+        "Tasks that reached a final status: `completed`, or the task error code they failed with";
+    POISON_MESSAGES = "sheetrelay_poison_messages_total", Counter, ["code"], "worker (consumer)",
+        "Messages moved to `<queue>-poison`, by code (`retries_exhausted`, `invalid_message`)";
+    PARSE_DURATION = "sheetrelay_parse_duration_seconds", Histogram, ["format"], "worker (consumer)",
+        "Parse of one file in its child process, rows streamed into `COPY` included, for parses that ended with rows or an error code";
+    PARSED_ROWS = "sheetrelay_parsed_rows_total", Counter, ["format"], "worker (consumer)",
+        "Rows parsed and streamed into `COPY` by successful parses";
+    LEASE_RENEWALS = "sheetrelay_task_lease_renewals_total", Counter, [], "worker (consumer)",
+        "Task leases extended during long parses";
+    TASK_RESCUES = "sheetrelay_task_rescues_total", Counter, [], "worker (consumer)",
+        "Tasks taken over from a consumer whose lease expired (it died or stalled)";
+}
+
+/// The catalogue entry of `name`.
+pub fn find(name: &str) -> Option<&'static Metric> {
+    ALL.iter().find(|m| m.name == name)
+}

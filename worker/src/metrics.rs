@@ -1,0 +1,275 @@
+//! The worker's metrics (names, labels and meanings in [`shared::metrics::catalogue`]): what the
+//! relay and the consumer record as they work, the gauges read in the background (the outbox
+//! backlog, the queue lengths), and the `/metrics` listener on `METRICS_ADDR`
+//! ([`shared::metrics::serve`], as the api serves its own). Series with a known, bounded set of
+//! labels are registered at zero when the worker starts, so they exist before their first event
+//! (an alert on `increase(…) > 0` then sees that event too).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use metrics::{counter, gauge, histogram};
+use shared::db;
+use shared::domain::{FileFormat, OutboxStatus, TaskErrorCode};
+use shared::metrics::catalogue as names;
+use shared::storage::{QueueClient, ReceivedMessage};
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::consumer::Outcome;
+use crate::relay::BatchReport;
+
+/// How often the gauges are read: one small query (the outbox backlog, through its partial
+/// indexes) and two queue-properties requests each time.
+pub const GAUGES_EVERY: Duration = Duration::from_secs(15);
+
+/// The statuses of the outbox backlog gauges.
+const BACKLOG: [OutboxStatus; 4] = [
+    OutboxStatus::Pending,
+    OutboxStatus::Processing,
+    OutboxStatus::Failed,
+    OutboxStatus::Dead,
+];
+
+/// Every outcome label of [`Outcome`], and `error` for a message whose processing failed
+/// unexpectedly.
+const OUTCOMES: [&str; 9] = [
+    "completed",
+    "failed",
+    "duplicate",
+    "busy",
+    "poisoned",
+    "retry",
+    "lost",
+    "released",
+    "error",
+];
+
+/// What the gauges are read from: the outbox when this process relays, the queues when it
+/// consumes.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    pub outbox: Option<PgPool>,
+    /// The task queue and its `-poison` companion.
+    pub queues: Option<(QueueClient, QueueClient)>,
+}
+
+/// The `/metrics` listener and the gauge reader, stopped by [`Exporter::stop`] (or on drop).
+#[derive(Debug)]
+pub struct Exporter {
+    stop: CancellationToken,
+    server: Option<JoinHandle<anyhow::Result<()>>>,
+    gauges: Option<JoinHandle<()>>,
+    /// Where `/metrics` is served (the bound port when `METRICS_ADDR` asked for port 0).
+    pub addr: SocketAddr,
+}
+
+impl Exporter {
+    /// Registers the series of the loops in `sources`, listens on `addr` and starts serving and
+    /// reading the gauges. Fails when `addr` cannot be bound (another process holds the port:
+    /// give each worker on one host its own `METRICS_ADDR`).
+    pub async fn start(addr: SocketAddr, sources: Sources) -> anyhow::Result<Self> {
+        shared::metrics::handle();
+        register(sources.outbox.is_some(), sources.queues.is_some());
+        let listener = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr} (METRICS_ADDR)"))?;
+        let addr = listener.local_addr().context("metrics listener address")?;
+        tracing::info!(metrics_addr = %addr, "serving /metrics");
+        let stop = CancellationToken::new();
+        let server = tokio::spawn(shared::metrics::serve(listener, stop.clone()));
+        let gauges = tokio::spawn(read_gauges(sources, stop.clone()));
+        Ok(Self {
+            stop,
+            server: Some(server),
+            gauges: Some(gauges),
+            addr,
+        })
+    }
+
+    /// Stops serving (a scrape in progress finishes) and reading gauges.
+    pub async fn stop(mut self) {
+        self.stop.cancel();
+        if let Some(gauges) = self.gauges.take() {
+            let _ = gauges.await;
+        }
+        if let Some(server) = self.server.take() {
+            match server.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(error = format!("{e:#}"), "metrics listener failed"),
+                Err(e) => tracing::warn!(error = %e, "metrics listener panicked"),
+            }
+        }
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Registers at zero every series whose labels are known in advance (adding 0 keeps what a
+/// counter already holds when another worker starts in the same process, as in tests).
+fn register(relay: bool, consumer: bool) {
+    if relay {
+        for outcome in ["sent", "failed", "dead"] {
+            counter!(names::OUTBOX_SENDS, "outcome" => outcome).increment(0);
+        }
+        for outcome in ["ok", "error"] {
+            let _ = histogram!(names::OUTBOX_SEND_DURATION, "outcome" => outcome);
+        }
+        let _ = histogram!(names::OUTBOX_LAG);
+    }
+    if consumer {
+        for outcome in OUTCOMES {
+            counter!(names::CONSUMER_MESSAGES, "outcome" => outcome).increment(0);
+        }
+        counter!(names::TASKS_FINISHED, "result" => "completed").increment(0);
+        for code in TaskErrorCode::ALL {
+            counter!(names::TASKS_FINISHED, "result" => code.as_str()).increment(0);
+        }
+        for code in [
+            TaskErrorCode::RetriesExhausted,
+            TaskErrorCode::InvalidMessage,
+        ] {
+            counter!(names::POISON_MESSAGES, "code" => code.as_str()).increment(0);
+        }
+        for format in FileFormat::ALL {
+            let _ = histogram!(names::PARSE_DURATION, "format" => format.as_str());
+            counter!(names::PARSED_ROWS, "format" => format.as_str()).increment(0);
+        }
+        let _ = histogram!(names::QUEUE_WAIT);
+        let _ = histogram!(names::DEQUEUE_COUNT);
+        counter!(names::LEASE_RENEWALS).increment(0);
+        counter!(names::TASK_RESCUES).increment(0);
+    }
+}
+
+/// Reads the gauges at once, then every [`GAUGES_EVERY`], until `stop`.
+async fn read_gauges(sources: Sources, stop: CancellationToken) {
+    loop {
+        if let Some(db) = &sources.outbox {
+            match db::outbox::backlog(db).await {
+                Ok(rows) => {
+                    for status in BACKLOG {
+                        let row = rows.iter().find(|r| r.status == status);
+                        let label = status_label(status);
+                        let count = row.map_or(0, |r| r.count);
+                        let age = row.map_or(0.0, |r| r.oldest_age_secs.max(0.0));
+                        gauge!(names::OUTBOX_MESSAGES, "status" => label).set(count as f64);
+                        gauge!(names::OUTBOX_OLDEST_AGE, "status" => label).set(age);
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "could not read the outbox backlog"),
+            }
+        }
+        if let Some((queue, poison)) = &sources.queues {
+            for (label, q) in [("tasks", queue), ("poison", poison)] {
+                match q.approximate_length().await {
+                    Ok(n) => gauge!(names::QUEUE_MESSAGES, "queue" => label).set(n as f64),
+                    Err(e) => {
+                        tracing::debug!(queue = q.name(), error = %e, "could not read a queue's length")
+                    }
+                }
+            }
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(GAUGES_EVERY) => {}
+        }
+    }
+}
+
+fn status_label(status: OutboxStatus) -> &'static str {
+    match status {
+        OutboxStatus::Pending => "PENDING",
+        OutboxStatus::Processing => "PROCESSING",
+        OutboxStatus::Completed => "COMPLETED",
+        OutboxStatus::Failed => "FAILED",
+        OutboxStatus::Dead => "DEAD",
+    }
+}
+
+/// One queue send of the relay.
+pub fn outbox_send(took: Duration, ok: bool) {
+    let outcome = if ok { "ok" } else { "error" };
+    histogram!(names::OUTBOX_SEND_DURATION, "outcome" => outcome).record(took.as_secs_f64());
+}
+
+/// The commit-to-sent lags of the messages one batch recorded as sent.
+pub fn outbox_lags(lags_secs: &[f64]) {
+    let h = histogram!(names::OUTBOX_LAG);
+    for &lag in lags_secs {
+        h.record(lag.max(0.0));
+    }
+}
+
+/// The outcomes of one relay batch.
+pub fn outbox_batch(report: &BatchReport) {
+    for (outcome, n) in [
+        ("sent", report.sent),
+        ("failed", report.failed),
+        ("dead", report.dead),
+    ] {
+        if n > 0 {
+            counter!(names::OUTBOX_SENDS, "outcome" => outcome).increment(n as u64);
+        }
+    }
+}
+
+/// A message as it is received: how long it waited in the queue, how often it was delivered.
+pub fn received(msg: &ReceivedMessage) {
+    if let Some(waited) = msg.queue_wait() {
+        histogram!(names::QUEUE_WAIT).record(waited.as_secs_f64());
+    }
+    histogram!(names::DEQUEUE_COUNT).record(msg.dequeue_count as f64);
+}
+
+/// What became of one message; a final task status counts its task too.
+pub fn outcome(result: &anyhow::Result<Outcome>) {
+    let (label, finished, poisoned) = match result {
+        Ok(Outcome::Completed { .. }) => ("completed", Some("completed"), None),
+        Ok(Outcome::Failed { code, .. }) => ("failed", Some(code.as_str()), None),
+        Ok(Outcome::Duplicate { .. }) => ("duplicate", None, None),
+        Ok(Outcome::Busy { .. }) => ("busy", None, None),
+        Ok(Outcome::Poisoned { task_id, code }) => (
+            "poisoned",
+            task_id.map(|_| code.as_str()),
+            Some(code.as_str()),
+        ),
+        Ok(Outcome::Retry { .. }) => ("retry", None, None),
+        Ok(Outcome::Lost { .. }) => ("lost", None, None),
+        Ok(Outcome::Released { .. }) => ("released", None, None),
+        Err(_) => ("error", None, None),
+    };
+    counter!(names::CONSUMER_MESSAGES, "outcome" => label).increment(1);
+    if let Some(result) = finished {
+        counter!(names::TASKS_FINISHED, "result" => result).increment(1);
+    }
+    if let Some(code) = poisoned {
+        counter!(names::POISON_MESSAGES, "code" => code).increment(1);
+    }
+}
+
+/// One parse that ran to its end: with `rows` when it succeeded, without when it failed with a
+/// code.
+pub fn parsed(format: FileFormat, took: Duration, rows: Option<u64>) {
+    histogram!(names::PARSE_DURATION, "format" => format.as_str()).record(took.as_secs_f64());
+    if let Some(rows) = rows {
+        counter!(names::PARSED_ROWS, "format" => format.as_str()).increment(rows);
+    }
+}
+
+/// A task lease extended during a long parse.
+pub fn lease_renewed() {
+    counter!(names::LEASE_RENEWALS).increment(1);
+}
+
+/// A task taken over from a consumer whose lease had expired.
+pub fn task_rescued() {
+    counter!(names::TASK_RESCUES).increment(1);
+}
