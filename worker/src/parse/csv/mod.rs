@@ -6,6 +6,7 @@
 //! buffers are the sample, the decoder's chunks, the read buffer, one record and one 64 KiB
 //! batch of rows ([`row`]).
 
+mod masks;
 mod records;
 mod row;
 
