@@ -214,20 +214,4 @@ pub async fn test_config(database_url: &str) -> api::Config {
     }
 }
 
-/// The api executable built by cargo for this profile (`tests/stack/test.sh` builds it before
-/// the tests run).
-pub fn api_exe() -> std::path::PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    // target/<profile>/deps/it-<hash> → target/<profile>/api
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("test executable lives in target/<profile>/deps");
-    let api = dir.join("api");
-    assert!(
-        api.exists(),
-        "{} is missing: run `cargo build -p api`",
-        api.display()
-    );
-    api
-}
+pub use crate::binaries::api_exe;

@@ -1,6 +1,10 @@
 //! The integration-test harness: throwaway Postgres and Azurite ([`services`]), the api served
-//! in-process ([`app`]) and drivers for the worker's loops and binary ([`worker`]).
+//! in-process ([`app`]), drivers for the worker's loops and binary ([`worker`], with its fakes),
+//! and the api and worker executables, built before a test runs them ([`binaries`]).
 
 pub mod app;
+pub mod binaries;
+mod fakes;
+mod processes;
 pub mod services;
 pub mod worker;

@@ -1,20 +1,16 @@
 //! Throwaway Postgres and Azurite for the integration tests: one of each per test-process run,
 //! started lazily on free loopback ports in a temp directory, a fresh database per test
 //! ([`fresh_database`]), fresh queue/container names ([`unique_name`]) and a separate cluster for
-//! tests that take their database down ([`DedicatedPostgres`]). Statics are never dropped and a
-//! killed test run must not leave servers behind, so every server lives under a small `sh`
-//! watchdog (in its own process group, out of reach of a terminal's Ctrl-C) that stops it and
-//! deletes its directory once this process is gone. Postgres refuses to run as root: when we
-//! are root the cluster belongs to the `postgres` system user and its tools run through
-//! `runuser -u postgres --`, exactly as `tests/stack/lib.sh` does.
+//! tests that take their database down ([`DedicatedPostgres`]). The servers are set up by
+//! `tests/stack/services.sh`, that is by `tests/stack/lib.sh`, exactly as the stack scripts set up
+//! theirs; each lives under a watchdog ([`crate::processes`]) that stops it when this process is
+//! gone.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write as _;
-use std::net::{Ipv4Addr, TcpListener};
-use std::os::unix::fs::MetadataExt as _;
+use std::fs;
+use std::net::Ipv4Addr;
 use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use shared::storage::connection_string::{DEV_ACCOUNT_KEY, DEV_ACCOUNT_NAME};
@@ -22,28 +18,12 @@ use sqlx::{Connection as _, PgConnection};
 use tokio::sync::OnceCell;
 use uuid::Uuid;
 
+use crate::processes::{
+    describe, free_ports, output, repo_root, spawn_watchdog, temp_dir, WatchdogMode,
+};
+
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 const PG_SUPERUSER: &str = "postgres";
-const INITDB_ARGS: [&str; 7] = [
-    "-U",
-    PG_SUPERUSER,
-    "--auth=trust",
-    "--no-locale",
-    "-E",
-    "UTF8",
-    "--no-sync",
-];
-/// Appended to postgresql.conf: loopback only, no durability (throwaway test clusters).
-const PG_CONF: &str = "
-# sheetrelay test settings (tests/harness/services.rs)
-listen_addresses = '127.0.0.1'
-unix_socket_directories = ''
-max_connections = 300
-shared_buffers = 64MB
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-";
 
 /// The shared servers of this test run.
 pub struct Services {
@@ -142,23 +122,32 @@ impl DedicatedPostgres {
 
     /// Fast shutdown: open connections are closed, new ones are refused.
     pub async fn stop(&self) {
-        let mut stop = self.cluster.pg_ctl();
-        stop.args(["-m", "fast", "-w", "-t", "60", "stop"]);
-        run(stop, "pg_ctl stop").await;
+        if let Err(log) = self.cluster.run(self.cluster.stop_command("fast")).await {
+            panic!("stopping postgres failed:\n{log}");
+        }
     }
 
     /// Starts the cluster again on the same port (restarts it when it is running).
     pub async fn restart(&self) {
-        self.cluster.pg_ctl_start("restart").await;
+        if let Err(log) = self
+            .cluster
+            .run(self.cluster.up_command("postgres-restart"))
+            .await
+        {
+            panic!("restarting postgres failed:\n{log}");
+        }
     }
 }
 
 impl Drop for DedicatedPostgres {
     fn drop(&mut self) {
         // Stop now so the test's next steps see it gone; the watchdog then deletes the files.
-        let mut stop = self.cluster.pg_ctl();
-        stop.args(["-m", "immediate", "-w", "stop"]);
-        let _ = stop.stdout(Stdio::null()).stderr(Stdio::null()).status();
+        let _ = self
+            .cluster
+            .stop_command("immediate")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
         let _ = fs::write(self.cluster.root.join(".release"), b"");
     }
 }
@@ -166,9 +155,16 @@ impl Drop for DedicatedPostgres {
 // ------------------------------------------------------------------------------------------------
 // Postgres
 
+/// `tests/stack/services.sh` with `args`.
+fn services_sh<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(args: I) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo_root().join("tests/stack/services.sh"))
+        .args(args);
+    cmd
+}
+
 struct Cluster {
-    bin: PathBuf,
-    /// Temp dir owned by the cluster's user: `data/`, `server.log`, the watchdog's marker.
+    /// Temp dir: `data/` (the cluster, its `server.log` inside) and the watchdog's marker.
     root: PathBuf,
     port: u16,
     watchdog: Option<Child>,
@@ -176,48 +172,28 @@ struct Cluster {
 
 impl Cluster {
     async fn start(label: &str) -> Self {
-        let bin = pg_bin_dir();
-        let root = temp_dir(label);
-        if is_root() {
-            ensure_postgres_user();
-            let mut chown = Command::new("chown");
-            chown.arg("postgres:postgres").arg(&root);
-            run(chown, "chown postgres").await;
-        }
-        let data = root.join("data");
-        // Before anything can be left behind: the watchdog runs `pg_ctl stop -m immediate` and
-        // deletes `root` once we are gone (also if this future is dropped half-way).
-        let mut stop = as_cluster_owner(&bin.join("pg_ctl"));
-        stop.arg("-D")
-            .arg(&data)
-            .args(["-m", "immediate", "-w", "stop"]);
-        let watchdog = spawn_watchdog(&root, WatchdogMode::Stop, &stop, None);
-
-        let mut initdb = as_cluster_owner(&bin.join("initdb"));
-        initdb.arg("-D").arg(&data).args(INITDB_ARGS);
-        run(initdb, "initdb").await;
-        OpenOptions::new()
-            .append(true)
-            .open(data.join("postgresql.conf"))
-            .and_then(|mut conf| conf.write_all(PG_CONF.as_bytes()))
-            .expect("append to postgresql.conf");
-
         let mut cluster = Cluster {
-            bin,
-            root,
+            root: temp_dir(label),
             port: 0,
-            watchdog: Some(watchdog),
+            watchdog: None,
         };
+        // Before anything can be left behind: the watchdog stops the cluster and deletes `root`
+        // once we are gone (also if this future is dropped half-way).
+        cluster.watchdog = Some(spawn_watchdog(
+            &cluster.root,
+            WatchdogMode::Stop,
+            &cluster.stop_command("immediate"),
+            None,
+        ));
         // A free port can be taken between our probe and the server's bind: try a few.
         for attempt in 1..=3 {
             cluster.port = free_ports::<1>()[0];
-            match cluster.try_pg_ctl_start("start").await {
+            match cluster.run(cluster.up_command("postgres-start")).await {
                 Ok(()) => break,
                 Err(log) if attempt < 3 => eprintln!("postgres did not start, retrying: {log}"),
                 Err(log) => panic!("postgres did not start:\n{log}"),
             }
         }
-        wait_for_postgres(&pg_url(cluster.port, "postgres")).await;
         cluster
     }
 
@@ -231,32 +207,34 @@ impl Cluster {
         self.root.join("data")
     }
 
-    fn pg_ctl(&self) -> Command {
-        let mut cmd = as_cluster_owner(&self.bin.join("pg_ctl"));
-        cmd.arg("-D").arg(self.data());
+    /// `postgres-start` or `postgres-restart` on this cluster's port.
+    fn up_command(&self, verb: &str) -> Command {
+        let mut cmd = services_sh([
+            verb.as_ref(),
+            self.data().as_os_str(),
+            self.port.to_string().as_ref(),
+        ]);
+        // Keep the postmaster out of our process group: a Ctrl-C goes to the watchdog path.
+        cmd.process_group(0);
         cmd
     }
 
-    async fn pg_ctl_start(&self, verb: &str) {
-        if let Err(log) = self.try_pg_ctl_start(verb).await {
-            panic!("pg_ctl {verb} failed:\n{log}");
-        }
+    /// `postgres-stop` in `mode` (fast or immediate).
+    fn stop_command(&self, mode: &str) -> Command {
+        services_sh([
+            "postgres-stop".as_ref(),
+            self.data().as_os_str(),
+            std::ffi::OsStr::new(mode),
+        ])
     }
 
-    async fn try_pg_ctl_start(&self, verb: &str) -> Result<(), String> {
-        let mut start = self.pg_ctl();
-        start
-            .arg("-l")
-            .arg(self.root.join("server.log"))
-            .args(["-o", &format!("-p {}", self.port)])
-            .args(["-m", "fast", "-w", "-t", "60", verb])
-            // Keep the postmaster out of our process group: a Ctrl-C goes to the watchdog path.
-            .process_group(0);
-        let output = output(start).await;
+    /// Runs `cmd`; on failure, what it said and the end of the server's log.
+    async fn run(&self, cmd: Command) -> Result<(), String> {
+        let output = output(cmd).await;
         if output.status.success() {
             return Ok(());
         }
-        let server_log = fs::read_to_string(self.root.join("server.log")).unwrap_or_default();
+        let server_log = fs::read_to_string(self.data().join("server.log")).unwrap_or_default();
         Err(format!(
             "{}\n--- server.log ---\n{server_log}",
             describe(&output)
@@ -288,84 +266,6 @@ async fn create_database(admin_url: &str, name: &str) {
     let _ = conn.close().await;
 }
 
-async fn wait_for_postgres(url: &str) {
-    let deadline = Instant::now() + START_TIMEOUT;
-    loop {
-        match PgConnection::connect(url).await {
-            Ok(conn) => {
-                let _ = conn.close().await;
-                return;
-            }
-            Err(e) if Instant::now() > deadline => panic!("postgres at {url} not ready: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
-}
-
-/// The newest `/usr/lib/postgresql/<version>/bin` (Debian), else the directory of `initdb` on
-/// `PATH`.
-fn pg_bin_dir() -> PathBuf {
-    let mut versions: Vec<(u32, PathBuf)> = fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let version = entry.file_name().to_str()?.parse::<u32>().ok()?;
-            let bin = entry.path().join("bin");
-            bin.join("initdb").is_file().then_some((version, bin))
-        })
-        .collect();
-    versions.sort();
-    if let Some((_, bin)) = versions.pop() {
-        return bin;
-    }
-    std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .find(|dir| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file())
-        .expect(
-            "no Postgres server binaries (/usr/lib/postgresql/*/bin/initdb): run \
-             tests/stack/test.sh, which installs Debian's postgresql package",
-        )
-}
-
-fn is_root() -> bool {
-    // /proc/self belongs to the effective user of this process.
-    fs::metadata("/proc/self")
-        .map(|m| m.uid() == 0)
-        .unwrap_or(false)
-}
-
-fn ensure_postgres_user() {
-    let exists = || {
-        Command::new("id")
-            .args(["-u", "postgres"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !exists() {
-        // Another test binary may be creating it at the same time: only a missing user is fatal.
-        let _ = Command::new("useradd")
-            .args(["--system", "--user-group", "--no-create-home", "postgres"])
-            .status();
-        assert!(exists(), "could not create the postgres system user");
-    }
-}
-
-/// `program` run as the cluster's owner: `postgres` when we are root, ourselves otherwise.
-fn as_cluster_owner(program: &Path) -> Command {
-    if is_root() {
-        let mut cmd = Command::new("runuser");
-        cmd.args(["-u", "postgres", "--"]).arg(program);
-        cmd
-    } else {
-        Command::new(program)
-    }
-}
-
 // ------------------------------------------------------------------------------------------------
 // Azurite
 
@@ -376,35 +276,16 @@ struct Azurite {
 
 impl Azurite {
     async fn start() -> Self {
-        // The version pinned in package.json, unless SHEETRELAY_AZURITE names another binary.
-        let azurite = std::env::var_os("SHEETRELAY_AZURITE")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| repo_root().join("node_modules/.bin/azurite"));
-        assert!(
-            azurite.is_file(),
-            "{} is missing: run tests/stack/test.sh (or `npm ci` at the repo root)",
-            azurite.display()
-        );
         let mut last_log = String::new();
         for _attempt in 1..=3 {
             let root = temp_dir("azurite");
             let [blob, queue, table] = free_ports::<3>();
-            let mut cmd = Command::new(&azurite);
-            cmd.args([
-                "--silent",
-                "--skipApiVersionCheck",
-                "--disableTelemetry",
-                "--loose",
-                // Throwaway data, like the cluster's `fsync = off`: Azurite's disk persistence
-                // (LokiJS autosave, extent files) only costs CPU on the one core it runs on.
-                // (It excludes `--location`; `root` keeps only the log.)
-                "--inMemoryPersistence",
-            ])
-            .args(["--blobHost", "127.0.0.1", "--queueHost", "127.0.0.1"])
-            .args(["--tableHost", "127.0.0.1"])
-            .args(["--blobPort", &blob.to_string()])
-            .args(["--queuePort", &queue.to_string()])
-            .args(["--tablePort", &table.to_string()]);
+            let cmd = services_sh([
+                "azurite".to_owned(),
+                blob.to_string(),
+                queue.to_string(),
+                table.to_string(),
+            ]);
             let log = root.join("azurite.log");
             let mut watchdog = spawn_watchdog(&root, WatchdogMode::Serve, &cmd, Some(&log));
             if wait_for_ports(&[blob, queue, table], &mut watchdog).await {
@@ -457,136 +338,4 @@ async fn wait_for_ports(ports: &[u16], watchdog: &mut Child) -> bool {
         }
     }
     true
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
-}
-
-// ------------------------------------------------------------------------------------------------
-// Processes, ports, directories
-
-#[derive(Clone, Copy)]
-enum WatchdogMode {
-    /// Run the command as the server (in the background) and kill it at the end.
-    Serve,
-    /// The server runs on its own (pg_ctl); run the command at the end to stop it.
-    Stop,
-}
-
-/// Watches this process (pid and start time): when it is gone, or `<dir>/.release` appears,
-/// stops the server and deletes `dir`. In Serve mode a server that exits on its own ends the
-/// watchdog and its `dir` is kept, for the log.
-const WATCHDOG_SH: &str = r#"
-parent=$1; born=$2; dir=$3; mode=$4; shift 4
-child=
-# Field 22 of /proc/PID/stat (start time): a recycled pid or thread id does not match it.
-started() { s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; set -- ${s##*) }; shift 19; echo "$1"; }
-if [ "$mode" = serve ]; then "$@" & child=$!; fi
-finish() {
-    if [ -n "$child" ]; then
-        kill "$child" 2>/dev/null; wait "$child" 2>/dev/null
-    else
-        "$@" >/dev/null 2>&1
-    fi
-    rm -rf "$dir"
-    exit 0
-}
-trap 'finish "$@"' HUP INT TERM
-while [ "$(started "$parent")" = "$born" ] && [ ! -e "$dir/.release" ]; do
-    if [ -n "$child" ] && ! kill -0 "$child" 2>/dev/null; then exit 1; fi
-    sleep 0.5
-done
-finish "$@"
-"#;
-
-fn spawn_watchdog(dir: &Path, mode: WatchdogMode, command: &Command, log: Option<&Path>) -> Child {
-    let mut sh = Command::new("sh");
-    sh.arg("-c")
-        .arg(WATCHDOG_SH)
-        .arg("sheetrelay-watchdog")
-        .arg(std::process::id().to_string())
-        .arg(own_start_time())
-        .arg(dir)
-        .arg(match mode {
-            WatchdogMode::Serve => "serve",
-            WatchdogMode::Stop => "stop",
-        })
-        .arg(command.get_program())
-        .args(command.get_args())
-        .stdin(Stdio::null())
-        // Never inherit our stdout/stderr: whoever reads them would wait for the watchdog.
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
-    if let Some(log) = log {
-        let file = fs::File::create(log).expect("create server log");
-        let file2 = file.try_clone().expect("clone log handle");
-        sh.stdout(file).stderr(file2);
-    }
-    sh.spawn().expect("spawn watchdog (sh)")
-}
-
-/// This process's start time (field 22 of /proc/self/stat), which the watchdog compares.
-fn own_start_time() -> String {
-    let stat = fs::read_to_string("/proc/self/stat").expect("read /proc/self/stat");
-    let after_comm = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
-    after_comm
-        .split_whitespace()
-        .nth(19)
-        .expect("start time in /proc/self/stat")
-        .to_owned()
-}
-
-/// `N` distinct free loopback ports (all bound at once, then released).
-fn free_ports<const N: usize>() -> [u16; N] {
-    let listeners: Vec<TcpListener> = (0..N)
-        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0"))
-        .collect();
-    std::array::from_fn(|i| {
-        listeners[i]
-            .local_addr()
-            .expect("local address of a bound socket")
-            .port()
-    })
-}
-
-fn temp_dir(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "sheetrelay-{label}-{}-{}",
-        std::process::id(),
-        Uuid::new_v4().simple()
-    ));
-    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
-    dir
-}
-
-async fn output(cmd: Command) -> Output {
-    let program = cmd.get_program().to_string_lossy().into_owned();
-    tokio::process::Command::from(cmd)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap_or_else(|e| panic!("run {program}: {e}"))
-}
-
-async fn run(cmd: Command, what: &str) {
-    let output = output(cmd).await;
-    assert!(
-        output.status.success(),
-        "{what} failed: {}",
-        describe(&output)
-    );
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "{}\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }

@@ -3,17 +3,11 @@
 //! creates them (blob first, then source file + task + outbox row in one transaction), so these
 //! tests do not depend on the HTTP api. The relay and consumer are driven step by step
 //! ([`WorkerEnv::relay_until_idle`], [`WorkerEnv::consume_until_idle`]) or run as the real
-//! `worker` binary ([`worker_exe`], [`WorkerEnv::command`]).
-//!
-//! The binary is `target/<profile>/worker`, next to the test executable's `deps/` directory.
-//! `cargo test --workspace` builds it (the worker package has an integration test of its own,
-//! which makes cargo build its binary); `cargo test -p sheetrelay-tests` alone does not, so run
-//! `cargo build -p worker` first in that case.
+//! `worker` binary ([`worker_exe`], built from the code under test before its first use, and
+//! [`WorkerEnv::command`]).
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -29,27 +23,12 @@ use worker::consumer::{Consumer, Outcome};
 use worker::parse::isolate::Isolation;
 use worker::relay::{self, BatchReport, QueueSender};
 
+pub use crate::binaries::worker_exe;
+pub use crate::fakes::{slow_parser, FlakySender};
 use crate::services::{fresh_database, services, unique_name};
 
 /// A small CSV with a header and two data rows.
 pub const SAMPLE_CSV: &str = "id,name\n1,alice\n2,bob\n";
-
-/// The worker executable built by cargo for this profile.
-pub fn worker_exe() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    // target/<profile>/deps/it-<hash> → target/<profile>/worker
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("test executable lives in target/<profile>/deps");
-    let worker = dir.join("worker");
-    assert!(
-        worker.exists(),
-        "{} is missing: run `cargo build -p worker` (cargo test --workspace builds it)",
-        worker.display()
-    );
-    worker
-}
 
 /// A test's own database, queues and container.
 pub struct WorkerEnv {
@@ -383,44 +362,6 @@ where
     }
 }
 
-/// A queue sender that fails its first `fail_first` sends (or all of them), then forwards to a
-/// real queue. Records every body it was asked to send.
-pub struct FlakySender {
-    inner: QueueClient,
-    fail_first: usize,
-    calls: AtomicUsize,
-    pub attempted: Mutex<Vec<String>>,
-}
-
-impl FlakySender {
-    pub fn new(inner: QueueClient, fail_first: usize) -> Arc<Self> {
-        Arc::new(Self {
-            inner,
-            fail_first,
-            calls: AtomicUsize::new(0),
-            attempted: Mutex::new(Vec::new()),
-        })
-    }
-
-    pub fn calls(&self) -> usize {
-        self.calls.load(Ordering::SeqCst)
-    }
-}
-
-#[worker::relay::async_trait]
-impl QueueSender for FlakySender {
-    async fn send(&self, body: &str) -> anyhow::Result<()> {
-        let n = self.calls.fetch_add(1, Ordering::SeqCst);
-        if let Ok(mut a) = self.attempted.lock() {
-            a.push(body.to_owned());
-        }
-        if n < self.fail_first {
-            anyhow::bail!("injected send failure #{}", n + 1);
-        }
-        self.inner.send(body).await.map_err(anyhow::Error::new)
-    }
-}
-
 /// Decodes queue bodies into envelopes' message ids.
 pub fn message_ids(bodies: &[String]) -> Vec<Uuid> {
     let mut ids: Vec<Uuid> = bodies
@@ -429,28 +370,6 @@ pub fn message_ids(bodies: &[String]) -> Vec<Uuid> {
         .collect();
     ids.sort();
     ids
-}
-
-/// A parser executable that waits `delay` before running the real parse child: a long parse on
-/// demand. The script lives in the temp directory until the returned path is dropped.
-pub fn slow_parser(delay: Duration) -> TempPath {
-    use std::io::Write as _;
-    use std::os::unix::fs::PermissionsExt as _;
-    let mut script = tempfile::Builder::new()
-        .prefix("slow-parser-")
-        .suffix(".sh")
-        .permissions(std::fs::Permissions::from_mode(0o755))
-        .tempfile()
-        .expect("create slow parser script");
-    write!(
-        script,
-        "#!/bin/sh\nsleep {}\nexec '{}' \"$@\"\n",
-        delay.as_secs_f64(),
-        worker_exe().display()
-    )
-    .expect("write slow parser script");
-    // Closed before anyone executes it: a file open for writing cannot be run (ETXTBSY).
-    script.into_temp_path()
 }
 
 /// A `worker` child process whose stdout and stderr go to a log file (read it with

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Helpers for the local stack scripts (up.sh, down.sh, test.sh): install and start Postgres and
-# Azurite on loopback, plus small polling helpers. Source it; every function logs what it does on
-# stderr (stdout is kept for values a caller captures).
+# Helpers for the local stack scripts (up.sh, down.sh, test.sh, browser.sh) and, through
+# services.sh, the Rust test harness: install and start Postgres and Azurite on loopback, plus
+# small polling helpers. Source it; every function logs what it does on stderr (stdout is kept
+# for values a caller captures).
 #
 #   source tests/stack/lib.sh
 #   ensure_postgres && ensure_azurite
@@ -190,45 +191,62 @@ postgres_running() {
   [ -f "$1/PG_VERSION" ] && pg_run "$PG_BIN/pg_ctl" -D "$1" status >/dev/null 2>&1
 }
 
-# start_postgres DIR PORT — initdb DIR (once) and start it on 127.0.0.1:PORT, trust auth for
-# loopback, superuser `postgres`. Durability is off: for development and tests only.
-start_postgres() {
-  local dir=$1 port=$2
+# init_postgres DIR — create a cluster in DIR unless one is there: trust auth for loopback,
+# superuser `postgres`, durability off (for development and tests only). The one definition of
+# our clusters: up.sh and browser.sh get theirs through start_postgres, the Rust test harness
+# through services.sh.
+init_postgres() {
+  local dir=$1
   [ -n "${PG_BIN:-}" ] || ensure_postgres
-  if postgres_running "$dir"; then
-    log "Postgres already running from $dir"
-  else
-    if [ ! -f "$dir/PG_VERSION" ]; then
-      log "creating Postgres cluster in $dir"
-      mkdir -p "$dir"
-      chmod 700 "$dir"
-      if is_root; then
-        ensure_postgres_user
-        chown postgres:postgres "$dir"
-        runuser -u postgres -- test -w "$dir" ||
-          die "user postgres cannot write $dir: a parent directory is not searchable"
-      fi
-      pg_run "$PG_BIN/initdb" -D "$dir" -U "$PG_SUPERUSER" --auth=trust --no-locale -E UTF8 \
-        --no-sync >"$dir.initdb.log" 2>&1 || {
-        cat "$dir.initdb.log" >&2
-        die "initdb failed"
-      }
-      cat >>"$dir/postgresql.conf" <<'EOF'
+  [ -f "$dir/PG_VERSION" ] && return 0
+  log "creating Postgres cluster in $dir"
+  mkdir -p "$dir"
+  chmod 700 "$dir"
+  if is_root; then
+    ensure_postgres_user
+    chown postgres:postgres "$dir"
+    runuser -u postgres -- test -w "$dir" ||
+      die "user postgres cannot write $dir: a parent directory is not searchable"
+  fi
+  pg_run "$PG_BIN/initdb" -D "$dir" -U "$PG_SUPERUSER" --auth=trust --no-locale -E UTF8 \
+    --no-sync >"$dir.initdb.log" 2>&1 || {
+    cat "$dir.initdb.log" >&2
+    die "initdb failed"
+  }
+  # A small shared_buffers: the tests run several clusters at once.
+  cat >>"$dir/postgresql.conf" <<'EOF'
 
 # sheetrelay dev/test settings (tests/stack/lib.sh): loopback only, no durability.
 listen_addresses = '127.0.0.1'
 unix_socket_directories = ''
 max_connections = 300
+shared_buffers = 64MB
 fsync = off
 synchronous_commit = off
 full_page_writes = off
 EOF
-    fi
-    log "starting Postgres on 127.0.0.1:$port (log: $dir/server.log)"
-    pg_run "$PG_BIN/pg_ctl" -D "$dir" -l "$dir/server.log" -o "-p $port" -w -t 60 start >/dev/null || {
-      tail -n 30 "$dir/server.log" >&2 || true
-      die "Postgres did not start"
-    }
+}
+
+# pg_ctl_up DIR PORT start|restart — (re)start the cluster in DIR on 127.0.0.1:PORT, with its
+# log in DIR/server.log.
+pg_ctl_up() {
+  local dir=$1 port=$2 verb=$3
+  log "Postgres $verb on 127.0.0.1:$port (log: $dir/server.log)"
+  pg_run "$PG_BIN/pg_ctl" -D "$dir" -l "$dir/server.log" -o "-p $port" -m fast -w -t 60 \
+    "$verb" >/dev/null || {
+    tail -n 30 "$dir/server.log" >&2 || true
+    die "Postgres did not start"
+  }
+}
+
+# start_postgres DIR PORT — init_postgres DIR (once) and start it on 127.0.0.1:PORT.
+start_postgres() {
+  local dir=$1 port=$2
+  init_postgres "$dir"
+  if postgres_running "$dir"; then
+    log "Postgres already running from $dir"
+  else
+    pg_ctl_up "$dir" "$port" start
   fi
   wait_for_postgres "$port"
 }
@@ -240,16 +258,17 @@ wait_for_postgres() {
     die "Postgres is not accepting connections on 127.0.0.1:$port"
 }
 
-# stop_postgres DIR — fast shutdown (disconnects clients). No-op when not running.
+# stop_postgres DIR [fast|immediate] — shut down (fast disconnects clients; immediate skips the
+# checkpoint). No-op when not running.
 stop_postgres() {
-  local dir=$1
+  local dir=$1 mode=${2:-fast}
   [ -n "${PG_BIN:-}" ] || PG_BIN=$(pg_bindir) || {
     log "Postgres is not installed: nothing to stop"
     return 0
   }
   if postgres_running "$dir"; then
-    log "stopping Postgres ($dir)"
-    pg_run "$PG_BIN/pg_ctl" -D "$dir" -m fast -w -t 60 stop >/dev/null
+    log "stopping Postgres ($dir, $mode)"
+    pg_run "$PG_BIN/pg_ctl" -D "$dir" -m "$mode" -w -t 60 stop >/dev/null
   else
     log "Postgres is not running ($dir)"
   fi
@@ -295,6 +314,15 @@ ensure_azurite() {
   echo "$want" >"$NPM_STAMP"
 }
 
+# azurite_flags BLOBPORT QUEUEPORT TABLEPORT — sets AZURITE_FLAGS to what every Azurite we start
+# runs with: loopback on the three ports, no API-version check (the SDK sends a newer service
+# version than Azurite knows), no telemetry. Where its data goes is the caller's choice.
+azurite_flags() {
+  AZURITE_FLAGS=(--silent --skipApiVersionCheck --disableTelemetry --loose
+    --blobHost 127.0.0.1 --queueHost 127.0.0.1 --tableHost 127.0.0.1
+    --blobPort "$1" --queuePort "$2" --tablePort "$3")
+}
+
 # start_azurite DIR BLOBPORT QUEUEPORT [TABLEPORT] — Azurite on 127.0.0.1 with data in DIR,
 # pid in DIR/azurite.pid, log in DIR/azurite.log. No-op when the one started from DIR runs.
 start_azurite() {
@@ -311,10 +339,8 @@ start_azurite() {
       fi
     done
     log "starting Azurite: blob 127.0.0.1:$blob, queue :$queue, table :$table (log: $logfile)"
-    start_bg "$pidfile" "$logfile" "$AZURITE_BIN" --silent --skipApiVersionCheck \
-      --disableTelemetry --loose \
-      --blobHost 127.0.0.1 --queueHost 127.0.0.1 --tableHost 127.0.0.1 \
-      --blobPort "$blob" --queuePort "$queue" --tablePort "$table" --location "$dir"
+    azurite_flags "$blob" "$queue" "$table"
+    start_bg "$pidfile" "$logfile" "$AZURITE_BIN" "${AZURITE_FLAGS[@]}" --location "$dir"
   fi
   for port in "$blob" "$queue" "$table"; do
     if ! wait_for_port 127.0.0.1 "$port" 60 || ! pidfile_alive "$pidfile"; then
