@@ -445,6 +445,7 @@ pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config:
         role: worker::config::Role::All,
         drain: false,
         shutdown_grace: Duration::from_secs(10),
+        bounds: worker::config::JobBounds::default(),
         // A free port: many workers run at once in the tests.
         metrics_addr: "127.0.0.1:0".parse().expect("socket address"),
         database: shared::db::DatabaseConfig::new(database_url),

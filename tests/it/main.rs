@@ -8,6 +8,7 @@ mod entra;
 mod files;
 mod forged;
 mod inline;
+mod jobs;
 mod lineage;
 mod observability;
 mod relay;

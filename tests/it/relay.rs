@@ -1,12 +1,16 @@
 //! The outbox relay against real Postgres and Azurite: exactly the committed messages are sent,
-//! failed sends are retried with backoff until DEAD, a crashed relay's batch is rescued, and the
-//! relay wakes on NOTIFY.
+//! failed sends are retried with backoff until DEAD, a crashed relay's batch is rescued, a live
+//! relay's claims are renewed while it sends, an outage spends no attempts, and the relay wakes
+//! on NOTIFY.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use harness::worker::{eventually, message_ids, FlakySender, WorkerEnv, SAMPLE_CSV};
+use harness::outage::OutageSender;
+use harness::worker::{
+    eventually, eventually_some, message_ids, FlakySender, WorkerEnv, SAMPLE_CSV,
+};
 use shared::db;
 use shared::domain::{Envelope, MessageEncoding, OutboxStatus, PARSE_TASK};
 use tokio_util::sync::CancellationToken;
@@ -319,4 +323,161 @@ async fn a_hard_shutdown_mid_batch_releases_the_unsent_messages_at_once() {
     assert_eq!(row.attempts, 0);
     let report = env.relay_until_idle(&env.queue, &cfg).await;
     assert_eq!(report.sent, 1);
+}
+
+/// A sender whose sends wait until the test opens its gate (a send slower than the lease).
+struct GatedSender {
+    inner: shared::storage::QueueClient,
+    gate: tokio::sync::Semaphore,
+}
+
+#[worker::relay::async_trait]
+impl QueueSender for GatedSender {
+    async fn send(&self, body: &str) -> anyhow::Result<()> {
+        let _pass = self.gate.acquire().await?;
+        self.inner.send(body).await.map_err(anyhow::Error::new)
+    }
+}
+
+#[tokio::test]
+async fn a_live_relay_renews_its_claims_while_a_send_takes_longer_than_the_lease() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    let cfg = RelayConfig {
+        lease: Duration::from_millis(600),
+        ..WorkerEnv::relay_config()
+    };
+    let slow = GatedSender {
+        inner: env.queue.clone(),
+        gate: tokio::sync::Semaphore::new(0),
+    };
+    let never = CancellationToken::new();
+    let other_relay = async {
+        let first_expiry = eventually_some(Duration::from_secs(5), "the claim", || async {
+            let row = env.outbox(upload.outbox_id).await;
+            row.locked_until
+                .filter(|_| row.status == OutboxStatus::Processing)
+        })
+        .await;
+        eventually(
+            Duration::from_secs(10),
+            "the claim to be renewed past its first expiry",
+            || async {
+                env.outbox(upload.outbox_id)
+                    .await
+                    .locked_until
+                    .is_some_and(|t| t > first_expiry + chrono::Duration::milliseconds(300))
+            },
+        )
+        .await;
+        eventually(
+            Duration::from_secs(10),
+            "the first expiry to pass",
+            || async {
+                sqlx::query_scalar::<_, bool>("SELECT now() > $1")
+                    .bind(first_expiry)
+                    .fetch_one(&env.db)
+                    .await
+                    .expect("now")
+            },
+        )
+        .await;
+        let r = relay::run_once(&env.db, &env.queue, &cfg, &never)
+            .await
+            .expect("run_once");
+        assert_eq!(r.claimed, 0, "a renewed claim is not claimable");
+        slow.gate.add_permits(1);
+    };
+    let (report, ()) = tokio::join!(relay::run_once(&env.db, &slow, &cfg, &never), other_relay);
+    let report = report.expect("run_once");
+    assert_eq!((report.claimed, report.sent), (1, 1));
+    let row = env.outbox(upload.outbox_id).await;
+    assert_eq!((row.status, row.attempts), (OutboxStatus::Completed, 1));
+    let bodies = WorkerEnv::drain_queue(&env.queue).await;
+    assert_eq!(message_ids(&bodies), vec![upload.outbox_id], "sent once");
+}
+
+#[tokio::test]
+async fn an_outage_longer_than_the_whole_retry_budget_makes_nothing_dead() {
+    let env = WorkerEnv::new().await;
+    let mut expected: Vec<_> = env
+        .create_uploads(5, SAMPLE_CSV.as_bytes(), 5)
+        .await
+        .iter()
+        .map(|u| u.outbox_id)
+        .collect();
+    expected.sort();
+    // The old budget: 10 attempts, 10 ms doubling to 40 ms. The outage lasts until every message
+    // was refused twice that often.
+    let cfg = RelayConfig {
+        max_attempts: 10,
+        backoff_base: Duration::from_millis(10),
+        backoff_cap: Duration::from_millis(40),
+        outage_backoff_cap: Duration::from_millis(40),
+        ..WorkerEnv::relay_config()
+    };
+    let queue = OutageSender::new(env.queue.clone());
+    // One batch: the first send finds the queue down, the other four are not tried.
+    let never = CancellationToken::new();
+    let r = relay::run_once(&env.db, queue.as_ref(), &cfg, &never)
+        .await
+        .expect("run_once");
+    assert_eq!((r.claimed, r.deferred, r.failed, r.dead), (5, 5, 0, 0));
+    assert_eq!(queue.refused(), 1);
+
+    let shutdown = worker::Shutdown::new();
+    let sender: Arc<dyn QueueSender> = queue.clone();
+    let relay = tokio::spawn(relay::run(
+        env.db.clone(),
+        sender,
+        cfg,
+        shutdown.clone(),
+        false,
+    ));
+    eventually(
+        Duration::from_secs(30),
+        "every message refused 20 times",
+        || async {
+            env.count("SELECT count(*) FROM outbox_messages WHERE deferrals >= 20")
+                .await
+                == 5
+        },
+    )
+    .await;
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM outbox_messages \
+             WHERE status IN ('FAILED', 'PROCESSING') AND attempts = 0"
+        )
+        .await,
+        5,
+        "no attempt spent, nothing DEAD"
+    );
+    let row = env.outbox(expected[0]).await;
+    assert!(
+        row.last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("connection refused")),
+        "{:?}",
+        row.last_error
+    );
+
+    queue.end();
+    eventually(Duration::from_secs(10), "everything sent", || async {
+        env.count("SELECT count(*) FROM outbox_messages WHERE status = 'COMPLETED'")
+            .await
+            == 5
+    })
+    .await;
+    shutdown.stop.cancel();
+    relay.await.expect("join").expect("relay stops cleanly");
+    assert!(queue.refused() >= 20, "refused {}", queue.refused());
+    assert_eq!(
+        env.count("SELECT count(*) FROM outbox_messages WHERE attempts = 1")
+            .await,
+        5,
+        "the one attempt is the send that worked"
+    );
+    let bodies = WorkerEnv::drain_queue(&env.queue).await;
+    assert_eq!(message_ids(&bodies), expected, "each sent once");
 }

@@ -68,14 +68,18 @@ pub struct RunConfig {
     #[arg(long, env = "WORKER_ROLE", value_enum, default_value_t = Role::All)]
     pub role: Role,
 
-    /// Process until the outbox has nothing claimable and the queue stays empty, then exit 0
-    /// (for event-driven container jobs)
+    /// Process until the work is done, then exit 0 (for event-driven container jobs): nothing
+    /// claimable in the outbox (claims held by another relay are waited for, at most one
+    /// RELAY_LEASE) and nothing in the queue, invisible messages included
     #[arg(long, env = "WORKER_DRAIN", default_value_t = false)]
     pub drain: bool,
 
     /// On SIGTERM/Ctrl-C: how long in-flight work may take to finish before it is released
     #[arg(long, env = "SHUTDOWN_GRACE", value_parser = parse_duration, default_value = "25s")]
     pub shutdown_grace: Duration,
+
+    #[command(flatten)]
+    pub bounds: JobBounds,
 
     /// Listen address for Prometheus `/metrics` (give each worker on one host its own port)
     #[arg(long, env = "METRICS_ADDR", default_value = "127.0.0.1:9090")]
@@ -100,6 +104,21 @@ pub struct RunConfig {
     pub parse: ParseConfig,
 }
 
+/// The bounds of one job replica. When one is reached the worker stops taking new work, finishes
+/// what is in hand (within SHUTDOWN_GRACE) and exits 0, like after a drain.
+#[derive(Debug, Clone, Default, Args)]
+pub struct JobBounds {
+    /// Stop taking new work after running this long (unset: no limit)
+    #[arg(long = "max-runtime", env = "WORKER_MAX_RUNTIME", value_parser = parse_duration)]
+    pub max_runtime: Option<Duration>,
+
+    /// Stop taking new work after this many queue messages, or outbox messages with --role relay
+    /// (unset: no limit)
+    #[arg(long = "max-messages", env = "WORKER_MAX_MESSAGES",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_messages: Option<u64>,
+}
+
 /// Settings of the outbox relay.
 #[derive(Debug, Clone, Args)]
 pub struct RelayConfig {
@@ -119,8 +138,9 @@ pub struct RelayConfig {
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: u32,
 
-    /// How long a claimed batch is ours; after that another relay may claim it (crash rescue)
-    #[arg(long = "relay-lease", env = "RELAY_LEASE", value_parser = parse_duration, default_value = "60s")]
+    /// How long a claim on an outbox message lasts; renewed every third of it while the message
+    /// is being sent, so a dead relay's claims are claimable again within it
+    #[arg(long = "relay-lease", env = "RELAY_LEASE", value_parser = parse_duration, default_value = "5s")]
     pub lease: Duration,
 
     /// Send attempts before a message is DEAD
@@ -135,6 +155,11 @@ pub struct RelayConfig {
     /// Longest retry delay after a failed send
     #[arg(long = "relay-backoff-cap", env = "RELAY_BACKOFF_CAP", value_parser = parse_duration, default_value = "5m")]
     pub backoff_cap: Duration,
+
+    /// Longest retry delay while the queue service is unavailable (transport errors, timeouts,
+    /// 408/429/5xx); such failures back off but never count toward RELAY_MAX_ATTEMPTS
+    #[arg(long = "relay-outage-backoff-cap", env = "RELAY_OUTAGE_BACKOFF_CAP", value_parser = parse_duration, default_value = "30s")]
+    pub outage_backoff_cap: Duration,
 
     /// Fallback poll interval when no NOTIFY arrives (and while LISTEN is reconnecting)
     #[arg(long = "relay-poll-interval", env = "RELAY_POLL_INTERVAL", value_parser = parse_duration, default_value = "5s")]
@@ -170,13 +195,15 @@ pub struct ConsumerConfig {
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: u32,
 
-    /// How long a received message stays invisible; renewed during long parses
-    #[arg(long = "visibility-timeout", env = "VISIBILITY_TIMEOUT", value_parser = parse_duration, default_value = "60s")]
+    /// How long a received message stays invisible; renewed every third of the shorter of this
+    /// and TASK_LEASE while it is processed, so a dead consumer's message reappears within it
+    #[arg(long = "visibility-timeout", env = "VISIBILITY_TIMEOUT", value_parser = parse_duration, default_value = "6s")]
     pub visibility_timeout: Duration,
 
-    /// How long a started task is ours (renewed while parsing); a dead consumer's task is
-    /// restartable after it
-    #[arg(long = "task-lease", env = "TASK_LEASE", value_parser = parse_duration, default_value = "60s")]
+    /// How long a started task is ours (renewed while it is processed); a dead consumer's task
+    /// is restartable after it. Keep it below VISIBILITY_TIMEOUT, so that the task is free by the
+    /// time its message reappears
+    #[arg(long = "task-lease", env = "TASK_LEASE", value_parser = parse_duration, default_value = "5s")]
     pub task_lease: Duration,
 
     /// A message delivered more often than this goes to `<queue>-poison`, its task FAILED
@@ -308,6 +335,39 @@ mod tests {
         assert_eq!(run.consumer.max_dequeue_count, 5);
         assert_eq!(run.consumer.batch_size, 32);
         assert_eq!(run.relay.encoding, MessageEncoding::Base64);
+        assert_eq!(run.bounds.max_runtime, None);
+        assert_eq!(run.bounds.max_messages, None);
+    }
+
+    #[test]
+    fn job_bounds_are_a_duration_and_a_count() {
+        let cli = Cli::try_parse_from([
+            "worker",
+            "run",
+            "--database-url",
+            "postgres://x@localhost/db",
+            "--max-runtime",
+            "1h 30m",
+            "--max-messages",
+            "500",
+        ]);
+        let Ok(Cli {
+            command: Command::Run(run),
+        }) = cli
+        else {
+            panic!("run did not parse");
+        };
+        assert_eq!(run.bounds.max_runtime, Some(Duration::from_secs(5400)));
+        assert_eq!(run.bounds.max_messages, Some(500));
+        let zero = Cli::try_parse_from([
+            "worker",
+            "run",
+            "--database-url",
+            "postgres://x@localhost/db",
+            "--max-messages",
+            "0",
+        ]);
+        assert!(zero.is_err(), "a bound of 0 messages would never start");
     }
 
     #[test]

@@ -2,15 +2,16 @@
 //! parse → rows), run side by side under one supervisor ([`supervisor`]). `main` is a thin shell
 //! around [`run`]; tests drive [`relay::run_once`] and [`consumer::Consumer::run_once`] directly.
 
+pub mod bounds;
 pub mod config;
 pub mod consumer;
 pub mod metrics;
 pub mod outbox_cli;
-pub mod task_cli;
 pub mod parse;
 pub mod relay;
 pub mod retry;
 pub mod supervisor;
+pub mod task_cli;
 
 use tokio_util::sync::CancellationToken;
 

@@ -1,6 +1,10 @@
-//! `worker run [--role all|relay|consumer] [--drain]`, `worker outbox stats|requeue-dead`,
-//! `worker task show <id>`, and
-//! the hidden `worker parse-child …` that the consumer starts to parse files in isolation.
+//! `worker run [--role all|relay|consumer] [--drain] [--max-runtime D] [--max-messages N]`,
+//! `worker outbox stats|requeue-dead`, `worker task show <id>`, and the hidden
+//! `worker parse-child …` that the consumer starts to parse files in isolation.
+//!
+//! Exit codes, for job platforms: 0 done (drained, a bound reached, or stopped by a signal with
+//! in-flight work finished or released); 1 failed (a loop failed, start-up failed, or the loops
+//! did not stop in time); 2 the command line or a setting is invalid (clap).
 
 use std::future::Future;
 use std::process::ExitCode;

@@ -1,11 +1,18 @@
 //! The outbox relay: moves committed `outbox_messages` to Azure Queue Storage. One short statement
-//! claims a batch (`FOR UPDATE SKIP LOCKED` plus a lease, so any number of relays may run and a
-//! crashed relay's batch is rescued once its lease expires), the sends happen outside any
-//! transaction with bounded concurrency, and each outcome is recorded conditionally on the row
-//! still being ours: `COMPLETED`, or `FAILED` with exponential backoff and jitter, or `DEAD` once
-//! the attempts are spent. The loop wakes on `LISTEN outbox_messages` the moment an upload
-//! commits, claims again at once while batches come back full, and otherwise polls slowly.
+//! claims a batch (`FOR UPDATE SKIP LOCKED` plus a short lease, renewed by a heartbeat while the
+//! batch is being sent, so any number of relays may run and a dead relay's batch is claimable
+//! again within one lease), the sends happen outside any transaction with bounded concurrency,
+//! and each outcome is recorded conditionally on the row still being ours: `COMPLETED`; `FAILED`
+//! with a backoff that does not spend an attempt when the queue service was unavailable (an
+//! outage never makes a message `DEAD`); or, when the service refused the message itself,
+//! `FAILED` with exponential backoff and jitter, `DEAD` once the attempts are spent. The loop
+//! wakes on `LISTEN outbox_messages` the moment an upload commits, claims again at once while
+//! batches come back full, and otherwise sleeps until the next row comes due ([`idle`]).
 
+mod heartbeat;
+mod idle;
+
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,14 +20,15 @@ use anyhow::Context as _;
 use futures::StreamExt as _;
 use shared::db;
 use shared::domain::{Envelope, OutboxStatus};
-use shared::telemetry::propagation;
-use tracing::Instrument as _;
 use shared::storage::{QueueClient, StorageError};
+use shared::telemetry::propagation;
 use sqlx::postgres::PgListener;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 use uuid::Uuid;
 
+use crate::bounds::Budget;
 use crate::config::RelayConfig;
 use crate::retry::{self, sleep_or_stop, Backoff};
 use crate::Shutdown;
@@ -58,6 +66,16 @@ fn send_error(e: StorageError) -> anyhow::Error {
     anyhow::Error::new(e).context("queue send failed")
 }
 
+/// True when a send failed because the queue service was unavailable (transport errors,
+/// timeouts, 408, 429, 5xx: [`StorageError::is_transient`]) rather than because of the message.
+/// Such failures back off without spending an attempt.
+pub fn is_unavailable(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<StorageError>()
+            .is_some_and(StorageError::is_transient)
+    })
+}
+
 /// What one [`run_once`] did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct BatchReport {
@@ -67,6 +85,8 @@ pub struct BatchReport {
     pub failed: usize,
     /// Failed sends that used up their attempts.
     pub dead: usize,
+    /// Not sent because the queue service was unavailable: backed off, no attempt spent.
+    pub deferred: usize,
     /// Claimed but handed back unsent because of a hard shutdown.
     pub released: usize,
 }
@@ -80,43 +100,99 @@ pub async fn run_once(
     cfg: &RelayConfig,
     abort: &CancellationToken,
 ) -> anyhow::Result<BatchReport> {
-    let batch = db::outbox::claim_batch(db, cfg.batch_size, cfg.lease)
+    claim_and_send(db, sender, cfg, cfg.batch_size, abort).await
+}
+
+/// How one claimed message's send ended.
+enum Sent {
+    Ok,
+    /// The service was unavailable (or was found so by another send of this batch, and this one
+    /// was not tried): back off, no attempt spent.
+    Deferred,
+    /// The service refused this message: an attempt spent.
+    Failed(anyhow::Error),
+}
+
+/// [`run_once`] claiming at most `limit` messages. The batch's claims are renewed every third of
+/// the lease until every outcome is recorded ([`heartbeat::keep_claimed`]).
+async fn claim_and_send(
+    db: &PgPool,
+    sender: &dyn QueueSender,
+    cfg: &RelayConfig,
+    limit: i64,
+    abort: &CancellationToken,
+) -> anyhow::Result<BatchReport> {
+    let batch = db::outbox::claim_batch(db, limit, cfg.lease)
         .await
         .context("claiming outbox messages")?;
+    if batch.is_empty() {
+        return Ok(BatchReport::default());
+    }
+    tracing::debug!(claimed = batch.len(), "claimed outbox batch");
+    let all_ids: Vec<Uuid> = batch.iter().map(|m| m.id).collect();
+    tokio::select! {
+        report = send_and_record(db, sender, cfg, batch, abort) => report,
+        never = heartbeat::keep_claimed(db, &all_ids, cfg.lease) => match never {},
+    }
+}
+
+async fn send_and_record(
+    db: &PgPool,
+    sender: &dyn QueueSender,
+    cfg: &RelayConfig,
+    batch: Vec<db::outbox::OutboxMessage>,
+    abort: &CancellationToken,
+) -> anyhow::Result<BatchReport> {
     let mut report = BatchReport {
         claimed: batch.len(),
         ..Default::default()
     };
-    if batch.is_empty() {
-        return Ok(report);
-    }
-    tracing::debug!(claimed = batch.len(), "claimed outbox batch");
-
     let all_ids: Vec<Uuid> = batch.iter().map(|m| m.id).collect();
+    // Once one send finds the service unavailable, the rest of the batch is not tried: it would
+    // fail the same way, each after the SDK's own retries.
+    let unavailable = AtomicBool::new(false);
+    let outage_error = std::sync::Mutex::new(None::<String>);
     let mut sends = futures::stream::iter(batch.into_iter().map(|m| {
         let span = send_span(&m, sender.destination());
+        let (unavailable, outage_error) = (&unavailable, &outage_error);
         async move {
+            let key = (m.id, m.attempts, m.deferrals);
+            if unavailable.load(Ordering::Relaxed) {
+                return (key, Sent::Deferred);
+            }
             let envelope = Envelope {
                 message_id: m.id,
                 event_type: m.event_type,
                 payload: m.payload,
                 created_at: m.created_at,
             };
-            let outcome = sender.send(&envelope.encode(cfg.encoding)).await;
-            (m.id, m.attempts, outcome)
+            let outcome = match sender.send(&envelope.encode(cfg.encoding)).await {
+                Ok(()) => Sent::Ok,
+                Err(e) if is_unavailable(&e) => {
+                    unavailable.store(true, Ordering::Relaxed);
+                    if let Ok(mut first) = outage_error.lock() {
+                        first.get_or_insert_with(|| format!("{e:#}"));
+                    }
+                    Sent::Deferred
+                }
+                Err(e) => Sent::Failed(e),
+            };
+            (key, outcome)
         }
         .instrument(span)
     }))
     .buffer_unordered(cfg.concurrency.max(1) as usize);
 
     let mut sent = Vec::with_capacity(all_ids.len());
+    let mut deferred = Vec::new();
     let mut failures = Vec::new();
     loop {
         tokio::select! {
             biased;
             next = sends.next() => match next {
-                Some((id, _, Ok(()))) => sent.push(id),
-                Some((id, attempts, Err(e))) => failures.push((id, attempts, e)),
+                Some(((id, _, _), Sent::Ok)) => sent.push(id),
+                Some(((id, _, deferrals), Sent::Deferred)) => deferred.push((id, deferrals)),
+                Some(((id, attempts, _), Sent::Failed(e))) => failures.push((id, attempts, e)),
                 None => break,
             },
             () = abort.cancelled() => break,
@@ -130,6 +206,14 @@ pub async fn run_once(
             .context("recording sent outbox messages")?;
         report.sent = lags.len();
         crate::metrics::outbox_lags(&lags);
+    }
+    if !deferred.is_empty() {
+        let error = outage_error
+            .lock()
+            .ok()
+            .and_then(|mut e| e.take())
+            .unwrap_or_else(|| "the queue service is unavailable".to_owned());
+        report.deferred = defer(db, cfg, &deferred, &error, abort).await? as usize;
     }
     for (id, attempts, err) in failures {
         let retry_in = retry::jittered(cfg.backoff_base, cfg.backoff_cap, attempts);
@@ -154,11 +238,11 @@ pub async fn run_once(
         }
     }
 
+    // Only a hard shutdown leaves claimed rows without an outcome.
     let unsent: Vec<Uuid> = all_ids
         .into_iter()
         .filter(|id| !sent.contains(id))
         .collect();
-    // Only a hard shutdown leaves claimed rows without an outcome.
     if abort.is_cancelled() && !unsent.is_empty() {
         report.released = db::outbox::release(db, &unsent)
             .await
@@ -170,6 +254,33 @@ pub async fn run_once(
     }
     crate::metrics::outbox_batch(&report);
     Ok(report)
+}
+
+/// Backs off the messages the queue service could not take, each by its own jittered delay
+/// (doubling with its deferrals, up to `RELAY_OUTAGE_BACKOFF_CAP`), in one statement.
+async fn defer(
+    db: &PgPool,
+    cfg: &RelayConfig,
+    deferred: &[(Uuid, i32)],
+    error: &str,
+    abort: &CancellationToken,
+) -> anyhow::Result<u64> {
+    let ids: Vec<Uuid> = deferred.iter().map(|(id, _)| *id).collect();
+    let delays: Vec<f64> = deferred
+        .iter()
+        .map(|(_, n)| retry::jittered(cfg.backoff_base, cfg.outage_backoff_cap, *n).as_secs_f64())
+        .collect();
+    let n = with_db_retry(abort, || db::outbox::defer(db, &ids, &delays, error))
+        .await
+        .context("recording deferred sends")?;
+    let longest = delays.iter().copied().fold(0.0, f64::max);
+    tracing::warn!(
+        deferred = n,
+        error,
+        retry_in_ms_max = (longest * 1000.0) as u64,
+        "queue service unavailable; sends deferred (no attempt spent)"
+    );
+    Ok(n)
 }
 
 /// The PRODUCER span of one send, in the trace of the upload that wrote the message.
@@ -184,10 +295,7 @@ fn send_span(m: &db::outbox::OutboxMessage, queue: &str) -> tracing::Span {
         messaging.message.id = %m.id,
         outbox_message_id = %m.id,
         task_id = task_id.unwrap_or_default());
-    propagation::continue_trace(
-        &span,
-        m.payload.get("traceparent").and_then(|v| v.as_str()),
-    );
+    propagation::continue_trace(&span, m.payload.get("traceparent").and_then(|v| v.as_str()));
     span
 }
 
@@ -215,8 +323,9 @@ where
 }
 
 /// The relay loop: runs until `shutdown.stop` fires (finishing the batch in hand), or, with
-/// `drain`, until nothing is claimable. Transient database failures are waited out; anything
-/// else ends the loop with an error (the supervisor then stops the whole process).
+/// `drain`, until nothing is claimable and no other relay holds a claim that could still expire
+/// ([`idle::DrainWait`]). Transient database failures are waited out; anything else ends the loop
+/// with an error (the supervisor then stops the whole process).
 pub async fn run(
     db: PgPool,
     sender: Arc<dyn QueueSender>,
@@ -224,20 +333,44 @@ pub async fn run(
     shutdown: Shutdown,
     drain: bool,
 ) -> anyhow::Result<()> {
+    run_with_budget(db, sender, cfg, shutdown, drain, Budget::unlimited()).await
+}
+
+/// [`run`], claiming no more than the messages of `budget` (`--max-messages` with `--role
+/// relay`); once they are spent it claims nothing more and waits for the supervisor's stop.
+pub async fn run_with_budget(
+    db: PgPool,
+    sender: Arc<dyn QueueSender>,
+    cfg: RelayConfig,
+    shutdown: Shutdown,
+    drain: bool,
+    budget: Arc<Budget>,
+) -> anyhow::Result<()> {
     tracing::info!(batch_size = cfg.batch_size, concurrency = cfg.concurrency,
-        encoding = ?cfg.encoding, drain, "outbox relay started");
+        encoding = ?cfg.encoding, lease_ms = cfg.lease.as_millis() as u64, drain,
+        "outbox relay started");
     let mut listener: Option<PgListener> = None;
     let mut last_purge: Option<Instant> = None;
     let mut db_backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
     let stats_every = Duration::from_secs(60);
     let mut window = (Instant::now(), 0usize);
+    let mut drain_wait = idle::DrainWait::new(cfg.lease);
 
     while !shutdown.stop.is_cancelled() {
         // Listen before claiming, so a commit between the claim and the wait is not missed.
         if listener.is_none() && !drain {
-            listener = connect_listener(&db).await;
+            listener = idle::connect_listener(&db).await;
         }
-        let report = match run_once(&db, sender.as_ref(), &cfg, &shutdown.abort).await {
+        let limit = budget.reserve(usize::try_from(cfg.batch_size).unwrap_or(usize::MAX));
+        if limit == 0 {
+            tracing::info!("message budget spent: claiming nothing more");
+            shutdown.stop.cancelled().await;
+            break;
+        }
+        let claimed =
+            claim_and_send(&db, sender.as_ref(), &cfg, limit as i64, &shutdown.abort).await;
+        budget.settle(limit, claimed.as_ref().map_or(0, |r| r.claimed));
+        let report = match claimed {
             Ok(r) => {
                 db_backoff.reset();
                 r
@@ -264,7 +397,7 @@ pub async fn run(
             }
             window = (Instant::now(), 0);
         }
-        if report.claimed as i64 >= cfg.batch_size {
+        if report.claimed >= limit {
             continue; // more is waiting: claim again at once
         }
         if last_purge.is_none_or(|t| t.elapsed() >= cfg.purge_interval) {
@@ -273,14 +406,32 @@ pub async fn run(
                 tracing::warn!(error = %e, "outbox retention purge failed");
             }
         }
-        if drain {
-            if report.claimed == 0 {
-                tracing::info!("outbox drained: nothing claimable");
-                return Ok(());
-            }
+        if drain && report.claimed > 0 {
+            drain_wait.reset();
             continue;
         }
-        wait_for_work(&mut listener, &shutdown.stop, cfg.poll_interval).await;
+        // Nothing more to claim now: when does something come due?
+        let due = match db::outbox::due(&db).await {
+            Ok(d) => d,
+            Err(e) if db::is_unavailable(&e) => {
+                tracing::warn!(error = %e, "relay: database unavailable; backing off");
+                listener = None;
+                db_backoff.wait(&shutdown.stop).await;
+                continue;
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context("reading when the outbox is due")),
+        };
+        if drain {
+            match drain_wait.step(&due) {
+                idle::DrainStep::Done => return Ok(()),
+                idle::DrainStep::Wait(d) => {
+                    sleep_or_stop(&shutdown.stop, d).await;
+                    continue;
+                }
+            }
+        }
+        let wake = idle::wake_after(&due, cfg.poll_interval);
+        idle::wait_for_work(&mut listener, &shutdown.stop, wake).await;
     }
     tracing::info!("outbox relay stopped");
     Ok(())
@@ -306,46 +457,25 @@ pub async fn purge(db: &PgPool, cfg: &RelayConfig) -> sqlx::Result<u64> {
     Ok(total)
 }
 
-async fn connect_listener(db: &PgPool) -> Option<PgListener> {
-    let mut listener = match PgListener::connect_with(db).await {
-        Ok(l) => l,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot LISTEN for outbox inserts; polling");
-            return None;
-        }
-    };
-    match listener.listen("outbox_messages").await {
-        Ok(()) => Some(listener),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot LISTEN for outbox inserts; polling");
-            None
-        }
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Waits for a NOTIFY, the poll interval, or shutdown. A broken listener is dropped (and
-/// reconnected by the loop), never fatal: the poll covers what it misses.
-async fn wait_for_work(
-    listener: &mut Option<PgListener>,
-    stop: &CancellationToken,
-    poll: Duration,
-) {
-    let Some(l) = listener.as_mut() else {
-        sleep_or_stop(stop, poll).await;
-        return;
-    };
-    tokio::select! {
-        () = stop.cancelled() => {}
-        () = tokio::time::sleep(poll) => {}
-        got = l.try_recv() => match got {
-            Ok(Some(_)) => {
-                // Swallow the burst of notifications that came with it: one claim serves all.
-                while l.next_buffered().is_some() {}
-            }
-            Ok(None) | Err(_) => {
-                tracing::warn!("LISTEN connection lost; reconnecting");
-                *listener = None;
-            }
-        },
+    fn service(status: u16) -> anyhow::Error {
+        send_error(StorageError::Service { status, code: None })
+    }
+
+    #[test]
+    fn an_unavailable_service_is_told_from_a_refused_message() {
+        assert!(is_unavailable(&send_error(StorageError::Transport(
+            "connection refused".into()
+        ))));
+        for status in [408, 429, 500, 503] {
+            assert!(is_unavailable(&service(status)), "{status}");
+        }
+        for status in [400, 403, 404, 413] {
+            assert!(!is_unavailable(&service(status)), "{status}");
+        }
+        assert!(!is_unavailable(&anyhow::anyhow!("anything else")));
     }
 }

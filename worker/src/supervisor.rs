@@ -2,7 +2,9 @@
 //! caller's token) stops both loops; they finish in-flight work within the grace period, after
 //! which the abort token makes them release what is left. If one loop ends with an error — or,
 //! outside `--drain`, ends at all without being asked to — the other is stopped the same way and
-//! [`run`] returns an error, so the process exits non-zero instead of running half-alive.
+//! [`run`] returns an error, so the process exits non-zero instead of running half-alive. A job
+//! replica's bounds (`--max-runtime`, `--max-messages`) stop it like a signal: no new work,
+//! in-flight work finished, exit 0.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +15,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::bounds::Budget;
 use crate::config::{RelayConfig, RunConfig};
 use crate::consumer::{self, Consumer};
 use crate::parse::isolate::Isolation;
@@ -27,6 +30,10 @@ const ABORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// runs the configured loops until `signal` fires (exit 0 after a clean drain of in-flight
 /// work), or with `--drain` until the work is done.
 pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()> {
+    let limits = Limits {
+        deadline: cfg.bounds.max_runtime.map(|d| Instant::now() + d),
+        budget: Budget::new(cfg.bounds.max_messages),
+    };
     let db = cfg.database.pool().context("invalid DATABASE_URL")?;
     let queue = QueueClient::new(&cfg.storage, &cfg.storage.queue_name)
         .context("configuring the queue client")?;
@@ -52,6 +59,10 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         };
         match created {
             Ok(()) => break,
+            Err(e) if limits.deadline.is_some_and(|d| Instant::now() >= d) => {
+                return Err(anyhow::Error::new(e)
+                    .context("storage was unavailable for the whole --max-runtime"));
+            }
             Err(e) if e.is_transient() && !signal.is_cancelled() => {
                 tracing::warn!(error = %e, "storage unavailable at start-up; retrying");
                 backoff.wait(&signal).await;
@@ -68,10 +79,17 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     };
     let isolation = Isolation::new(exe, cfg.parse.limits.clone());
 
+    // The message budget is the consumer's when there is one (the relay of `--role all` only
+    // feeds it), and the relay's with `--role relay`.
     let relay = cfg.role.runs_relay().then(|| RelayLoop {
         db: db.clone(),
         sender: Arc::new(queue.clone()),
         cfg: cfg.relay.clone(),
+        budget: if cfg.role.runs_consumer() {
+            Budget::unlimited()
+        } else {
+            Arc::clone(&limits.budget)
+        },
     });
     let consumer = cfg.role.runs_consumer().then(|| {
         Consumer::new(
@@ -82,17 +100,35 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
             isolation,
             cfg.consumer.clone(),
         )
+        .with_budget(Arc::clone(&limits.budget))
     });
-    let result = supervise(relay, consumer, cfg.drain, cfg.shutdown_grace, signal).await;
+    let result = supervise(
+        relay,
+        consumer,
+        cfg.drain,
+        cfg.shutdown_grace,
+        limits,
+        signal,
+    )
+    .await;
     exporter.stop().await;
     result
 }
 
-/// What the relay loop runs with: its database, where it sends, and its settings.
+/// What the relay loop runs with: its database, where it sends, its settings and how many
+/// messages it may claim.
 pub struct RelayLoop {
     pub db: sqlx::PgPool,
     pub sender: Arc<dyn QueueSender>,
     pub cfg: RelayConfig,
+    pub budget: Arc<Budget>,
+}
+
+/// When a job replica stops by itself: `--max-runtime` (the deadline) and `--max-messages` (the
+/// budget, [`Budget::spent`] once used up).
+pub struct Limits {
+    pub deadline: Option<Instant>,
+    pub budget: Arc<Budget>,
 }
 
 /// Runs the given loops (either may be absent) until they end; see the module docs.
@@ -101,6 +137,7 @@ pub async fn supervise(
     consumer: Option<Consumer>,
     drain: bool,
     grace: Duration,
+    limits: Limits,
     signal: CancellationToken,
 ) -> anyhow::Result<()> {
     let shutdown = Shutdown::new();
@@ -109,11 +146,17 @@ pub async fn supervise(
     let relay_done = CancellationToken::new();
     let mut pending = 0;
 
-    if let Some(RelayLoop { db, sender, cfg }) = relay {
+    if let Some(RelayLoop {
+        db,
+        sender,
+        cfg,
+        budget,
+    }) = relay
+    {
         pending += 1;
         let (shutdown, tx, done) = (shutdown.clone(), tx.clone(), relay_done.clone());
         tracker.spawn(async move {
-            let result = relay::run(db, sender, cfg, shutdown, drain).await;
+            let result = relay::run_with_budget(db, sender, cfg, shutdown, drain, budget).await;
             done.cancel();
             let _ = tx.send(("relay", result));
         });
@@ -145,6 +188,16 @@ pub async fn supervise(
         tokio::select! {
             () = signal.cancelled(), if grace_ends.is_none() => {
                 tracing::info!(grace_secs = grace.as_secs_f64(), "stopping: finishing in-flight work");
+                begin_stop(&mut grace_ends);
+            }
+            () = sleep_until_opt(limits.deadline), if grace_ends.is_none() => {
+                tracing::info!(grace_secs = grace.as_secs_f64(),
+                    "max runtime reached: taking no new work, finishing in-flight work");
+                begin_stop(&mut grace_ends);
+            }
+            () = limits.budget.spent().cancelled(), if grace_ends.is_none() => {
+                tracing::info!(grace_secs = grace.as_secs_f64(),
+                    "max messages taken: taking no new work, finishing in-flight work");
                 begin_stop(&mut grace_ends);
             }
             Some((name, result)) = rx.recv() => {

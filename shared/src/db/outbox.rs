@@ -1,6 +1,8 @@
 //! `outbox_messages`: what the api promised to send, and the relay's record of sending it.
-//! Claims are one short statement (`FOR UPDATE SKIP LOCKED` + a lease), sends happen outside any
-//! transaction, and each outcome is recorded conditionally on the row still being ours.
+//! Claims are one short statement (`FOR UPDATE SKIP LOCKED` + a short lease that the relay renews
+//! while it sends), sends happen outside any transaction, and each outcome is recorded
+//! conditionally on the row still being ours. What is claimable is one view, `outbox_claimable`,
+//! which the claim and the scalers' backlog query ([`SCALER_BACKLOG_QUERY`]) both read.
 
 use std::time::Duration;
 
@@ -22,6 +24,8 @@ pub struct OutboxMessage {
     pub status: OutboxStatus,
     pub attempts: i32,
     pub max_attempts: i32,
+    /// Sends deferred because the queue service was unavailable (they spend no attempt).
+    pub deferrals: i32,
     pub available_at: DateTime<Utc>,
     pub locked_until: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
@@ -33,7 +37,7 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Outb
     sqlx::query_as!(
         OutboxMessage,
         r#"SELECT id, event_type, payload, status AS "status: OutboxStatus", attempts, max_attempts,
-                  available_at, locked_until, last_error, created_at, processed_at
+                  deferrals, available_at, locked_until, last_error, created_at, processed_at
            FROM outbox_messages WHERE id = $1"#,
         id
     )
@@ -42,7 +46,8 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Outb
 }
 
 /// Claims up to `limit` due messages for `lease`: new or retry-due ones, and PROCESSING ones whose
-/// relay let the lease expire (it crashed). Safe with any number of relays at once.
+/// relay let the claim expire (it died). Safe with any number of relays at once. What is due is
+/// the `outbox_claimable` view, which [`SCALER_BACKLOG_QUERY`] counts.
 pub async fn claim_batch(
     db: impl PgExecutor<'_>,
     limit: i64,
@@ -53,19 +58,79 @@ pub async fn claim_batch(
         r#"UPDATE outbox_messages
            SET status = 'PROCESSING', locked_until = now() + make_interval(secs => $2)
            WHERE id IN (
-               SELECT id FROM outbox_messages
-               WHERE (status IN ('PENDING', 'FAILED') AND available_at <= now())
-                  OR (status = 'PROCESSING' AND locked_until < now())
+               SELECT id FROM outbox_claimable
                ORDER BY available_at
                LIMIT $1
                FOR UPDATE SKIP LOCKED)
            RETURNING id, event_type, payload, status AS "status: OutboxStatus", attempts,
-                     max_attempts, available_at, locked_until, last_error, created_at, processed_at"#,
+                     max_attempts, deferrals, available_at, locked_until, last_error, created_at,
+                     processed_at"#,
         limit,
         lease.as_secs_f64()
     )
     .fetch_all(db)
     .await
+}
+
+/// The outbox backlog a scaler acts on: how many messages a relay could claim right now (due
+/// PENDING and FAILED rows, and rows whose claim expired because their relay died), one integer.
+/// The local scaler runs this text, and KEDA's `postgresql` trigger in `deploy/` must use the
+/// same: it reads the `outbox_claimable` view that the relay's claim reads.
+pub const SCALER_BACKLOG_QUERY: &str = "SELECT count(*) FROM outbox_claimable";
+
+/// Runs [`SCALER_BACKLOG_QUERY`].
+pub async fn claimable_count(db: impl PgExecutor<'_>) -> sqlx::Result<i64> {
+    sqlx::query_scalar(SCALER_BACKLOG_QUERY).fetch_one(db).await
+}
+
+/// The heartbeat of a relay's claim: extends the lease of the rows of its batch that are still
+/// PROCESSING (sent rows no longer are), in one statement. Returns how many were extended.
+pub async fn extend_claims(
+    db: impl PgExecutor<'_>,
+    ids: &[Uuid],
+    lease: Duration,
+) -> sqlx::Result<u64> {
+    let done = sqlx::query!(
+        r#"UPDATE outbox_messages SET locked_until = now() + make_interval(secs => $2)
+           WHERE id = ANY($1) AND status = 'PROCESSING'"#,
+        ids,
+        lease.as_secs_f64()
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Where the outbox stands for a relay with nothing to claim: claims held by other relays, and
+/// when the next row comes due.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Due {
+    /// PROCESSING rows whose claim has not expired: a live relay is sending them, or a dead one
+    /// held them and they are claimable once the claim runs out.
+    pub held: i64,
+    /// Seconds until the next row is claimable (a retry comes due or a claim expires), at least
+    /// 0; `None` when nothing is waiting at all.
+    pub next_in_secs: Option<f64>,
+}
+
+/// [`Due`], through the partial indexes of the PENDING/FAILED and PROCESSING rows.
+pub async fn due(db: impl PgExecutor<'_>) -> sqlx::Result<Due> {
+    let row = sqlx::query!(
+        r#"SELECT
+             (SELECT count(*) FROM outbox_messages
+              WHERE status = 'PROCESSING' AND locked_until >= now()) AS "held!",
+             greatest(0, extract(epoch FROM least(
+                 (SELECT min(available_at) FROM outbox_messages
+                  WHERE status IN ('PENDING', 'FAILED')),
+                 (SELECT min(locked_until) FROM outbox_messages WHERE status = 'PROCESSING'))
+               - now()))::float8 AS next_in_secs"#
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(Due {
+        held: row.held,
+        next_in_secs: row.next_in_secs,
+    })
 }
 
 /// Records successful sends. Returns, for each row that was still ours, the seconds from its
@@ -83,8 +148,9 @@ pub async fn mark_sent(db: impl PgExecutor<'_>, ids: &[Uuid]) -> sqlx::Result<Ve
     .await
 }
 
-/// Records a failed send: FAILED and due again after `retry_in`, or DEAD once this was attempt
-/// number `max_attempts` (the relay's `RELAY_MAX_ATTEMPTS`, the one limit). The row's own
+/// Records a send that failed because of the message itself (the service refused it): FAILED
+/// and due again after `retry_in`, or DEAD once this was attempt number `max_attempts` (the
+/// relay's `RELAY_MAX_ATTEMPTS`, the one limit). The row's own
 /// `max_attempts` column, which bounds `attempts` in a CHECK, is raised to the limit when the
 /// setting is higher than what the row was written with. Returns the new status and attempt
 /// count, or `None` if the row was no longer ours.
@@ -112,6 +178,31 @@ pub async fn mark_failed(
     .fetch_optional(db)
     .await?;
     Ok(row.map(|r| (r.status, r.attempts)))
+}
+
+/// Records sends that failed because the queue service was unavailable (transport errors,
+/// timeouts, 408/429/5xx): FAILED and due again after each one's delay (in seconds), their
+/// `deferrals` counted but not their `attempts`, so an outage never makes a message DEAD. One
+/// statement for the whole batch; returns how many rows were still ours.
+pub async fn defer(
+    db: impl PgExecutor<'_>,
+    ids: &[Uuid],
+    delays_secs: &[f64],
+    error: &str,
+) -> sqlx::Result<u64> {
+    let done = sqlx::query!(
+        r#"UPDATE outbox_messages o
+           SET status = 'FAILED', deferrals = o.deferrals + 1, last_error = $3,
+               locked_until = NULL, available_at = now() + make_interval(secs => d.delay)
+           FROM unnest($1::uuid[], $2::float8[]) AS d (id, delay)
+           WHERE o.id = d.id AND o.status = 'PROCESSING'"#,
+        ids,
+        delays_secs,
+        error
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
 }
 
 /// Hands claimed but unsent messages back at shutdown, due at once.

@@ -24,6 +24,7 @@ use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
+use crate::bounds::Budget;
 use crate::config::ConsumerConfig;
 use crate::parse::isolate::Isolation;
 
@@ -37,6 +38,8 @@ pub struct Consumer {
     pub blobs: BlobStore,
     pub isolation: Arc<Isolation>,
     pub cfg: Arc<ConsumerConfig>,
+    /// How many more messages the loop may receive (`--max-messages`); unlimited by default.
+    pub budget: Arc<Budget>,
 }
 
 /// What became of one message.
@@ -80,7 +83,13 @@ impl Consumer {
             blobs,
             isolation: Arc::new(isolation),
             cfg: Arc::new(cfg),
+            budget: Budget::unlimited(),
         }
+    }
+
+    /// The consumer, its loop receiving no more than the messages of `budget`.
+    pub fn with_budget(self, budget: Arc<Budget>) -> Self {
+        Self { budget, ..self }
     }
 
     /// Receives one batch (up to `batch_size` messages) and processes all of it with bounded

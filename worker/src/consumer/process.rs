@@ -8,9 +8,9 @@ use shared::db;
 use shared::domain::{Envelope, FileFormat, ParseTaskPayload, TaskErrorCode, TaskStatus};
 use shared::storage::{ReceivedMessage, StorageError};
 use shared::telemetry::propagation;
-use tracing::Instrument as _;
 use tokio::io::AsyncWriteExt as _;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::parse::ParseFailure;
@@ -107,6 +107,13 @@ impl Consumer {
             tracing::info!(%task_id, status = ?task.status, "task already final; duplicate delivery deleted");
             self.delete(&msg.id, &msg.pop_receipt).await;
             return Ok(Outcome::Duplicate { task_id });
+        }
+        // Held by a consumer whose lease is running (another copy of the message is being
+        // processed, or this one reappeared while its holder works): leave it until that lease
+        // runs out. Checked before the delivery count, so a live holder's task is never
+        // poisoned; if the holder dies, the task is free by the time the message is back.
+        if let Some(left) = lease_left(&task) {
+            return Ok(self.busy(&msg, task_id, left).await);
         }
         if msg.dequeue_count > self.cfg.max_dequeue_count {
             let reason = format!(
@@ -271,7 +278,10 @@ impl Consumer {
             None => self
                 .blobs
                 .download_to(&file.blob_name, &mut out)
-                .instrument(tracing::info_span!("download", size_bytes = file.size_bytes))
+                .instrument(tracing::info_span!(
+                    "download",
+                    size_bytes = file.size_bytes
+                ))
                 .await
                 .map(drop),
         };
@@ -444,11 +454,43 @@ impl Consumer {
         }
     }
 
+    /// Leaves a message whose task is held by another consumer to reappear once that consumer's
+    /// lease (`left` of it) has run out, or after the visibility timeout if that is sooner.
+    async fn busy(&self, msg: &ReceivedMessage, task_id: Uuid, left: Duration) -> Outcome {
+        let back_in = (left + BUSY_MARGIN).min(self.cfg.visibility_timeout);
+        tracing::info!(%task_id, back_in_ms = back_in.as_millis() as u64,
+            "task is held by another consumer; the message comes back when its lease ends");
+        if let Err(e) = self
+            .queue
+            .update_visibility(&msg.id, &msg.pop_receipt, back_in)
+            .await
+        {
+            tracing::warn!(%task_id, error = %e, "could not reset the message's visibility");
+        }
+        Outcome::Busy { task_id }
+    }
+
     /// Backoff before a transiently failed message reappears: base · 2^(deliveries − 1), capped.
     fn retry_delay(&self, dequeue_count: u64) -> Duration {
         let exp = dequeue_count.saturating_sub(1).min(20) as u32;
         retry::doubled(self.cfg.retry_backoff_base, self.cfg.retry_backoff_cap, exp)
     }
+}
+
+/// How long after the holder's lease ends a busy task's message comes back: the lease must have
+/// expired by the Postgres clock when it is started again.
+const BUSY_MARGIN: Duration = Duration::from_millis(250);
+
+/// How much of its holder's lease a RUNNING task has left (by this host's clock), if any.
+fn lease_left(task: &db::tasks::Task) -> Option<Duration> {
+    if task.status != TaskStatus::Running {
+        return None;
+    }
+    let expires = std::time::SystemTime::from(task.lease_expires_at?);
+    expires
+        .duration_since(std::time::SystemTime::now())
+        .ok()
+        .filter(|d| !d.is_zero())
 }
 
 enum Work {

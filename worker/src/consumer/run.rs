@@ -20,7 +20,8 @@ use super::{Consumer, Outcome};
 /// burn their deliveries. On `shutdown.stop` it stops receiving and lets in-flight messages
 /// finish; `shutdown.abort` makes them release their work. With `drain`, it returns once
 /// `upstream_done` has fired (the relay is finished, or not ours), nothing is in flight and the
-/// queue is empty.
+/// queue is empty. With a message budget (`--max-messages`), it receives no more than that, then
+/// waits for the supervisor's stop.
 pub async fn run(
     consumer: Consumer,
     shutdown: Shutdown,
@@ -62,11 +63,21 @@ pub async fn run(
         let free = (slots.available_permits() + 1)
             .min(usize::from(cfg.batch_size))
             .max(1);
-        let messages = match consumer
+        let want = consumer.budget.reserve(free);
+        if want == 0 {
+            drop(first);
+            tracing::info!("message budget spent: receiving nothing more");
+            shutdown.stop.cancelled().await;
+            break Ok(());
+        }
+        let received = consumer
             .queue
-            .receive(u8::try_from(free).unwrap_or(32), cfg.visibility_timeout)
-            .await
-        {
+            .receive(u8::try_from(want).unwrap_or(32), cfg.visibility_timeout)
+            .await;
+        consumer
+            .budget
+            .settle(want, received.as_ref().map_or(0, Vec::len));
+        let messages = match received {
             Ok(m) => {
                 storage_backoff.reset();
                 m
