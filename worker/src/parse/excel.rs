@@ -8,16 +8,17 @@
 //! because that is where Excel stores it.
 
 use std::borrow::Cow;
-use std::fmt::{Display, Write};
+use std::fmt::Display;
 use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::Path;
 
 use calamine::{Cell, Data, DataRef, Reader, SheetType, SheetVisible, Xls, Xlsb, Xlsx};
 
-use super::sheet::{check_cell, check_rows, ColumnTyping, Kind, SheetBuilder, SheetId};
+use super::excel_value::{header_text, push_value};
+use super::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
 use super::zip_check::ZipKind;
-use super::{json, ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode};
+use super::{ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode};
 
 /// The workbook formats read here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -291,160 +292,6 @@ impl Run<'_, '_> {
         .map_err(ParseFailure::sink)?;
         sheet.rows += 1;
         Ok(())
-    }
-}
-
-/// Writes one typed cell as JSON and says what kind of value it was (`None` for null).
-fn push_value(
-    out: &mut String,
-    value: &DataRef<'_>,
-    max_cell: usize,
-    sheet: &SheetBuilder,
-) -> Result<Option<Kind>, ParseFailure> {
-    let kind = match value {
-        DataRef::Int(i) => {
-            out.push_str(itoa::Buffer::new().format(*i));
-            Kind::Integer
-        }
-        DataRef::Float(f) => {
-            json::push_f64(out, *f);
-            if f.fract() == 0.0 {
-                Kind::Integer
-            } else {
-                Kind::Decimal
-            }
-        }
-        DataRef::String(s) => return push_text(out, s, max_cell, sheet),
-        DataRef::SharedString(s) => return push_text(out, s, max_cell, sheet),
-        DataRef::Bool(b) => {
-            out.push_str(if *b { "true" } else { "false" });
-            Kind::Boolean
-        }
-        DataRef::DateTime(dt) => {
-            // ISO 8601 text never needs JSON escaping.
-            out.push('"');
-            let kind = write_excel_datetime(out, dt);
-            out.push('"');
-            kind
-        }
-        DataRef::DateTimeIso(s) => {
-            json::push_str(out, s);
-            if s.contains('T') {
-                Kind::DateTime
-            } else if s.len() == 10 {
-                Kind::Date
-            } else {
-                Kind::Text
-            }
-        }
-        DataRef::DurationIso(s) => {
-            json::push_str(out, s);
-            Kind::Text
-        }
-        DataRef::Error(e) => {
-            json::push_str(out, &e.to_string());
-            Kind::Text
-        }
-        DataRef::Empty => {
-            out.push_str("null");
-            return Ok(None);
-        }
-    };
-    Ok(Some(kind))
-}
-
-fn push_text(
-    out: &mut String,
-    s: &str,
-    max_cell: usize,
-    sheet: &SheetBuilder,
-) -> Result<Option<Kind>, ParseFailure> {
-    if s.is_empty() {
-        out.push_str("null");
-        return Ok(None);
-    }
-    check_cell(s.len(), max_cell, &sheet.id.name, sheet.rows)?;
-    json::push_str(out, s);
-    Ok(Some(Kind::Text))
-}
-
-/// An Excel serial date as ISO 8601: a date when it has no time of day, a datetime otherwise,
-/// a time of day alone below 1.0, and an ISO 8601 duration for duration formats (`[h]:mm`).
-fn write_excel_datetime(out: &mut String, dt: &calamine::ExcelDateTime) -> Kind {
-    if dt.is_duration() {
-        let total_ms = (dt.as_f64() * 86_400_000.0).round() as i64;
-        let sign = if total_ms < 0 { "-" } else { "" };
-        let ms = total_ms.unsigned_abs();
-        let (h, m, s, frac) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
-        // `write!` to a String cannot fail.
-        let _ = write!(out, "{sign}PT{h}H{m}M{s}");
-        if frac != 0 {
-            let _ = write!(out, ".{frac:03}");
-        }
-        out.push('S');
-        return Kind::Text;
-    }
-    // Dates are most of a business sheet's cells: written digit by digit, not through `fmt`.
-    let (y, mo, d, h, mi, s, ms) = dt.to_ymd_hms_milli();
-    let v = dt.as_f64();
-    let time_only = (0.0..1.0).contains(&v);
-    if !time_only {
-        push_digits(out, u32::from(y), 4);
-        out.push('-');
-        push_digits(out, u32::from(mo), 2);
-        out.push('-');
-        push_digits(out, u32::from(d), 2);
-        if h == 0 && mi == 0 && s == 0 && ms == 0 {
-            return Kind::Date;
-        }
-        out.push('T');
-    }
-    push_digits(out, u32::from(h), 2);
-    out.push(':');
-    push_digits(out, u32::from(mi), 2);
-    out.push(':');
-    push_digits(out, u32::from(s), 2);
-    if ms != 0 {
-        out.push('.');
-        push_digits(out, u32::from(ms), 3);
-    }
-    if time_only {
-        Kind::Text
-    } else {
-        Kind::DateTime
-    }
-}
-
-/// Appends `n` zero-padded to `width` digits (more if it needs them).
-fn push_digits(out: &mut String, n: u32, width: usize) {
-    let mut digits = itoa::Buffer::new();
-    let text = digits.format(n);
-    for _ in text.len()..width {
-        out.push('0');
-    }
-    out.push_str(text);
-}
-
-/// A header cell's text, whatever its type.
-fn header_text(value: &DataRef<'_>) -> String {
-    match value {
-        DataRef::String(s) => s.clone(),
-        DataRef::SharedString(s) => (*s).to_owned(),
-        DataRef::DateTime(dt) => {
-            let mut s = String::new();
-            write_excel_datetime(&mut s, dt);
-            s
-        }
-        DataRef::Float(f) => {
-            let mut s = String::new();
-            json::push_f64(&mut s, *f);
-            s
-        }
-        DataRef::Int(i) => i.to_string(),
-        DataRef::Bool(b) => b.to_string(),
-        DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => s.clone(),
-        DataRef::Error(e) => e.to_string(),
-        DataRef::Empty => String::new(),
     }
 }
 

@@ -11,6 +11,7 @@ mod delimiter;
 mod encoding;
 mod error;
 mod excel;
+mod excel_value;
 pub mod isolate;
 mod json;
 mod limits;
