@@ -3,6 +3,7 @@
 //! Azurite (started by `harness::services` exactly as the tests start them), a fresh database and
 //! fresh queue/container per run, and uploads written the way the api writes them.
 
+use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -130,15 +131,91 @@ pub fn spawn_worker(
     drain: bool,
     extra: &[(&str, &str)],
 ) -> anyhow::Result<Child> {
+    Ok(spawn_worker_scraped(env, role, drain, extra)?.0)
+}
+
+/// Like [`spawn_worker`], and the URL of the child's `/metrics`: each worker gets a free port as
+/// its `METRICS_ADDR`, so several can run side by side.
+pub fn spawn_worker_scraped(
+    env: &WorkerEnv,
+    role: &str,
+    drain: bool,
+    extra: &[(&str, &str)],
+) -> anyhow::Result<(Child, String)> {
+    let metrics_port = free_port()?;
     let mut cmd = base_command(&worker_exe(), env, &format!("worker-{role}"))?;
-    cmd.args(["run", "--role", role]);
+    cmd.args(["run", "--role", role])
+        .env("METRICS_ADDR", format!("127.0.0.1:{metrics_port}"));
     if drain {
         cmd.arg("--drain");
     }
     for (k, v) in extra {
         cmd.env(k, v);
     }
-    cmd.spawn().context("spawning worker")
+    let child = cmd.spawn().context("spawning worker")?;
+    Ok((child, format!("http://127.0.0.1:{metrics_port}/metrics")))
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
+}
+
+/// `sheetrelay_storage_requests_total` by `service.operation`, summed over the processes whose
+/// `/metrics` are at `urls`.
+pub async fn storage_requests(urls: &[String]) -> anyhow::Result<BTreeMap<String, f64>> {
+    let mut out = BTreeMap::new();
+    for url in urls {
+        let text = reqwest::get(url)
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .with_context(|| format!("scraping {url}"))?
+            .text()
+            .await?;
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("sheetrelay_storage_requests_total{") else {
+                continue;
+            };
+            let Some((labels, value)) = rest.rsplit_once("} ") else {
+                continue;
+            };
+            let label = |name: &str| {
+                labels.split(',').find_map(|kv| {
+                    kv.strip_prefix(name)
+                        .and_then(|v| v.strip_prefix("=\""))
+                        .map(|v| v.trim_end_matches('"'))
+                })
+            };
+            let key = format!(
+                "{}.{}",
+                label("service").unwrap_or("?"),
+                label("operation").unwrap_or("?")
+            );
+            *out.entry(key).or_insert(0.0) += value.parse::<f64>().unwrap_or(0.0);
+        }
+    }
+    Ok(out)
+}
+
+/// The storage requests made between two [`storage_requests`] scrapes, per task: the total and
+/// each operation that was used.
+pub fn storage_per_task(
+    run: &mut crate::report::Run,
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+    tasks: f64,
+) {
+    let delta =
+        |k: &String| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
+    let total: f64 = after.keys().map(delta).sum();
+    run.put("storage_requests_per_task", "req", total / tasks.max(1.0));
+    for key in after.keys() {
+        let d = delta(key);
+        if d > 0.0 {
+            run.put(format!("storage_per_task.{key}"), "req", d / tasks.max(1.0));
+        }
+    }
 }
 
 /// Stops a long-running child with SIGTERM and waits (so its CPU time is reaped).
@@ -161,16 +238,14 @@ pub struct ApiProcess {
     pub child: Child,
     pub pid: u32,
     pub base_url: String,
+    /// Its `/metrics`.
+    pub metrics_url: String,
     pub client: reqwest::Client,
 }
 
 pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result<ApiProcess> {
-    let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port();
-    let metrics_port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port();
+    let port = free_port()?;
+    let metrics_port = free_port()?;
     let mut keys = base_command(&api_exe(), env, "api-keys")?;
     let created = keys
         .args(["keys", "create", "--name", "bench"])
@@ -209,6 +284,7 @@ pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result
         child,
         pid,
         base_url,
+        metrics_url: format!("http://127.0.0.1:{metrics_port}/metrics"),
         client: reqwest::Client::builder()
             .default_headers(headers)
             .build()?,

@@ -24,6 +24,8 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ("e2e", "tasks_per_s", Cmp::AtLeast, 100.0),
     ("e2e", "steady_p50_ms", Cmp::AtMost, 500.0),
     ("e2e", "not_completed", Cmp::AtMost, 0.0),
+    // Put Blob, Put Message, Delete Message, and a share of a batched Get Messages.
+    ("e2e", "storage_requests_per_task", Cmp::AtMost, 4.0),
     (
         "parse",
         "csv_utf8.inproc_rows_per_s",

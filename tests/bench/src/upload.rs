@@ -83,10 +83,14 @@ pub async fn uploads(stack: &Stack, n: usize) -> anyhow::Result<Run> {
         ("azurite", vec![stack.azurite_pid]),
     ]);
     let self0 = procs::self_secs();
+    let scraped = [api.metrics_url.clone()];
+    let storage0 = env::storage_requests(&scraped).await?;
     let (secs, lat, failures) = upload_many(&api, n, 16).await;
     let mut cpu = cpu.finish();
     cpu.push(("bench_client", procs::self_secs() - self0));
+    let storage1 = env::storage_requests(&scraped).await?;
     let mut run = Run::default();
+    env::storage_per_task(&mut run, &storage0, &storage1, n as f64);
     run.put("uploads_per_s", "upl/s", lat.len() as f64 / secs);
     run.put("p50_ms", "ms", quantile(&lat, 0.50));
     run.put("p99_ms", "ms", quantile(&lat, 0.99));
@@ -171,11 +175,14 @@ pub async fn e2e(
     let env = env::fresh_env().await;
     let api = env::spawn_api(&env, 100 * 1024 * 1024).await?;
     let mut children = Vec::new();
+    let mut scraped = vec![api.metrics_url.clone()];
     for _ in 0..workers {
-        children.push(env::spawn_worker(&env, "all", false, &[])?);
+        let (child, metrics_url) = env::spawn_worker_scraped(&env, "all", false, &[])?;
+        children.push(child);
+        scraped.push(metrics_url);
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let result = e2e_inner(stack, &env, &api, n, steady, &mut children).await;
+    let result = e2e_inner(stack, &env, &api, n, steady, &mut children, &scraped).await;
     let mut api = api;
     env::terminate(&mut api.child).await;
     for c in &mut children {
@@ -191,8 +198,10 @@ async fn e2e_inner(
     n: usize,
     steady: Option<(u32, Duration)>,
     children: &mut [tokio::process::Child],
+    scraped: &[String],
 ) -> anyhow::Result<Run> {
     let worker_pids: Vec<u32> = children.iter().filter_map(|c| c.id()).collect();
+    let storage0 = env::storage_requests(scraped).await?;
     let cpu = CpuMeter::start(vec![
         ("api", vec![api.pid]),
         ("worker", worker_pids.clone()),
@@ -202,7 +211,9 @@ async fn e2e_inner(
     let (_, _, failures) = upload_many(api, n, 16).await;
     wait_final(env, n as i64, Duration::from_secs(300)).await?;
     let cpu = cpu.finish();
+    let storage1 = storage_settled(scraped, &storage0, n).await?;
     let mut run = Run::default();
+    env::storage_per_task(&mut run, &storage0, &storage1, n as f64);
     let (span, p50, p99): (f64, f64, f64) = sqlx::query_as(
         "SELECT extract(epoch FROM max(finished_at) - min(created_at))::float8,
                 (percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)))::float8 * 1000,
@@ -226,6 +237,7 @@ async fn e2e_inner(
     );
     env::cpu_per_1k(&mut run, &cpu, n as f64);
     duplicates(env, &mut run).await?;
+    run.note("e2e: storage_requests_per_task = the Azure Storage requests of the api and the workers (sheetrelay_storage_requests_total on their /metrics) from the first upload until every task is final and its message deleted, over the tasks; the workers' idle receives and gauge reads in that time are included");
 
     if let Some((rate, dur)) = steady {
         let total = (rate as f64 * dur.as_secs_f64()) as usize;
@@ -258,6 +270,26 @@ async fn e2e_inner(
         ));
     }
     Ok(run)
+}
+
+/// The storage requests once the consumers have deleted the messages of `n` tasks (they delete
+/// a message after its task's commit, so a task can be final before its Delete Message).
+async fn storage_settled(
+    scraped: &[String],
+    before: &std::collections::BTreeMap<String, f64>,
+    n: usize,
+) -> anyhow::Result<std::collections::BTreeMap<String, f64>> {
+    const DELETE: &str = "queue.delete_message";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = env::storage_requests(scraped).await?;
+        let deleted =
+            now.get(DELETE).copied().unwrap_or(0.0) - before.get(DELETE).copied().unwrap_or(0.0);
+        if deleted >= n as f64 || Instant::now() > deadline {
+            return Ok(now);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Waits until `n` tasks are final.
