@@ -17,9 +17,9 @@ async fn a_drain_job_started_after_a_killed_one_finishes_the_work_the_dead_one_h
         env.create_upload("b.csv", SAMPLE_CSV.as_bytes()).await,
         env.create_upload("c.csv", SAMPLE_CSV.as_bytes()).await,
     ];
-    // The dead replica's relay had claimed the first outbox row (a 2 s claim it no longer
-    // renews)…
-    let claimed = db::outbox::claim_batch(&env.db, 1, Duration::from_secs(2))
+    // The dead replica's relay had claimed the first outbox row (a 4 s claim it no longer
+    // renews; the new job starts well within it)…
+    let claimed = db::outbox::claim_batch(&env.db, 1, Duration::from_secs(4))
         .await
         .expect("claim");
     assert_eq!(claimed.len(), 1);
@@ -42,7 +42,10 @@ async fn a_drain_job_started_after_a_killed_one_finishes_the_work_the_dead_one_h
         .expect("start")
         .expect("the task was free");
 
-    let mut job = WorkerProcess::spawn(env.command(&["run", "--drain"]));
+    // Its own claims would last 8 s: it waits that long at most for the dead one's.
+    let mut cmd = env.command(&["run", "--drain"]);
+    cmd.env("RELAY_LEASE", "8s");
+    let mut job = WorkerProcess::spawn(cmd);
     let status = job.wait(Duration::from_secs(60)).await;
     assert!(status.success(), "exit {status:?}; log:\n{}", job.log());
     for u in &uploads {

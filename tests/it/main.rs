@@ -14,6 +14,7 @@ mod observability;
 mod relay;
 mod row_chunks;
 mod rows;
+mod scaler;
 mod services;
 mod storage;
 mod traces;

@@ -481,3 +481,67 @@ async fn an_outage_longer_than_the_whole_retry_budget_makes_nothing_dead() {
     let bodies = WorkerEnv::drain_queue(&env.queue).await;
     assert_eq!(message_ids(&bodies), expected, "each sent once");
 }
+
+#[tokio::test]
+async fn due_tells_an_idle_relay_what_is_held_and_when_the_next_row_comes_due() {
+    let env = WorkerEnv::new().await;
+    let nothing = db::outbox::due(&env.db).await.expect("due");
+    assert_eq!((nothing.held, nothing.next_in_secs), (0, None));
+
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    let claimed = db::outbox::claim_batch(&env.db, 10, Duration::from_secs(30))
+        .await
+        .expect("claim");
+    assert_eq!(claimed.len(), 1);
+    let held = db::outbox::due(&env.db).await.expect("due");
+    assert_eq!(held.held, 1);
+    let expires_in = held.next_in_secs.expect("the claim's expiry");
+    assert!((25.0..=30.0).contains(&expires_in), "{expires_in}");
+    assert_eq!(
+        db::outbox::claimable_count(&env.db).await.expect("backlog"),
+        0,
+        "a live claim is not in the scalers' backlog"
+    );
+
+    // The service refused it: due again in 10 s, nothing held.
+    db::outbox::mark_failed(
+        &env.db,
+        upload.outbox_id,
+        "400",
+        Duration::from_secs(10),
+        10,
+    )
+    .await
+    .expect("mark failed");
+    let failed = db::outbox::due(&env.db).await.expect("due");
+    assert_eq!(failed.held, 0);
+    let retry_in = failed.next_in_secs.expect("the retry's time");
+    assert!((5.0..=10.0).contains(&retry_in), "{retry_in}");
+    assert_eq!(
+        db::outbox::claimable_count(&env.db).await.expect("backlog"),
+        0
+    );
+}
+
+#[tokio::test]
+async fn the_scalers_backlog_counts_claimable_rows_and_expired_claims() {
+    let env = WorkerEnv::new().await;
+    env.create_uploads(3, SAMPLE_CSV.as_bytes(), 3).await;
+    assert_eq!(
+        db::outbox::claimable_count(&env.db).await.expect("backlog"),
+        3
+    );
+    // A relay claims two for 300 ms and dies: they leave the backlog, then come back.
+    let claimed = db::outbox::claim_batch(&env.db, 2, Duration::from_millis(300))
+        .await
+        .expect("claim");
+    assert_eq!(claimed.len(), 2);
+    assert_eq!(
+        db::outbox::claimable_count(&env.db).await.expect("backlog"),
+        1
+    );
+    eventually(Duration::from_secs(5), "the claims to expire", || async {
+        db::outbox::claimable_count(&env.db).await.expect("backlog") == 3
+    })
+    .await;
+}

@@ -218,8 +218,9 @@ pub struct ConsumerConfig {
     #[arg(long = "idle-backoff-min", env = "IDLE_BACKOFF_MIN", value_parser = parse_duration, default_value = "50ms")]
     pub idle_backoff_min: Duration,
 
-    /// Longest wait before polling an empty queue again
-    #[arg(long = "idle-backoff-max", env = "IDLE_BACKOFF_MAX", value_parser = parse_duration, default_value = "3s")]
+    /// Longest wait before polling an empty queue again (it bounds how soon a dead consumer's
+    /// message is taken over once it is visible again)
+    #[arg(long = "idle-backoff-max", env = "IDLE_BACKOFF_MAX", value_parser = parse_duration, default_value = "1s")]
     pub idle_backoff_max: Duration,
 
     /// After a transient failure, a message reappears after this (doubling per delivery)

@@ -119,17 +119,18 @@ pub async fn due(db: impl PgExecutor<'_>) -> sqlx::Result<Due> {
         r#"SELECT
              (SELECT count(*) FROM outbox_messages
               WHERE status = 'PROCESSING' AND locked_until >= now()) AS "held!",
-             greatest(0, extract(epoch FROM least(
+             extract(epoch FROM least(
                  (SELECT min(available_at) FROM outbox_messages
                   WHERE status IN ('PENDING', 'FAILED')),
                  (SELECT min(locked_until) FROM outbox_messages WHERE status = 'PROCESSING'))
-               - now()))::float8 AS next_in_secs"#
+               - now())::float8 AS next_in_secs"#
     )
     .fetch_one(db)
     .await?;
     Ok(Due {
         held: row.held,
-        next_in_secs: row.next_in_secs,
+        // GREATEST in SQL would turn "nothing waiting" (NULL) into 0.
+        next_in_secs: row.next_in_secs.map(|s| s.max(0.0)),
     })
 }
 

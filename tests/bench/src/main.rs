@@ -8,16 +8,19 @@
 //! cargo run -p bench --release -- all                # every scenario, full sizes
 //! cargo run -p bench --release -- relay-latency      # one scenario
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
+//! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
 //! ```
 #![allow(clippy::print_stdout)]
 
 mod env;
 mod gen;
+mod jobs;
 mod parse;
 mod procs;
 mod relay;
 mod report;
+mod scaler_cli;
 mod upload;
 
 use std::time::{Duration, Instant};
@@ -26,7 +29,7 @@ use anyhow::{bail, Context as _};
 
 use report::{Run, ScenarioResult};
 
-const SCENARIOS: [&str; 7] = [
+const SCENARIOS: &[&str] = &[
     "relay-throughput",
     "relay-latency",
     "upload",
@@ -34,6 +37,7 @@ const SCENARIOS: [&str; 7] = [
     "e2e",
     "parse",
     "scale-out",
+    "jobs",
 ];
 
 struct Options {
@@ -77,6 +81,13 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("__parse") {
         return parse::child_main(&args[2..]);
+    }
+    if args.get(1).map(String::as_str) == Some("scaler") {
+        // By hand, against a running stack (tests/stack/scaler.sh).
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        return rt.block_on(scaler_cli::main(&args[2..]));
     }
     if args.get(1).map(String::as_str) == Some("__run") {
         // One measurement in a process of its own, with its own Postgres and Azurite.
@@ -151,6 +162,8 @@ async fn run(opts: Options) -> anyhow::Result<()> {
 fn max_runs(name: &str) -> usize {
     match name {
         "relay-throughput" | "e2e" | "parse" | "scale-out" => 2,
+        // Ten kills and a thousand scaled uploads in one run.
+        "jobs" => 1,
         _ => usize::MAX,
     }
 }
@@ -231,6 +244,15 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
                 store: true,
             };
             parse::run(stack, &sizes).await
+        }
+        "jobs" => {
+            let sizes = jobs::Sizes {
+                starts: q(3, 10) as usize,
+                kills: q(3, 12) as usize,
+                scaled_uploads: q(200, 1_000) as usize,
+                polling_interval: Duration::from_secs(2),
+            };
+            jobs::run(&sizes).await
         }
         "scale-relay-1" => relay::throughput(stack, relay_rows, 1, false, index).await,
         "scale-relay-2" => relay::throughput(stack, relay_rows, 2, false, index).await,

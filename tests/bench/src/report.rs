@@ -86,6 +86,9 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ("parse", "ods.isolated_rows_per_s", Cmp::AtLeast, 100_000.0),
     ("parse", "xls.isolated_rows_per_s", Cmp::AtLeast, 250_000.0),
     ("scale-out", "duplicates", Cmp::AtMost, 0.0),
+    // After kill -9 of a worker mid-work, every task it held is terminal within 10 s (issue 16).
+    ("jobs", "rescue_p99_s", Cmp::AtMost, 10.0),
+    ("jobs", "rescue_not_completed_once", Cmp::AtMost, 0.0),
 ];
 
 fn target(scenario: &str, key: &str) -> Option<(Cmp, f64)> {

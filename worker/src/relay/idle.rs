@@ -18,6 +18,9 @@ use crate::retry::sleep_or_stop;
 const MIN_WAIT: Duration = Duration::from_millis(100);
 /// A claim is claimable once `locked_until < now()`: wake a little after it.
 const MARGIN: Duration = Duration::from_millis(20);
+/// How often a drain job looks again at claims held by another relay: a live relay usually
+/// records its outcomes long before its claims would expire.
+const HELD_RECHECK: Duration = Duration::from_millis(200);
 
 /// How long until something in the outbox comes due (at least [`MIN_WAIT`]; `Duration::MAX`
 /// when nothing is waiting).
@@ -92,7 +95,11 @@ impl DrainWait {
                 "outbox drained: the claims still held were renewed for a whole lease, so their relay is alive");
             return DrainStep::Done;
         }
-        DrainStep::Wait(until_due(due).min(self.lease - waited + MARGIN))
+        DrainStep::Wait(
+            until_due(due)
+                .min(HELD_RECHECK)
+                .min(self.lease - waited + MARGIN),
+        )
     }
 }
 
@@ -172,15 +179,20 @@ mod tests {
         let lease = Duration::from_secs(5);
         let t0 = Instant::now();
         let mut wait = DrainWait::new(lease);
-        // Held claims expiring in 1 s: wait for them.
+        // Held claims expiring in 1 s: look again soon (their relay may finish first).
         assert_eq!(
             wait.step_at(&due(2, Some(1.0)), t0),
-            DrainStep::Wait(Duration::from_millis(1020))
+            DrainStep::Wait(HELD_RECHECK)
         );
-        // Still held 4 s later (renewed): wait no longer than the rest of the lease.
+        // Expiring in 0.1 s: claim them right after.
         assert_eq!(
-            wait.step_at(&due(2, Some(3.0)), t0 + Duration::from_secs(4)),
-            DrainStep::Wait(Duration::from_millis(1020))
+            wait.step_at(&due(2, Some(0.1)), t0 + Duration::from_secs(1)),
+            DrainStep::Wait(Duration::from_millis(120))
+        );
+        // Still held 4.9 s later (renewed): wait no longer than the rest of the lease.
+        assert_eq!(
+            wait.step_at(&due(2, Some(3.0)), t0 + Duration::from_millis(4900)),
+            DrainStep::Wait(Duration::from_millis(120))
         );
         // Renewed for a whole lease: their relay is alive.
         assert_eq!(
