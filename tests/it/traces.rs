@@ -279,7 +279,7 @@ async fn one_upload_is_one_trace(protocol: &str) {
     assert_eq!(process.parent_span_id, upload_span.span_id);
     assert_eq!(
         process.links,
-        [(trace_id.clone(), upload_span.span_id.clone())],
+        [(trace_id.clone(), upload_span.span_id)],
         "linked to the upload's span context"
     );
     assert_eq!(process.attributes["task_id"], task_id);

@@ -76,13 +76,13 @@ pub fn init(cfg: &TelemetryConfig, default_service_name: &str) -> Telemetry {
             .flatten_event(true)
             .with_target(false)
             .with_writer(std::io::stderr)
-            .map_event_format(|f| ids::WithTraceIds::json(f))
+            .map_event_format(ids::WithTraceIds::json)
             .boxed(),
         LogFormat::Text => fmt::layer()
             .with_target(false)
             .with_ansi(ansi)
             .with_writer(std::io::stderr)
-            .map_event_format(|f| ids::WithTraceIds::text(f))
+            .map_event_format(ids::WithTraceIds::text)
             .boxed(),
     };
     let telemetry = if cfg.otel_disabled {
