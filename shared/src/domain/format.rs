@@ -134,6 +134,13 @@ fn looks_like_text(head: &[u8]) -> bool {
     if head.starts_with(b"%PDF") || head.contains(&0) {
         return false;
     }
+    few_control_bytes(head)
+}
+
+/// Whether at most 1 % of `head` are C0 control bytes other than tab, the line ends, form feed
+/// and the DOS end-of-file mark: how text is told from binary data once NUL bytes have been
+/// dealt with (the api's detection and the worker's sniffing share this rule).
+pub fn few_control_bytes(head: &[u8]) -> bool {
     let controls = head
         .iter()
         .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0C | 0x1A))

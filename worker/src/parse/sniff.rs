@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use shared::domain::format::{CFB_MAGIC, EMPTY_ZIP_MAGIC, ZIP_MAGIC};
+use shared::domain::format::{few_control_bytes, CFB_MAGIC, EMPTY_ZIP_MAGIC, ZIP_MAGIC};
 
 use super::{ParseFailure, TaskErrorCode};
 
@@ -77,11 +77,7 @@ fn looks_like_text(head: &[u8]) -> bool {
         let even = head.iter().step_by(2).filter(|&&b| b == 0).count();
         return nuls * 10 >= head.len() * 4 && (even == 0 || even == nuls);
     }
-    let controls = head
-        .iter()
-        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0C | 0x1A))
-        .count();
-    controls * 100 <= head.len()
+    few_control_bytes(head)
 }
 
 #[cfg(test)]
