@@ -15,16 +15,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ensure_postgres
-ensure_azurite
-ensure_chromium
-[ -d "$REPO_ROOT/node_modules/playwright-core" ] || die "playwright-core is missing from node_modules (npm ci)"
-
-work=$(mktemp -d -t sheetrelay-browser.XXXXXX)
-# When root, Postgres runs as `postgres`, which must reach its data directory in here.
-chmod 755 "$work"
-pg_dir="$work/postgres"
-status=1
+# Everything below runs from functions, which bash reads whole before it runs them: editing this
+# file while a run is under way (it takes minutes) cannot change what that run executes.
 
 cleanup() {
   set +e
@@ -46,53 +38,7 @@ cleanup() {
     rm -rf "$work"
   fi
 }
-trap cleanup EXIT
 
-PG_PORT=$(free_port)
-BLOB_PORT=$(free_port)
-QUEUE_PORT=$(free_port)
-TABLE_PORT=$(free_port)
-API_PORT=$(free_port)
-API_METRICS_PORT=$(free_port)
-WORKER_METRICS_PORT=$(free_port)
-
-start_postgres "$pg_dir" "$PG_PORT"
-create_database "$PG_PORT" sheetrelay
-start_azurite "$work/azurite" "$BLOB_PORT" "$QUEUE_PORT" "$TABLE_PORT"
-
-if [ "${BROWSER_SKIP_BUILD:-0}" = 1 ]; then
-  log "BROWSER_SKIP_BUILD=1: using the api and worker in target/debug as they are"
-else
-  log "building api and worker (cargo build -p api -p worker)"
-  (cd "$REPO_ROOT" && cargo build --locked -p api -p worker)
-fi
-API_BIN="$REPO_ROOT/target/debug/api"
-WORKER_BIN="$REPO_ROOT/target/debug/worker"
-
-AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/sheetrelay"
-export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$AZURITE_KEY;BlobEndpoint=http://127.0.0.1:$BLOB_PORT/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$QUEUE_PORT/devstoreaccount1"
-export LISTEN_ADDR="127.0.0.1:$API_PORT"
-# Small enough that the tests can send a file over it without a large upload.
-export MAX_UPLOAD_BYTES=${MAX_UPLOAD_BYTES:-2097152}
-export RUST_LOG="${RUST_LOG:-info}"
-export NO_COLOR=1
-API="http://127.0.0.1:$API_PORT"
-
-log "starting api on $API (it applies migrations at start)"
-start_bg "$work/api.pid" "$work/api.log" env METRICS_ADDR="127.0.0.1:$API_METRICS_PORT" "$API_BIN"
-deadline=$((SECONDS + 90))
-until http_status_is 200 "$API/readyz"; do
-  pidfile_alive "$work/api.pid" || die "the api exited"
-  [ "$SECONDS" -lt "$deadline" ] || die "GET $API/readyz is not 200 after 90s"
-  sleep 0.2
-done
-log "starting worker"
-start_bg "$work/worker.pid" "$work/worker.log" \
-  env METRICS_ADDR="127.0.0.1:$WORKER_METRICS_PORT" "$WORKER_BIN" run
-
-# Tenant A is the default tenant; tenant B is another one, with an Entra-style GUID id.
-TENANT_B=6f1c1a52-3f0e-4d8e-9b1a-2c5d7e9f0b1b
 # create_key ARGS... — `api keys create ARGS`, which prints the key as its only stdout line.
 create_key() {
   local out
@@ -101,26 +47,89 @@ create_key() {
   [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || die "api keys create printed more than the key: $out"
   printf '%s\n' "$out"
 }
-SHEETRELAY_KEY_A=$(create_key --name browser-tests-a)
-SHEETRELAY_KEY_B=$(create_key --name browser-tests-b --tenant "$TENANT_B")
 
-export SHEETRELAY_URL="$API" SHEETRELAY_KEY_A SHEETRELAY_KEY_B SHEETRELAY_API_BIN="$API_BIN"
-export BROWSER_ARTIFACTS=${BROWSER_ARTIFACTS:-$REPO_ROOT/target/browser-artifacts}
-mkdir -p "$BROWSER_ARTIFACTS"
+main() {
+  ensure_postgres
+  ensure_azurite
+  ensure_chromium
+  [ -d "$REPO_ROOT/node_modules/playwright-core" ] || die "playwright-core is missing from node_modules (npm ci)"
 
-cd "$REPO_ROOT"
-log "node --test tests/browser/ (screenshots in $BROWSER_ARTIFACTS)"
-set +e
-node --test --test-concurrency=1 "$@" tests/browser/
-status=$?
-set -e
-# The same stack, from outside: a schema fuzzer checks every answer against /openapi.json.
-# API_FUZZ=0 skips it.
-if [ "$status" -eq 0 ] && [ "${API_FUZZ:-1}" != 0 ]; then
-  SHEETRELAY_KEY="$SHEETRELAY_KEY_A" "$STACK_DIR/api_fuzz.sh" || status=1
-fi
-pidfile_alive "$work/worker.pid" || {
-  warn "the worker is no longer running"
+  work=$(mktemp -d -t sheetrelay-browser.XXXXXX)
+  # When root, Postgres runs as `postgres`, which must reach its data directory in here.
+  chmod 755 "$work"
+  pg_dir="$work/postgres"
   status=1
+
+  trap cleanup EXIT
+
+  PG_PORT=$(free_port)
+  BLOB_PORT=$(free_port)
+  QUEUE_PORT=$(free_port)
+  TABLE_PORT=$(free_port)
+  API_PORT=$(free_port)
+  API_METRICS_PORT=$(free_port)
+  WORKER_METRICS_PORT=$(free_port)
+
+  start_postgres "$pg_dir" "$PG_PORT"
+  create_database "$PG_PORT" sheetrelay
+  start_azurite "$work/azurite" "$BLOB_PORT" "$QUEUE_PORT" "$TABLE_PORT"
+
+  if [ "${BROWSER_SKIP_BUILD:-0}" = 1 ]; then
+    log "BROWSER_SKIP_BUILD=1: using the api and worker in target/debug as they are"
+  else
+    log "building api and worker (cargo build -p api -p worker)"
+    (cd "$REPO_ROOT" && cargo build --locked -p api -p worker)
+  fi
+  API_BIN="$REPO_ROOT/target/debug/api"
+  WORKER_BIN="$REPO_ROOT/target/debug/worker"
+
+  AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/sheetrelay"
+  export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$AZURITE_KEY;BlobEndpoint=http://127.0.0.1:$BLOB_PORT/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$QUEUE_PORT/devstoreaccount1"
+  export LISTEN_ADDR="127.0.0.1:$API_PORT"
+  # Small enough that the tests can send a file over it without a large upload.
+  export MAX_UPLOAD_BYTES=${MAX_UPLOAD_BYTES:-2097152}
+  export RUST_LOG="${RUST_LOG:-info}"
+  export NO_COLOR=1
+  API="http://127.0.0.1:$API_PORT"
+
+  log "starting api on $API (it applies migrations at start)"
+  start_bg "$work/api.pid" "$work/api.log" env METRICS_ADDR="127.0.0.1:$API_METRICS_PORT" "$API_BIN"
+  deadline=$((SECONDS + 90))
+  until http_status_is 200 "$API/readyz"; do
+    pidfile_alive "$work/api.pid" || die "the api exited"
+    [ "$SECONDS" -lt "$deadline" ] || die "GET $API/readyz is not 200 after 90s"
+    sleep 0.2
+  done
+  log "starting worker"
+  start_bg "$work/worker.pid" "$work/worker.log" \
+    env METRICS_ADDR="127.0.0.1:$WORKER_METRICS_PORT" "$WORKER_BIN" run
+
+  # Tenant A is the default tenant; tenant B is another one, with an Entra-style GUID id.
+  TENANT_B=6f1c1a52-3f0e-4d8e-9b1a-2c5d7e9f0b1b
+  SHEETRELAY_KEY_A=$(create_key --name browser-tests-a)
+  SHEETRELAY_KEY_B=$(create_key --name browser-tests-b --tenant "$TENANT_B")
+
+  export SHEETRELAY_URL="$API" SHEETRELAY_KEY_A SHEETRELAY_KEY_B SHEETRELAY_API_BIN="$API_BIN"
+  export BROWSER_ARTIFACTS=${BROWSER_ARTIFACTS:-$REPO_ROOT/target/browser-artifacts}
+  mkdir -p "$BROWSER_ARTIFACTS"
+
+  cd "$REPO_ROOT"
+  log "node --test tests/browser/ (screenshots in $BROWSER_ARTIFACTS)"
+  set +e
+  node --test --test-concurrency=1 "$@" tests/browser/
+  status=$?
+  set -e
+  # The same stack, from outside: a schema fuzzer checks every answer against /openapi.json.
+  # API_FUZZ=0 skips it.
+  if [ "$status" -eq 0 ] && [ "${API_FUZZ:-1}" != 0 ]; then
+    SHEETRELAY_KEY="$SHEETRELAY_KEY_A" "$STACK_DIR/api_fuzz.sh" || status=1
+  fi
+  pidfile_alive "$work/worker.pid" || {
+    warn "the worker is no longer running"
+    status=1
+  }
+  exit "$status"
 }
-exit "$status"
+
+main "$@"

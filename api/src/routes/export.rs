@@ -1,9 +1,12 @@
 //! `GET /api/v1/files/{id}/rows/export?sheet=N&format=csv|ndjson`: a whole parsed sheet as a
 //! download. Chunks are read from Postgres as a stream and turned into CSV (header row first) or
 //! NDJSON (one JSON array of values per line) by a task that hands them to the response through
-//! a small channel, so memory holds a few chunks whatever the sheet's size, and a client that
-//! reads slowly slows the query down instead of filling memory. Values are typed by column
-//! exactly as the rows endpoint types them.
+//! a small channel in pieces of about [`SEND_BYTES`], so memory holds a few pieces whatever the
+//! sheet's size, and a client that reads slowly slows the query down instead of filling memory.
+//! Values are typed by column exactly as the rows endpoint types them ([`encode`]).
+
+mod cells;
+mod encode;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
@@ -12,21 +15,25 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use futures::StreamExt as _;
 use serde::Deserialize;
-use serde_json::value::RawValue;
-use serde_json::Value;
 use shared::db;
 use shared::domain::ColumnType;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::rows::{parsed_sheet, typed};
+use self::encode::Encoder;
+use super::rows::parsed_sheet;
 use super::{query, PathId};
 use crate::auth::Principal;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 
-/// Chunks converted ahead of the client.
-const CHANNEL_CHUNKS: usize = 4;
+/// Pieces converted ahead of the client.
+const CHANNEL_PIECES: usize = 4;
+
+/// Encoded output is handed to the response once it is this long (whole chunks of up to 256
+/// rows each, so a piece ends on a row's end): one wake-up and one body frame per piece rather
+/// than per chunk.
+const SEND_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -84,7 +91,7 @@ pub async fn export_rows(
         ExportFormat::Ndjson => ("application/x-ndjson", "ndjson"),
     };
     let file_name = download_name(&file.file_name, &sheet.name, extension);
-    let (tx, rx) = tokio::sync::mpsc::channel(CHANNEL_CHUNKS);
+    let (tx, rx) = tokio::sync::mpsc::channel(CHANNEL_PIECES);
     tokio::spawn(produce(
         state.db.clone(),
         id,
@@ -114,7 +121,8 @@ pub async fn export_rows(
 
 type Item = Result<Bytes, std::io::Error>;
 
-/// Reads the sheet's chunks and sends them encoded; stops when the client goes away.
+/// Reads the sheet's chunks and sends them encoded; stops when the client goes away. A chunk
+/// that cannot be read or encoded ends the body with an error after the chunks before it.
 async fn produce(
     db: PgPool,
     id: Uuid,
@@ -122,82 +130,41 @@ async fn produce(
     encoder: Encoder,
     tx: tokio::sync::mpsc::Sender<Item>,
 ) {
-    if let Some(header) = encoder.header() {
-        if tx.send(Ok(header)).await.is_err() {
+    let mut out = match encoder.header() {
+        Ok(header) => header,
+        Err(e) => {
+            let _ = tx.send(Err(e)).await;
             return;
         }
-    }
+    };
     let mut chunks = db::rows::chunks(&db, id, sheet_index);
     while let Some(chunk) = chunks.next().await {
-        let item = chunk
+        let done = out.len();
+        let encoded = chunk
             .map_err(std::io::Error::other)
-            .and_then(|c| encoder.chunk(&c.rows));
-        let failed = item.is_err();
-        if let Err(e) = &item {
+            .and_then(|c| encoder.chunk(&c.rows, &mut out));
+        if let Err(e) = encoded {
             tracing::error!(source_file_id = %id, error = %e, "export failed mid-stream");
-        }
-        if tx.send(item).await.is_err() || failed {
+            out.truncate(done);
+            if !out.is_empty() && tx.send(Ok(Bytes::from(out))).await.is_err() {
+                return;
+            }
+            let _ = tx.send(Err(e)).await;
             return;
         }
-    }
-}
-
-/// Turns stored chunks into the export format.
-struct Encoder {
-    format: ExportFormat,
-    types: Vec<ColumnType>,
-    columns: Vec<String>,
-}
-
-impl Encoder {
-    fn header(&self) -> Option<Bytes> {
-        match self.format {
-            ExportFormat::Csv => {
-                let mut out = csv::Writer::from_writer(Vec::new());
-                out.write_record(&self.columns).ok()?;
-                out.into_inner().ok().map(Bytes::from)
-            }
-            ExportFormat::Ndjson => None,
-        }
-    }
-
-    /// Every row of one chunk, typed and encoded.
-    fn chunk(&self, rows_json: &str) -> Item {
-        let rows: Vec<&RawValue> =
-            serde_json::from_str(rows_json).map_err(std::io::Error::other)?;
-        let width = self.columns.len();
-        let mut out = Vec::with_capacity(rows_json.len() + rows.len());
-        match self.format {
-            ExportFormat::Ndjson => {
-                for raw in rows {
-                    let values: Value =
-                        serde_json::from_str(raw.get()).map_err(std::io::Error::other)?;
-                    serde_json::to_writer(&mut out, &typed(values, &self.types, width))
-                        .map_err(std::io::Error::other)?;
-                    out.push(b'\n');
-                }
-            }
-            ExportFormat::Csv => {
-                let mut writer = csv::Writer::from_writer(&mut out);
-                for raw in rows {
-                    let values: Value =
-                        serde_json::from_str(raw.get()).map_err(std::io::Error::other)?;
-                    for value in typed(values, &self.types, width) {
-                        match value {
-                            Value::String(s) => writer.write_field(s.as_bytes()),
-                            Value::Null => writer.write_field(b""),
-                            other => writer.write_field(other.to_string().as_bytes()),
-                        }
-                        .map_err(std::io::Error::other)?;
-                    }
-                    writer
-                        .write_record(None::<&[u8]>)
-                        .map_err(std::io::Error::other)?;
-                }
-                writer.flush()?;
+        if out.len() >= SEND_BYTES {
+            let next = Vec::with_capacity(SEND_BYTES + SEND_BYTES / 4);
+            if tx
+                .send(Ok(Bytes::from(std::mem::replace(&mut out, next))))
+                .await
+                .is_err()
+            {
+                return;
             }
         }
-        Ok(Bytes::from(out))
+    }
+    if !out.is_empty() {
+        let _ = tx.send(Ok(Bytes::from(out))).await;
     }
 }
 
@@ -231,24 +198,5 @@ mod tests {
             "Q3__report_-Sheet_1.csv"
         );
         assert_eq!(download_name("data", "data", "ndjson"), "data-data.ndjson");
-    }
-
-    #[test]
-    fn csv_rows_are_typed_and_quoted() {
-        let encoder = Encoder {
-            format: ExportFormat::Csv,
-            types: vec![ColumnType::Integer, ColumnType::Text],
-            columns: vec!["n".into(), "s".into()],
-        };
-        let out = encoder
-            .chunk(r#"[["1","a,b"],["2",null],["3"]]"#)
-            .expect("encodes");
-        assert_eq!(&out[..], b"1,\"a,b\"\n2,\n3,\n");
-        let ndjson = Encoder {
-            format: ExportFormat::Ndjson,
-            ..encoder
-        };
-        let out = ndjson.chunk(r#"[["1","x"]]"#).expect("encodes");
-        assert_eq!(&out[..], b"[1,\"x\"]\n");
     }
 }

@@ -4,7 +4,7 @@
 //! recognisers and the renderer in one module guarantees that a column typed `integer` always
 //! renders as numbers. Excel cells arrive already typed, so `render` leaves non-strings alone.
 
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use chrono::{Datelike as _, NaiveDate, NaiveTime};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -118,20 +118,128 @@ pub fn render(value: Value, ty: ColumnType) -> Value {
     let Value::String(s) = &value else {
         return value;
     };
-    let converted = match ty {
-        ColumnType::Integer => parse_integer(s).map(Value::from),
-        ColumnType::Decimal => parse_integer(s).map(Value::from).or_else(|| {
-            parse_decimal(s).and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+    render_str(s, ty).map_or(value, Value::from)
+}
+
+/// A stored CSV string read as its column's type: what [`render`] turns it into, without
+/// building a `serde_json::Value` (the export writes it straight into its output).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rendered {
+    Integer(i64),
+    /// Always finite.
+    Decimal(f64),
+    Boolean(bool),
+    /// A date or datetime in its ISO 8601 form.
+    Iso(IsoText),
+}
+
+impl From<Rendered> for Value {
+    fn from(r: Rendered) -> Value {
+        match r {
+            Rendered::Integer(i) => Value::from(i),
+            Rendered::Decimal(f) => {
+                serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+            }
+            Rendered::Boolean(b) => Value::Bool(b),
+            Rendered::Iso(t) => Value::String(t.as_str().to_owned()),
+        }
+    }
+}
+
+/// `s` as a value of type `ty`, or `None` when it stays the string it is: the type is text or
+/// mixed, or `s` does not fit it.
+pub fn render_str(s: &str, ty: ColumnType) -> Option<Rendered> {
+    match ty {
+        ColumnType::Integer => parse_integer(s).map(Rendered::Integer),
+        ColumnType::Decimal => parse_integer(s).map(Rendered::Integer).or_else(|| {
+            parse_decimal(s)
+                .filter(|f| f.is_finite())
+                .map(Rendered::Decimal)
         }),
-        ColumnType::Boolean => parse_bool(s).map(Value::Bool),
-        ColumnType::Date => parse_date(s).map(|d| Value::String(d.format("%Y-%m-%d").to_string())),
-        ColumnType::DateTime => parse_date(s)
-            .map(|d| d.and_time(NaiveTime::MIN))
-            .map(|dt| Value::String(format_datetime(dt, "")))
-            .or_else(|| parse_datetime(s).map(Value::String)),
+        ColumnType::Boolean => parse_bool(s).map(Rendered::Boolean),
+        ColumnType::Date => parse_date(s).map(|d| Rendered::Iso(IsoText::date(d))),
+        ColumnType::DateTime => match parse_date(s) {
+            Some(d) => Some(IsoText::datetime(d, (0, 0, 0, 0), "")),
+            None => datetime_text(s),
+        }
+        .map(Rendered::Iso),
         ColumnType::Text | ColumnType::Mixed => None,
-    };
-    converted.unwrap_or(value)
+    }
+}
+
+/// A date or datetime written out in ISO 8601 (`2024-01-31`, `2024-01-31T09:05:00`,
+/// `2024-01-31T09:05:00.250+09:00`) in a fixed buffer: ASCII digits, `-`, `T`, `:`, `.`, an
+/// offset's `+`/`-` or `Z`, so it never needs escaping in JSON or quoting in CSV.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct IsoText {
+    bytes: [u8; 32],
+    len: u8,
+}
+
+impl IsoText {
+    /// `%Y-%m-%d` as chrono writes it (a four-digit year, which is all the recognisers read).
+    fn date(d: NaiveDate) -> IsoText {
+        let mut t = IsoText {
+            bytes: [0; 32],
+            len: 0,
+        };
+        let year = u32::try_from(d.year()).unwrap_or(0) % 10_000;
+        t.digits(year, 4);
+        t.push(b'-');
+        t.digits(d.month(), 2);
+        t.push(b'-');
+        t.digits(d.day(), 2);
+        t
+    }
+
+    /// `%Y-%m-%dT%H:%M:%S`, then `%.3f` (milliseconds, truncated) when there is a fraction,
+    /// then `offset` (`Z` or `±hh:mm`, at most 6 bytes) as given.
+    fn datetime(
+        d: NaiveDate,
+        (hour, minute, second, nanos): (u32, u32, u32, u32),
+        offset: &str,
+    ) -> IsoText {
+        let mut t = IsoText::date(d);
+        t.push(b'T');
+        t.digits(hour, 2);
+        t.push(b':');
+        t.digits(minute, 2);
+        t.push(b':');
+        t.digits(second, 2);
+        if nanos != 0 {
+            t.push(b'.');
+            t.digits(nanos / 1_000_000, 3);
+        }
+        for &b in offset.as_bytes().iter().take(6) {
+            t.push(b);
+        }
+        t
+    }
+
+    fn push(&mut self, b: u8) {
+        self.bytes[usize::from(self.len)] = b;
+        self.len += 1;
+    }
+
+    /// `n` in `width` digits, zero-padded (`n` has at most `width` digits).
+    fn digits(&mut self, mut n: u32, width: u8) {
+        for i in (0..width).rev() {
+            self.bytes[usize::from(self.len + i)] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        self.len += width;
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Only ASCII is ever pushed (digits, separators and an offset's ASCII bytes).
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for IsoText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("IsoText").field(&self.as_str()).finish()
+    }
 }
 
 /// What number `value` is, as [`TypeSet`] bits: `INTEGER | DECIMAL` for an integer as people
@@ -352,21 +460,20 @@ fn datetime_fields(b: &[u8]) -> Option<((i32, u32, u32), (u32, u32, u32, u32), u
 /// A datetime as [`datetime_fields`] reads one, in its ISO 8601 form (`2024-01-31T09:05:00`,
 /// the offset kept, normalised).
 pub fn parse_datetime(s: &str) -> Option<String> {
+    datetime_text(s).map(|t| t.as_str().to_owned())
+}
+
+fn datetime_text(s: &str) -> Option<IsoText> {
     let ((year, month, day), (hour, minute, second, nanos), offset_len) =
         datetime_fields(s.as_bytes())?;
     let date = NaiveDate::from_ymd_opt(year, month, day)?;
-    let time = NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?;
+    NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?;
     let offset = s.get(s.len() - offset_len..)?;
-    Some(format_datetime(date.and_time(time), offset))
-}
-
-fn format_datetime(dt: NaiveDateTime, offset: &str) -> String {
-    let base = if dt.and_utc().timestamp_subsec_nanos() == 0 {
-        dt.format("%Y-%m-%dT%H:%M:%S").to_string()
-    } else {
-        dt.format("%Y-%m-%dT%H:%M:%S%.3f").to_string()
-    };
-    format!("{base}{offset}")
+    Some(IsoText::datetime(
+        date,
+        (hour, minute, second, nanos),
+        offset,
+    ))
 }
 
 #[cfg(test)]
@@ -691,5 +798,102 @@ mod tests {
             serde_json::to_string(&ColumnType::DateTime).ok().as_deref(),
             Some("\"date_time\"")
         );
+    }
+
+    /// How dates and datetimes were written with chrono's `format` before [`IsoText`]: the
+    /// oracle it must agree with.
+    fn chrono_text(s: &str, ty: ColumnType) -> Option<String> {
+        if let Some(d) = parse_date(s) {
+            return Some(match ty {
+                ColumnType::Date => d.format("%Y-%m-%d").to_string(),
+                _ => d
+                    .and_time(NaiveTime::MIN)
+                    .format("%Y-%m-%dT%H:%M:%S")
+                    .to_string(),
+            });
+        }
+        let ((year, month, day), (hour, minute, second, nanos), offset_len) =
+            datetime_fields(s.as_bytes())?;
+        let dt = NaiveDate::from_ymd_opt(year, month, day)?
+            .and_time(NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?);
+        let base = if nanos == 0 {
+            dt.format("%Y-%m-%dT%H:%M:%S").to_string()
+        } else {
+            dt.format("%Y-%m-%dT%H:%M:%S%.3f").to_string()
+        };
+        Some(format!("{base}{}", &s[s.len() - offset_len..]))
+    }
+
+    #[test]
+    fn dates_and_datetimes_are_written_as_chrono_wrote_them() {
+        let mut checked = 0;
+        for year in [
+            "0000", "0001", "0999", "1000", "1900", "1970", "2000", "2024", "9999",
+        ] {
+            for month in 1..=12 {
+                for day in [1, 9, 10, 28, 29, 30, 31] {
+                    for sep in ['-', '/'] {
+                        let date = format!("{year}{sep}{month:02}{sep}{day:02}");
+                        let want = chrono_text(&date, ColumnType::Date);
+                        let got = render_str(&date, ColumnType::Date)
+                            .map(|r| Value::from(r).as_str().map(str::to_owned));
+                        assert_eq!(got, want.clone().map(Some), "{date}");
+                        if want.is_none() {
+                            continue;
+                        }
+                        for time in [
+                            "00:00",
+                            "09:05",
+                            "23:59:59",
+                            "12:34:56.7",
+                            "12:34:56.000001",
+                            "12:34:56.999999999",
+                            "01:02:03.123456789",
+                            "10:30:00.5",
+                        ] {
+                            for offset in ["", "Z", "+09:00", "-05:30"] {
+                                for t in ['T', ' '] {
+                                    let s = format!("{date}{t}{time}{offset}");
+                                    let want = chrono_text(&s, ColumnType::DateTime);
+                                    assert!(want.is_some(), "{s}");
+                                    assert_eq!(parse_datetime(&s), want, "{s}");
+                                    let rendered = render(json!(s), ColumnType::DateTime);
+                                    assert_eq!(rendered.as_str(), want.as_deref(), "{s}");
+                                    checked += 1;
+                                }
+                            }
+                        }
+                        let midnight = render(json!(date), ColumnType::DateTime);
+                        assert_eq!(
+                            midnight.as_str(),
+                            chrono_text(&date, ColumnType::DateTime).as_deref()
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 50_000, "{checked}");
+    }
+
+    #[test]
+    fn render_str_is_what_render_makes_of_a_string() {
+        let cases = [
+            ("42", ColumnType::Integer, Some(Rendered::Integer(42))),
+            ("3", ColumnType::Decimal, Some(Rendered::Integer(3))),
+            ("2.5", ColumnType::Decimal, Some(Rendered::Decimal(2.5))),
+            ("1e999", ColumnType::Decimal, None),
+            ("TRUE", ColumnType::Boolean, Some(Rendered::Boolean(true))),
+            ("x", ColumnType::Integer, None),
+            ("2024-01-05", ColumnType::Text, None),
+            ("2024-01-05", ColumnType::Mixed, None),
+        ];
+        for (s, ty, want) in cases {
+            assert_eq!(render_str(s, ty), want, "{s} {ty:?}");
+            assert_eq!(
+                render(json!(s), ty),
+                want.map_or(json!(s), Value::from),
+                "{s} {ty:?}"
+            );
+        }
     }
 }

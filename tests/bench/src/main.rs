@@ -14,6 +14,7 @@
 #![allow(clippy::print_stdout)]
 
 mod env;
+mod export;
 mod gen;
 mod jobs;
 mod parse;
@@ -36,6 +37,7 @@ const SCENARIOS: &[&str] = &[
     "upload-1gib",
     "e2e",
     "parse",
+    "export",
     "scale-out",
     "jobs",
 ];
@@ -245,6 +247,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             };
             parse::run(stack, &sizes).await
         }
+        "export" => export::run(stack, q(50_000, 1_000_000), 3).await,
         "jobs" => {
             let sizes = jobs::Sizes {
                 starts: q(3, 10) as usize,

@@ -202,3 +202,41 @@ fn sum(pids: &[u32]) -> f64 {
 }
 
 pub const MB: f64 = 1024.0 * 1024.0;
+
+/// Samples `VmRSS` (current resident memory, not the peak) of one process every 10 ms until
+/// stopped: whether memory stays flat while a measurement runs, which a peak cannot tell.
+pub struct RssSampler {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Vec<(Duration, u64)>>>,
+}
+
+impl RssSampler {
+    pub fn start(pid: u32) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || {
+            let t0 = std::time::Instant::now();
+            let mut samples = Vec::new();
+            while !s.load(Ordering::Relaxed) {
+                if let Some((now, _)) = rss(pid) {
+                    samples.push((t0.elapsed(), now));
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            samples
+        });
+        Self {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// The samples: time since start, VmRSS in bytes.
+    pub fn finish(mut self) -> Vec<(Duration, u64)> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+}

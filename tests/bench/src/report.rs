@@ -85,6 +85,10 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ("parse", "xlsx.store_rows_per_s", Cmp::AtLeast, 100_000.0),
     ("parse", "ods.isolated_rows_per_s", Cmp::AtLeast, 100_000.0),
     ("parse", "xls.isolated_rows_per_s", Cmp::AtLeast, 250_000.0),
+    ("export", "csv_rows_per_s", Cmp::AtLeast, 1_000_000.0),
+    ("export", "ndjson_rows_per_s", Cmp::AtLeast, 1_000_000.0),
+    // Flat: the 1M-row CSV export is 125 MiB, so an api that held it would grow by that much.
+    ("export", "api_rss_growth_mb", Cmp::AtMost, 20.0),
     ("scale-out", "duplicates", Cmp::AtMost, 0.0),
     // After kill -9 of a worker mid-work, every task it held is terminal within 10 s (issue 16).
     ("jobs", "rescue_p99_s", Cmp::AtMost, 10.0),

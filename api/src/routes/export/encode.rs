@@ -1,0 +1,447 @@
+//! Stored chunks turned into CSV or NDJSON, the export's hot path. A chunk is split into the
+//! JSON text of its cells ([`Cells`]), not parsed into a `serde_json::Value` per row: a stored
+//! string without escapes is copied as it is (NDJSON) or written as the CSV field it is, and a
+//! typed column's string goes through [`column_type::render_str`] straight into the output.
+//! Anything else (an escaped string, a number, a nested value, a row that is not an array) is
+//! typed per cell or per chunk exactly as the rows endpoint types it. The reference,
+//! [`Encoder::chunk_by_value`], is the endpoint's first implementation; the tests check that
+//! both give the same bytes.
+
+use std::io;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+use shared::domain::column_type::{self, Rendered};
+use shared::domain::ColumnType;
+
+use super::super::rows::typed;
+use super::cells::{Cell, Cells};
+use super::ExportFormat;
+
+/// Turns stored chunks into the export format.
+pub(super) struct Encoder {
+    pub format: ExportFormat,
+    pub types: Vec<ColumnType>,
+    pub columns: Vec<String>,
+}
+
+fn invalid(e: serde_json::Error) -> io::Error {
+    io::Error::other(e)
+}
+
+impl Encoder {
+    /// The CSV header row; nothing for NDJSON.
+    pub fn header(&self) -> io::Result<Vec<u8>> {
+        match self.format {
+            ExportFormat::Csv => {
+                let mut out = csv::Writer::from_writer(Vec::new());
+                out.write_record(&self.columns)?;
+                out.into_inner()
+                    .map_err(|e| io::Error::other(e.to_string()))
+            }
+            ExportFormat::Ndjson => Ok(Vec::new()),
+        }
+    }
+
+    /// Appends every row of one stored chunk (the JSON text of an array of rows), typed and
+    /// encoded, to `out`.
+    pub fn chunk(&self, rows_json: &str, out: &mut Vec<u8>) -> io::Result<()> {
+        let Some(cells) = Cells::of(rows_json) else {
+            // A row that is not an array (or invalid JSON, which fails there too).
+            return self.chunk_by_value(rows_json, out);
+        };
+        let mut csv_fields = None;
+        for row in cells.rows() {
+            match self.format {
+                ExportFormat::Ndjson => self.ndjson_row(row, out)?,
+                ExportFormat::Csv => self.csv_row(row, out, &mut csv_fields)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// One row as a JSON array and a newline; cells past the row's end are nulls.
+    fn ndjson_row(&self, row: &[(&str, bool)], out: &mut Vec<u8>) -> io::Result<()> {
+        let width = self.columns.len().max(row.len());
+        out.push(b'[');
+        for i in 0..width {
+            if i > 0 {
+                out.push(b',');
+            }
+            let Some(&cell) = row.get(i) else {
+                out.extend_from_slice(b"null");
+                continue;
+            };
+            let ty = self.types.get(i).copied();
+            match Cell::of(cell)? {
+                Cell::Literal(text) => out.extend_from_slice(text.as_bytes()),
+                Cell::Str(s, stored_is_json) => {
+                    match ty.and_then(|ty| column_type::render_str(&s, ty)) {
+                        Some(r) => json_rendered(r, out)?,
+                        None if stored_is_json => out.extend_from_slice(cell.0.as_bytes()),
+                        None => serde_json::to_writer(&mut *out, &*s).map_err(invalid)?,
+                    }
+                }
+                Cell::Other(text) => {
+                    let value = typed_value(text, ty)?;
+                    serde_json::to_writer(&mut *out, &value).map_err(invalid)?;
+                }
+            }
+        }
+        out.extend_from_slice(b"]\n");
+        Ok(())
+    }
+
+    /// One row as a CSV record, as the `csv` crate's writer writes it (the reference path uses
+    /// it): fields quoted when they hold a `,`, `"`, CR or LF, quotes doubled, `\n` after the
+    /// record, and a record with no bytes at all written `""`. Like that writer, it refuses a
+    /// record whose length differs from the first one's (the chunk's, here).
+    fn csv_row(
+        &self,
+        row: &[(&str, bool)],
+        out: &mut Vec<u8>,
+        fields: &mut Option<usize>,
+    ) -> io::Result<()> {
+        let width = self.columns.len().max(row.len());
+        let first = *fields.get_or_insert(width);
+        if first != width {
+            return Err(io::Error::other(format!(
+                "found record with {width} fields, but the previous record has {first} fields"
+            )));
+        }
+        let start = out.len();
+        for i in 0..width {
+            if i > 0 {
+                out.push(b',');
+            }
+            if let Some(&cell) = row.get(i) {
+                self.csv_cell(cell, self.types.get(i).copied(), out)?;
+            }
+        }
+        if out.len() == start {
+            out.extend_from_slice(b"\"\"");
+        }
+        out.push(b'\n');
+        Ok(())
+    }
+
+    /// One cell as a CSV field: strings as their text, numbers and booleans as their JSON,
+    /// null as nothing.
+    fn csv_cell(
+        &self,
+        cell: (&str, bool),
+        ty: Option<ColumnType>,
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        match Cell::of(cell)? {
+            Cell::Literal("null") => {}
+            Cell::Literal(text) => out.extend_from_slice(text.as_bytes()),
+            Cell::Str(s, stored_is_json) => match ty.and_then(|ty| column_type::render_str(&s, ty))
+            {
+                // Digits, signs, `.`, `e`, `:`, `T`, `Z`, `true`/`false`: never quoted.
+                Some(Rendered::Iso(t)) => out.extend_from_slice(t.as_str().as_bytes()),
+                Some(r) => json_rendered(r, out)?,
+                // A stored string without escapes holds no quote, CR or LF.
+                None => csv_field(out, s.as_bytes(), stored_is_json),
+            },
+            Cell::Other(text) => match typed_value(text, ty)? {
+                Value::String(s) => csv_field(out, s.as_bytes(), false),
+                Value::Null => {}
+                other => csv_field(out, other.to_string().as_bytes(), false),
+            },
+        }
+        Ok(())
+    }
+
+    /// The reference: every row parsed into a `Value` and typed by [`typed`], as the rows
+    /// endpoint does. Used for chunks the fast path does not read.
+    pub fn chunk_by_value(&self, rows_json: &str, out: &mut Vec<u8>) -> io::Result<()> {
+        let rows: Vec<&RawValue> = serde_json::from_str(rows_json).map_err(invalid)?;
+        let width = self.columns.len();
+        match self.format {
+            ExportFormat::Ndjson => {
+                for raw in rows {
+                    let values: Value = serde_json::from_str(raw.get()).map_err(invalid)?;
+                    serde_json::to_writer(&mut *out, &typed(values, &self.types, width))
+                        .map_err(invalid)?;
+                    out.push(b'\n');
+                }
+            }
+            ExportFormat::Csv => {
+                let mut writer = csv::Writer::from_writer(&mut *out);
+                for raw in rows {
+                    let values: Value = serde_json::from_str(raw.get()).map_err(invalid)?;
+                    for value in typed(values, &self.types, width) {
+                        match value {
+                            Value::String(s) => writer.write_field(s.as_bytes()),
+                            Value::Null => writer.write_field(b""),
+                            other => writer.write_field(other.to_string().as_bytes()),
+                        }?;
+                    }
+                    writer.write_record(None::<&[u8]>)?;
+                }
+                writer.flush()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `field` as a CSV field, quoted when it holds a delimiter, quote, CR or LF; `only_commas`
+/// says it can hold none but the first.
+fn csv_field(out: &mut Vec<u8>, field: &[u8], only_commas: bool) {
+    let quote = if only_commas {
+        memchr::memchr(b',', field).is_some()
+    } else {
+        field
+            .iter()
+            .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
+    };
+    if !quote {
+        out.extend_from_slice(field);
+        return;
+    }
+    out.push(b'"');
+    for (i, piece) in field.split(|&b| b == b'"').enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b"\"\"");
+        }
+        out.extend_from_slice(piece);
+    }
+    out.push(b'"');
+}
+
+/// A typed value as serde_json writes the `Value` [`column_type::render`] makes of it. Dates
+/// are ASCII digits and separators, which need no escaping.
+fn json_rendered(r: Rendered, out: &mut Vec<u8>) -> io::Result<()> {
+    match r {
+        Rendered::Integer(i) => serde_json::to_writer(&mut *out, &i).map_err(invalid),
+        Rendered::Decimal(f) => serde_json::to_writer(&mut *out, &f).map_err(invalid),
+        Rendered::Boolean(b) => {
+            out.extend_from_slice(if b { b"true" } else { b"false" });
+            Ok(())
+        }
+        Rendered::Iso(t) => {
+            out.push(b'"');
+            out.extend_from_slice(t.as_str().as_bytes());
+            out.push(b'"');
+            Ok(())
+        }
+    }
+}
+
+/// A cell the fast path does not read, typed as the reference path types it.
+fn typed_value(text: &str, ty: Option<ColumnType>) -> io::Result<Value> {
+    let value: Value = serde_json::from_str(text).map_err(invalid)?;
+    Ok(match ty {
+        Some(ty) => column_type::render(value, ty),
+        None => value,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL_TYPES: [ColumnType; 7] = [
+        ColumnType::Integer,
+        ColumnType::Decimal,
+        ColumnType::Boolean,
+        ColumnType::Date,
+        ColumnType::DateTime,
+        ColumnType::Text,
+        ColumnType::Mixed,
+    ];
+
+    /// Stored cells of every kind: what the worker writes for CSV and workbooks, and what it
+    /// never writes but a stored chunk could hold (other escapes, `-0`, nested values).
+    const CELLS: &[&str] = &[
+        "null",
+        "true",
+        "false",
+        r#""""#,
+        r#""x""#,
+        r#""a, quoted""#,
+        r#""two\nlines""#,
+        r#""say \"hi\"""#,
+        r#""back\\slash""#,
+        r#""\u0008\u000c\b\f\t\r\/""#,
+        r#""\u00e9t\u00e9 東京 🦀""#,
+        r#""山田""#,
+        r#""42""#,
+        r#""-7""#,
+        r#""00123""#,
+        r#""9223372036854775807""#,
+        r#""9223372036854775808""#,
+        r#""2.5""#,
+        r#""-1.50""#,
+        r#""1e3""#,
+        r#""1e999""#,
+        r#""0.1""#,
+        r#""123456789.123456789""#,
+        r#""TRUE""#,
+        r#""false""#,
+        r#""2024-01-05""#,
+        r#""2024/02/29""#,
+        r#""2024-02-30""#,
+        r#""0000-01-01""#,
+        r#""2024-01-05 10:30""#,
+        r#""2024-01-05T10:30:00.5+09:00""#,
+        r#""2024-01-05T10:30:00.0001Z""#,
+        r#""2024-01-05 25:00""#,
+        "0",
+        "-0",
+        "42",
+        "-42",
+        "1.0",
+        "2.5",
+        "1e5",
+        "-1.5e-7",
+        "18446744073709551615",
+        "123456789012345678901234567890",
+        "[1,\"a\"]",
+        "{\"k\":null}",
+    ];
+
+    fn encoder(format: ExportFormat, types: &[ColumnType]) -> Encoder {
+        Encoder {
+            format,
+            types: types.to_vec(),
+            columns: (0..types.len()).map(|i| format!("c{i}")).collect(),
+        }
+    }
+
+    fn both(encoder: &Encoder, chunk: &str) -> (Vec<u8>, Vec<u8>) {
+        let (mut fast, mut reference) = (Vec::new(), Vec::new());
+        encoder.chunk(chunk, &mut fast).expect("fast path encodes");
+        encoder
+            .chunk_by_value(chunk, &mut reference)
+            .expect("reference encodes");
+        (fast, reference)
+    }
+
+    /// The same bytes, or an error from both (a CSV row longer than the others is one: the
+    /// writer wants records of one length, and the parser never stores such a row).
+    fn same_outcome(encoder: &Encoder, chunk: &str) -> Option<Vec<u8>> {
+        let (mut fast, mut reference) = (Vec::new(), Vec::new());
+        match (
+            encoder.chunk(chunk, &mut fast),
+            encoder.chunk_by_value(chunk, &mut reference),
+        ) {
+            (Ok(()), Ok(())) => {
+                assert_eq!(
+                    fast, reference,
+                    "{:?} {:?} {chunk}",
+                    encoder.format, encoder.types
+                );
+                Some(fast)
+            }
+            (Err(_), Err(_)) => None,
+            (f, r) => panic!("fast {f:?}, reference {r:?}: {chunk}"),
+        }
+    }
+
+    #[test]
+    fn csv_rows_are_typed_and_quoted() {
+        let csv = encoder(ExportFormat::Csv, &[ColumnType::Integer, ColumnType::Text]);
+        let mut out = Vec::new();
+        csv.chunk(r#"[["1","a,b"],["2",null],["3"]]"#, &mut out)
+            .expect("encodes");
+        assert_eq!(&out[..], b"1,\"a,b\"\n2,\n3,\n");
+        let ndjson = encoder(ExportFormat::Ndjson, &csv.types);
+        let mut out = Vec::new();
+        ndjson.chunk(r#"[["1","x"]]"#, &mut out).expect("encodes");
+        assert_eq!(&out[..], b"[1,\"x\"]\n");
+    }
+
+    #[test]
+    fn every_cell_in_every_column_type_encodes_as_the_reference_does() {
+        for format in [ExportFormat::Csv, ExportFormat::Ndjson] {
+            for ty in ALL_TYPES {
+                // Each cell alone (width 1: a lone empty CSV field is written `""`), then
+                // beside a text column.
+                for cell in CELLS {
+                    for (types, row) in [
+                        (vec![ty], format!("[{cell}]")),
+                        (vec![ty, ColumnType::Text], format!("[{cell},\"t\"]")),
+                    ] {
+                        let enc = encoder(format, &types);
+                        let chunk = format!("[{row}]");
+                        let (fast, reference) = both(&enc, &chunk);
+                        assert_eq!(
+                            String::from_utf8_lossy(&fast),
+                            String::from_utf8_lossy(&reference),
+                            "{format:?} {types:?} {chunk}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn generated_chunks_encode_as_the_reference_does() {
+        // A fixed-seed generator: rows of up to 6 cells, or 8 (shorter and longer than the 6
+        // columns, so rows are padded and extra cells stay untyped), drawn from CELLS, whose
+        // nested values also send chunks to serde_json.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut encoded = [0; 2];
+        for _ in 0..400 {
+            let types: Vec<ColumnType> = (0..6).map(|_| ALL_TYPES[next(ALL_TYPES.len())]).collect();
+            // One round in four has rows longer than the columns; one in three is written
+            // as json_agg writes (`, ` between values), which the scanner leaves to serde_json.
+            let longest = if next(4) == 0 { 8 } else { 6 };
+            let sep = if next(3) == 0 { ", " } else { "," };
+            let rows: Vec<String> = (0..1 + next(20))
+                .map(|_| {
+                    let cells: Vec<&str> = (0..next(longest + 1))
+                        .map(|_| CELLS[next(CELLS.len())])
+                        .collect();
+                    format!("[{}]", cells.join(sep))
+                })
+                .collect();
+            let chunk = format!("[{}]", rows.join(sep));
+            for (i, format) in [ExportFormat::Csv, ExportFormat::Ndjson]
+                .into_iter()
+                .enumerate()
+            {
+                if same_outcome(&encoder(format, &types), &chunk).is_some() {
+                    encoded[i] += 1;
+                }
+            }
+        }
+        // NDJSON encodes every round; CSV fails (both ways) on a chunk whose rows are longer
+        // than the columns and not all of one length, which only the long rounds make.
+        assert_eq!(encoded[1], 400);
+        assert!(encoded[0] > 100, "{encoded:?}");
+    }
+
+    #[test]
+    fn rows_that_are_not_arrays_take_the_reference_path() {
+        for format in [ExportFormat::Csv, ExportFormat::Ndjson] {
+            let enc = encoder(format, &[ColumnType::Integer, ColumnType::Text]);
+            let chunk = r#"[["1","a"],"7",null,["2"]]"#;
+            let (fast, reference) = both(&enc, chunk);
+            assert_eq!(fast, reference);
+            assert!(!fast.is_empty());
+        }
+        let mut out = Vec::new();
+        let enc = encoder(ExportFormat::Csv, &[ColumnType::Text]);
+        assert!(enc.chunk("[[\"unterminated]", &mut out).is_err());
+    }
+
+    #[test]
+    fn the_header_is_a_csv_record_and_ndjson_has_none() {
+        let mut enc = encoder(ExportFormat::Csv, &[ColumnType::Text, ColumnType::Text]);
+        enc.columns = vec!["id".into(), "a, b".into()];
+        assert_eq!(enc.header().expect("header"), b"id,\"a, b\"\n");
+        enc.format = ExportFormat::Ndjson;
+        assert!(enc.header().expect("header").is_empty());
+    }
+}
