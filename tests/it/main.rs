@@ -3,6 +3,7 @@
 
 mod auth;
 mod consumer;
+mod deploy;
 mod edge;
 mod entra;
 mod files;
