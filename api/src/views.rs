@@ -6,9 +6,7 @@ use serde::Serialize;
 use shared::db::source_files::SourceFile;
 use shared::db::tasks::Task;
 use shared::domain::ColumnType;
-pub use shared::task_view::{
-    AttemptErrorView, LineageView, ProgressView, TaskErrorView, TaskView, TimelineView,
-};
+pub use shared::task_view::{TaskDetailView, TaskView};
 use uuid::Uuid;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]

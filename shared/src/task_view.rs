@@ -31,9 +31,19 @@ pub struct TaskView {
     /// `extra_columns` counts the `column_N` columns that rows longer than the header added.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub result: Option<serde_json::Value>,
-    /// The task's lineage (`GET /api/v1/tasks/{id}` only; absent from lists and uploads).
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub lineage: Option<LineageView>,
+}
+
+/// `GET /api/v1/tasks/{id}`: the task and its lineage in one object. A type of its own (rather
+/// than an optional lineage inside [`TaskView`]) so the OpenAPI document says exactly which
+/// answers carry the lineage: the schema fuzzer caught the optional version describing lists
+/// and uploads wrongly.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskDetailView {
+    #[serde(flatten)]
+    pub task: TaskView,
+    #[serde(flatten)]
+    pub lineage: LineageView,
 }
 
 /// Where a task has been: its timeline, deliveries, progress and failed attempts.
@@ -87,9 +97,9 @@ pub struct AttemptErrorView {
     pub at: DateTime<Utc>,
 }
 
-impl TaskView {
+impl TaskDetailView {
     /// The task with its lineage, as `GET /api/v1/tasks/{id}` shows it.
-    pub fn with_lineage(task: &Task, lineage: &Lineage) -> Self {
+    pub fn new(task: &Task, lineage: &Lineage) -> Self {
         let running = task.status == TaskStatus::Running;
         let progress = match (running, lineage.progress_rows, lineage.progress_bytes) {
             (true, Some(rows), Some(bytes)) => Some(ProgressView { rows, bytes }),
@@ -97,7 +107,8 @@ impl TaskView {
             _ => None,
         };
         Self {
-            lineage: Some(LineageView {
+            task: TaskView::from(task),
+            lineage: LineageView {
                 timeline: TimelineView {
                     created_at: task.created_at,
                     relayed_at: lineage.relayed_at,
@@ -119,8 +130,7 @@ impl TaskView {
                     })
                     .collect(),
                 trace_id: lineage.trace_id.clone(),
-            }),
-            ..Self::from(task)
+            },
         }
     }
 }
@@ -140,7 +150,6 @@ impl From<&Task> for TaskView {
             started_at: t.started_at,
             finished_at: t.finished_at,
             result: t.result.clone(),
-            lineage: None,
         }
     }
 }

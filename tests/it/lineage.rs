@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use api::views::TaskView;
+use api::views::TaskDetailView;
 use chrono::{DateTime, Utc};
 use harness::app::TestApp;
 use harness::worker::{eventually_some, worker_exe, WorkerEnv};
@@ -98,7 +98,7 @@ async fn a_running_parse_reports_its_rows_and_bytes() {
         Some(csv.len() as i64),
         "the whole file read"
     );
-    let view = serde_json::to_value(TaskView::with_lineage(&task, &lineage)).expect("json");
+    let view = serde_json::to_value(TaskDetailView::new(&task, &lineage)).expect("json");
     assert_eq!(
         view["progress"],
         serde_json::json!({"rows": 5000, "bytes": csv.len()})
@@ -221,7 +221,7 @@ async fn worker_task_show_prints_the_tasks_record_for_operators() {
         .expect("task");
     assert_eq!(
         shown,
-        serde_json::to_value(TaskView::with_lineage(&task, &lineage)).expect("json"),
+        serde_json::to_value(TaskDetailView::new(&task, &lineage)).expect("json"),
         "the same record as GET /api/v1/tasks/{{id}}"
     );
     assert_eq!(shown["status"], "COMPLETED");

@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use anyhow::Context as _;
 use shared::db;
-use shared::task_view::TaskView;
+use shared::task_view::TaskDetailView;
 
 use crate::config::{TaskAction, TaskArgs};
 
@@ -22,7 +22,7 @@ pub async fn run(args: &TaskArgs) -> anyhow::Result<()> {
                 .await
                 .context("reading the task's lineage")?
                 .with_context(|| format!("no task {id}"))?;
-            let view = TaskView::with_lineage(&task, &lineage);
+            let view = TaskDetailView::new(&task, &lineage);
             writeln!(
                 std::io::stdout().lock(),
                 "{}",

@@ -9,7 +9,7 @@ use super::PathId;
 use crate::auth::Principal;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
-use crate::views::TaskView;
+use crate::views::TaskDetailView;
 
 /// A parse task: status, attempts, error, result summary, timeline, progress and failed attempts.
 #[utoipa::path(
@@ -19,7 +19,7 @@ use crate::views::TaskView;
     security(("api_key" = []), ("entra_id" = [])),
     params(("task_id" = uuid::Uuid, Path, description = "Task id")),
     responses(
-        (status = 200, body = TaskView),
+        (status = 200, body = TaskDetailView),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
@@ -29,12 +29,12 @@ pub async fn get_task(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     PathId(id): PathId,
-) -> Result<Json<TaskView>, ApiError> {
+) -> Result<Json<TaskDetailView>, ApiError> {
     let task = db::tasks::find_for_tenant(&state.db, &principal.tenant_id, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no task {id}")))?;
     let lineage = db::tasks::lineage(&state.db, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no task {id}")))?;
-    Ok(Json(TaskView::with_lineage(&task, &lineage)))
+    Ok(Json(TaskDetailView::new(&task, &lineage)))
 }
