@@ -1,0 +1,120 @@
+//! The type of a parsed column, and the rules that decide it. The worker infers a CSV column's
+//! type with [`TypeSet::narrow`] while it streams the file and stores every CSV cell as the original
+//! string; the API turns those strings into typed JSON at read time with [`render`]. Keeping the
+//! recognisers ([`recognise`]) and the renderer ([`render`](mod@render)) in one module guarantees
+//! that a column typed `integer` always renders as numbers. Excel cells arrive already typed, so
+//! `render` leaves non-strings alone.
+
+mod recognise;
+mod render;
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+use recognise::{bool_value, date_fields, datetime_fields, number_kind};
+pub use recognise::{parse_bool, parse_date, parse_datetime, parse_decimal, parse_integer};
+pub use render::{render, render_str, IsoText, Rendered};
+
+/// The inferred type of one column of a sheet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ColumnType {
+    Integer,
+    Decimal,
+    Boolean,
+    Date,
+    DateTime,
+    Text,
+    /// Excel only: the cells of the column carry different types (numbers and text, …).
+    Mixed,
+}
+
+impl ColumnType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ColumnType::Integer => "integer",
+            ColumnType::Decimal => "decimal",
+            ColumnType::Boolean => "boolean",
+            ColumnType::Date => "date",
+            ColumnType::DateTime => "date_time",
+            ColumnType::Text => "text",
+            ColumnType::Mixed => "mixed",
+        }
+    }
+}
+
+/// The set of column types one value (or every value of a column so far) is compatible with.
+/// Integers are also decimals and dates are also datetimes, so a column of `1` and `1.5` is a
+/// decimal column and a column of dates and datetimes is a datetime column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeSet(u8);
+
+impl TypeSet {
+    pub const INTEGER: u8 = 1;
+    pub const DECIMAL: u8 = 2;
+    pub const BOOLEAN: u8 = 4;
+    pub const DATE: u8 = 8;
+    pub const DATETIME: u8 = 16;
+    /// Every type still possible: the state of a column before its first non-empty value.
+    pub const ANY: TypeSet = TypeSet(31);
+    /// Nothing but text.
+    pub const TEXT: TypeSet = TypeSet(0);
+
+    /// `self` narrowed to the types the non-empty CSV value `value` also fits, testing `value`
+    /// only against the types still in `self`: once a column is known to hold dates, its values
+    /// are only ever checked as dates. This runs on every non-empty CSV cell, so it is the cost
+    /// of type inference; it works on bytes (every type is ASCII, so invalid UTF-8 fits none)
+    /// and decides each family in one pass without building the value.
+    #[inline]
+    pub fn narrow(self, value: &[u8]) -> TypeSet {
+        const NUMBER: u8 = TypeSet::INTEGER | TypeSet::DECIMAL;
+        const DATES: u8 = TypeSet::DATE | TypeSet::DATETIME;
+        let b = self.0;
+        // The families are disjoint (no string is both a number and a date, …), so each is
+        // tested on its own.
+        let mut fits = 0;
+        if b & NUMBER != 0 {
+            fits |= number_kind(value);
+        }
+        if b & Self::BOOLEAN != 0 && bool_value(value).is_some() {
+            fits |= Self::BOOLEAN;
+        }
+        if b & DATES != 0 {
+            if date_fields(value).is_some() {
+                fits |= DATES;
+            } else if b & Self::DATETIME != 0 && datetime_fields(value).is_some() {
+                fits |= Self::DATETIME;
+            }
+        }
+        TypeSet(b & fits)
+    }
+
+    pub fn intersect(self, other: TypeSet) -> TypeSet {
+        TypeSet(self.0 & other.0)
+    }
+
+    pub fn is_text(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The narrowest column type left. `seen_values` is false for a column with no non-empty
+    /// value at all, which is reported as text.
+    pub fn column_type(self, seen_values: bool) -> ColumnType {
+        let b = self.0;
+        if !seen_values || b == 0 {
+            ColumnType::Text
+        } else if b & Self::INTEGER != 0 {
+            ColumnType::Integer
+        } else if b & Self::DECIMAL != 0 {
+            ColumnType::Decimal
+        } else if b & Self::BOOLEAN != 0 {
+            ColumnType::Boolean
+        } else if b & Self::DATE != 0 {
+            ColumnType::Date
+        } else {
+            ColumnType::DateTime
+        }
+    }
+}
