@@ -125,8 +125,10 @@ async fn drain_jobs_under_a_keda_like_scaler_finish_every_upload_once_and_scale_
 
     // Burst 2: kill -9 a replica twice while tasks are running.
     let second = burst(&env, "two", 25).await;
-    let mut kills = 0;
-    for _ in 0..2 {
+    // Two different replicas, each still running when killed (a pid that was just killed, or
+    // that just exited by itself, is not picked again).
+    let mut killed: Vec<u32> = Vec::new();
+    while killed.len() < 2 {
         let pid = eventually_some(
             Duration::from_secs(20),
             "a replica with a running task",
@@ -134,16 +136,21 @@ async fn drain_jobs_under_a_keda_like_scaler_finish_every_upload_once_and_scale_
                 let running = env
                     .count("SELECT count(*) FROM tasks WHERE status = 'RUNNING'")
                     .await;
-                let pids = scaler.running_pids();
+                let pids: Vec<u32> = scaler
+                    .running_pids()
+                    .into_iter()
+                    .filter(|p| !killed.contains(p))
+                    .collect();
                 (running > 0 && !pids.is_empty())
                     .then(|| pids[Uuid::new_v4().as_u128() as usize % pids.len()])
             },
         )
         .await;
         if scaler.kill(pid) {
-            kills += 1;
+            killed.push(pid);
         }
     }
+    let kills = killed.len();
     uploads.extend(second);
     all_completed(&env, &uploads, &scaler).await;
     scaled_to_zero(&scaler, 3).await;

@@ -239,12 +239,16 @@ impl Scaler {
             .collect()
     }
 
-    /// `kill -9` of the running job with process id `pid`; false when it is not running.
+    /// `kill -9` of the running job with process id `pid`; false when it is not running (a
+    /// job that has just exited by itself, not reaped yet, is not running).
     pub fn kill(&self, pid: u32) -> bool {
         let mut state = self.state();
         let Some(job) = state.running.iter_mut().find(|j| j.child.id() == Some(pid)) else {
             return false;
         };
+        if !matches!(job.child.try_wait(), Ok(None)) {
+            return false;
+        }
         // tokio's start_kill is SIGKILL: no shutdown, no release, like a node eviction.
         job.child.start_kill().is_ok()
     }
