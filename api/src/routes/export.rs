@@ -79,12 +79,9 @@ pub async fn export_rows(
     let Query(q) = q.map_err(query::rejected)?;
     let sheet_index = query::sheet(q.sheet)?;
     let format = q.format.unwrap_or_default();
-    let sheet = parsed_sheet(&state, &principal, id, sheet_index).await?;
+    let (file, sheet) = parsed_sheet(&state, &principal, id, sheet_index).await?;
     let types: Vec<ColumnType> = serde_json::from_value(sheet.column_types).unwrap_or_default();
     let columns: Vec<String> = serde_json::from_value(sheet.columns).unwrap_or_default();
-    let file = db::source_files::find_for_tenant(&state.db, &principal.tenant_id, id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no source file {id}")))?;
 
     let (content_type, extension) = match format {
         ExportFormat::Csv => ("text/csv; charset=utf-8", "csv"),

@@ -6,6 +6,7 @@ use axum::extract::{Query, State};
 use axum::{Extension, Json};
 use serde::Deserialize;
 use shared::db;
+use shared::db::source_files::SourceFile;
 use shared::domain::{column_type, ColumnType, TaskStatus};
 use uuid::Uuid;
 
@@ -61,7 +62,7 @@ pub async fn list_rows(
             "after must be ≥ 0",
         ));
     }
-    let sheet = parsed_sheet(&state, &principal, id, sheet_index).await?;
+    let (_, sheet) = parsed_sheet(&state, &principal, id, sheet_index).await?;
     let types: Vec<ColumnType> = serde_json::from_value(sheet.column_types).unwrap_or_default();
     let columns: Vec<String> = serde_json::from_value(sheet.columns).unwrap_or_default();
 
@@ -93,16 +94,16 @@ pub async fn list_rows(
     }))
 }
 
-/// The parsed sheet `sheet_index` of the caller's file `id`: `404` for another tenant's file or
+/// The caller's file `id` and its parsed sheet `sheet_index`: `404` for another tenant's file or
 /// no such sheet, `409 not_parsed` while the file's task is not COMPLETED.
 pub(super) async fn parsed_sheet(
     state: &AppState,
     principal: &Principal,
     id: Uuid,
     sheet_index: i32,
-) -> Result<db::rows::Sheet, ApiError> {
+) -> Result<(SourceFile, db::rows::Sheet), ApiError> {
     let not_found = || ApiError::NotFound(format!("no source file {id}"));
-    db::source_files::find_for_tenant(&state.db, &principal.tenant_id, id)
+    let file = db::source_files::find_for_tenant(&state.db, &principal.tenant_id, id)
         .await?
         .ok_or_else(not_found)?;
     let task = db::tasks::find_by_source_file(&state.db, id)
@@ -117,9 +118,10 @@ pub(super) async fn parsed_sheet(
             ),
         });
     }
-    db::rows::find_sheet(&state.db, id, sheet_index)
+    let sheet = db::rows::find_sheet(&state.db, id, sheet_index)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("file {id} has no sheet {sheet_index}")))
+        .ok_or_else(|| ApiError::NotFound(format!("file {id} has no sheet {sheet_index}")))?;
+    Ok((file, sheet))
 }
 
 /// A stored row as the contract shows it: each value typed by its column, and as many values
