@@ -34,6 +34,10 @@ export async function open(file) {
   state.sheets = (file.task.result && file.task.result.sheets) || [];
   $('preview').hidden = false;
   $('preview-title').textContent = `Preview: ${file.file_name}`;
+  // Never show the previous file's rows under this file's title while its first page loads.
+  $('rows-head').replaceChildren();
+  $('rows-body').replaceChildren();
+  $('page-status').textContent = 'Loading rows…';
   const total = file.task.result ? file.task.result.rows_total : 0;
   $('preview-summary').textContent =
     `${plural(total, 'row')} in ${plural(state.sheets.length, 'sheet')}`;

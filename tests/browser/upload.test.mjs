@@ -227,6 +227,7 @@ describe('other ways in, and files the server refuses', () => {
     assert.equal(await zone.evaluate((z) => z.classList.contains('dragging')), false);
     await waitForText(fileRow(page, 'dropped.csv').locator('.status'), 'COMPLETED');
     await openPreview('dropped.csv');
+    await pageStatus('Rows 1–2 of 2, page 1 of 1');
     assert.deepEqual(await previewRows(), [['1', 'Lyon', '522000'], ['2', 'Nantes', '320000']]);
   });
 

@@ -368,6 +368,13 @@ async fn operations_endpoints_answer() {
     let upload = &doc["paths"]["/api/v1/files"]["post"];
     assert!(upload["security"].is_array());
     assert!(upload["responses"]["401"].is_object());
+    let export = &doc["paths"]["/api/v1/files/{source_file_id}/rows/export"]["get"];
+    for content_type in ["text/csv", "application/x-ndjson"] {
+        assert!(
+            export["responses"]["200"]["content"][content_type].is_object(),
+            "the export documents {content_type}"
+        );
+    }
     let form = &upload["requestBody"]["content"]["multipart/form-data"]["schema"];
     assert!(!form.is_null(), "the upload body has a schema");
     let limit = doc["paths"]["/api/v1/files/{source_file_id}/rows"]["get"]["parameters"]

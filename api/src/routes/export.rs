@@ -63,7 +63,8 @@ pub struct ExportQuery {
     security(("api_key" = []), ("entra_id" = [])),
     params(("source_file_id" = Uuid, Path, description = "Source file id"), ExportQuery),
     responses(
-        (status = 200, description = "The whole sheet: text/csv, or application/x-ndjson for format=ndjson", content_type = "text/csv", body = String),
+        (status = 200, description = "The whole sheet: text/csv, or application/x-ndjson for format=ndjson",
+            content((String = "text/csv"), (String = "application/x-ndjson"))),
         (status = 400, description = "Bad id, sheet or format", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "Unknown file, or no such sheet", body = ErrorBody),
