@@ -2,140 +2,21 @@
 //! spans over OTLP (HTTP/protobuf, and gRPC as Azure Container Apps' agent speaks it) to a
 //! receiver in this test, and the upload's span, the relay's PRODUCER span and the consumer's
 //! CONSUMER span (linked to the upload, as the messaging conventions say) come back in one
-//! trace whose id the task's lineage names.
+//! trace whose id the task's lineage names. The same endpoint gets their metrics: a drain job
+//! pushes its last values as it exits (long before the 60 s push interval would), and the api
+//! pushes periodically, unless `OTEL_METRICS_EXPORTER=none`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::routing::post;
-use axum::Router;
 use harness::app::{api_exe, authenticated_client};
 use harness::worker::{eventually_some, WorkerEnv, WorkerProcess};
-use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
-    TraceService, TraceServiceServer,
-};
-use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTraceServiceRequest, ExportTraceServiceResponse,
-};
-use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
-use prost::Message as _;
 use reqwest::StatusCode;
 use serde_json::Value;
+use shared::metrics::{catalogue, WAIT_SECONDS};
 
-/// A received span: its service, name, kind, ids and string attributes.
-#[derive(Debug, Clone)]
-struct Received {
-    service: String,
-    name: String,
-    kind: i32,
-    trace_id: String,
-    span_id: String,
-    parent_span_id: String,
-    links: Vec<(String, String)>,
-    attributes: HashMap<String, String>,
-}
-
-type Spans = Arc<Mutex<Vec<Received>>>;
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn text(v: Option<&AnyValue>) -> String {
-    match v {
-        Some(AnyValue::StringValue(s)) => s.clone(),
-        Some(AnyValue::IntValue(i)) => i.to_string(),
-        Some(AnyValue::BoolValue(b)) => b.to_string(),
-        _ => String::new(),
-    }
-}
-
-async fn receive_http(State(spans): State<Spans>, body: Bytes) -> StatusCode {
-    let Ok(request) = ExportTraceServiceRequest::decode(body) else {
-        return StatusCode::BAD_REQUEST;
-    };
-    keep(&spans, request);
-    StatusCode::OK
-}
-
-/// The gRPC collector service.
-struct GrpcReceiver(Spans);
-
-#[tonic::async_trait]
-impl TraceService for GrpcReceiver {
-    async fn export(
-        &self,
-        request: tonic::Request<ExportTraceServiceRequest>,
-    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
-        keep(&self.0, request.into_inner());
-        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
-    }
-}
-
-/// Starts a receiver for `protocol`; returns its endpoint and what it receives.
-async fn start_receiver(protocol: &str) -> (String, Spans) {
-    let spans: Spans = Arc::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
-    if protocol == "grpc" {
-        let service = TraceServiceServer::new(GrpcReceiver(Arc::clone(&spans)));
-        tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(service)
-                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
-        );
-    } else {
-        let receiver = Router::new()
-            .route("/v1/traces", post(receive_http))
-            .with_state(Arc::clone(&spans));
-        tokio::spawn(async move { axum::serve(listener, receiver).await });
-    }
-    (endpoint, spans)
-}
-
-fn keep(spans: &Spans, request: ExportTraceServiceRequest) {
-    let mut spans = spans.lock().expect("lock");
-    for rs in request.resource_spans {
-        let service = rs
-            .resource
-            .iter()
-            .flat_map(|r| &r.attributes)
-            .find(|a| a.key == "service.name")
-            .map(|a| text(a.value.as_ref().and_then(|v| v.value.as_ref())))
-            .unwrap_or_default();
-        for span in rs.scope_spans.into_iter().flat_map(|s| s.spans) {
-            spans.push(Received {
-                service: service.clone(),
-                name: span.name,
-                kind: span.kind,
-                trace_id: hex(&span.trace_id),
-                span_id: hex(&span.span_id),
-                parent_span_id: hex(&span.parent_span_id),
-                links: span
-                    .links
-                    .iter()
-                    .map(|l| (hex(&l.trace_id), hex(&l.span_id)))
-                    .collect(),
-                attributes: span
-                    .attributes
-                    .iter()
-                    .map(|a| {
-                        (
-                            a.key.clone(),
-                            text(a.value.as_ref().and_then(|v| v.value.as_ref())),
-                        )
-                    })
-                    .collect(),
-            });
-        }
-    }
-}
+use crate::otlp_receiver::{self, Span};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -146,18 +27,27 @@ fn free_port() -> u16 {
 }
 
 #[tokio::test]
-async fn one_upload_is_one_trace_exported_over_otlp_http() {
-    one_upload_is_one_trace("http/protobuf").await;
+async fn one_upload_is_one_trace_and_metrics_are_pushed_over_otlp_http() {
+    one_upload_is_one_trace(Api::PushesMetrics, "http/protobuf").await;
 }
 
 #[tokio::test]
-async fn one_upload_is_one_trace_exported_over_otlp_grpc() {
-    one_upload_is_one_trace("grpc").await;
+async fn one_upload_is_one_trace_and_metrics_are_pushed_over_otlp_grpc() {
+    one_upload_is_one_trace(Api::MetricsExporterNone, "grpc").await;
 }
 
-async fn one_upload_is_one_trace(protocol: &str) {
+/// How the api is told to treat its metrics.
+#[derive(PartialEq)]
+enum Api {
+    /// Push every 200 ms.
+    PushesMetrics,
+    /// `OTEL_METRICS_EXPORTER=none` (with the same 200 ms interval, which it must ignore).
+    MetricsExporterNone,
+}
+
+async fn one_upload_is_one_trace(api: Api, protocol: &str) {
     let env = WorkerEnv::new().await;
-    let (otlp, spans) = start_receiver(protocol).await;
+    let (otlp, received) = otlp_receiver::start(protocol).await;
     let otel_env = [
         ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.as_str()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
@@ -181,7 +71,11 @@ async fn one_upload_is_one_trace(protocol: &str) {
             .env("LISTEN_ADDR", format!("127.0.0.1:{port}"))
             .env("METRICS_ADDR", format!("127.0.0.1:{}", free_port()))
             .envs(otel_env)
+            .env("OTEL_METRIC_EXPORT_INTERVAL", "200")
             .kill_on_drop(true);
+        if api == Api::MetricsExporterNone {
+            cmd.env("OTEL_METRICS_EXPORTER", "none");
+        }
         cmd
     };
     let key = api_command(&["keys", "create", "--name", "tracing"])
@@ -238,12 +132,13 @@ async fn one_upload_is_one_trace(protocol: &str) {
         Duration::from_secs(30),
         "the api's and the worker's spans",
         || {
-            let spans = Arc::clone(&spans);
+            let received = Arc::clone(&received);
             let trace_id = trace_id.clone();
             async move {
-                let spans: Vec<Received> = spans
+                let spans: Vec<Span> = received
                     .lock()
                     .expect("lock")
+                    .spans
                     .iter()
                     .filter(|s| s.trace_id == trace_id)
                     .cloned()
@@ -258,8 +153,7 @@ async fn one_upload_is_one_trace(protocol: &str) {
     )
     .await;
 
-    let one =
-        |pred: &dyn Fn(&Received) -> bool| trace.iter().find(|s| pred(s)).cloned().expect("span");
+    let one = |pred: &dyn Fn(&Span) -> bool| trace.iter().find(|s| pred(s)).cloned().expect("span");
     let upload_span = one(&|s| s.name == "upload");
     assert_eq!(upload_span.service, "sheetrelay-api");
     let request_span = one(&|s| s.span_id == upload_span.parent_span_id);
@@ -301,4 +195,70 @@ async fn one_upload_is_one_trace(protocol: &str) {
         job.log().contains(&format!("trace_id={trace_id}")),
         "the worker's log lines name the trace"
     );
+
+    // The drain job's metrics: it exited long before its first periodic push (60 s, the
+    // default), so these were pushed as it shut down.
+    let worker = "sheetrelay-worker";
+    let finished = |r: &otlp_receiver::Received| {
+        r.latest(
+            worker,
+            catalogue::TASKS_FINISHED,
+            &[("result", "completed")],
+        )
+        .cloned()
+    };
+    let finished = eventually_some(Duration::from_secs(30), "the drain job's metrics", || {
+        let received = Arc::clone(&received);
+        async move { finished(&received.lock().expect("lock")) }
+    })
+    .await;
+    assert_eq!(finished.kind, "sum");
+    assert_eq!(finished.value, 1.0);
+    assert!(
+        !finished.instance.is_empty(),
+        "each replica is its own instance"
+    );
+    let latest = |service: &str, metric: &str, labels: &[(&str, &str)]| {
+        let got = received.lock().expect("lock");
+        got.latest(service, metric, labels).cloned()
+    };
+    let parse = latest(worker, catalogue::PARSE_DURATION, &[("format", "csv")])
+        .expect("the parse duration");
+    assert_eq!(parse.kind, "histogram");
+    assert_eq!(parse.value, 1.0, "one parse");
+    assert_eq!(
+        parse.bounds, WAIT_SECONDS,
+        "the catalogue's buckets, in seconds"
+    );
+    assert_eq!(parse.bucket_counts.iter().sum::<u64>(), 1);
+    let puts = latest(
+        worker,
+        catalogue::STORAGE_REQUESTS,
+        &[("service", "queue"), ("operation", "put_message")],
+    )
+    .expect("the relay's queue sends");
+    assert_eq!(puts.value, 1.0);
+
+    // The api's: pushed every 200 ms, or never with OTEL_METRICS_EXPORTER=none (by now its
+    // spans have arrived, and 200 ms pushes would have too).
+    let api_uploads = || latest("sheetrelay-api", catalogue::UPLOADS, &[("format", "csv")]);
+    match api {
+        Api::PushesMetrics => {
+            let uploads = eventually_some(
+                Duration::from_secs(30),
+                "the api's periodic push",
+                || async { api_uploads() },
+            )
+            .await;
+            assert_eq!(uploads.value, 1.0);
+        }
+        Api::MetricsExporterNone => {
+            assert!(api_uploads().is_none());
+            let got = received.lock().expect("lock");
+            assert!(
+                !got.points.iter().any(|p| p.service == "sheetrelay-api"),
+                "OTEL_METRICS_EXPORTER=none: the api pushes nothing"
+            );
+        }
+    }
 }

@@ -1,14 +1,15 @@
-//! Prometheus metrics for both binaries: one process-wide recorder with histogram buckets (so
-//! every histogram is exported as a Prometheus histogram, which can be aggregated across
-//! replicas, and never as a summary, which cannot), the `/metrics` listener both serve on
-//! `METRICS_ADDR`, and the [`catalogue`] of every metric they export.
+//! Metrics for both binaries: one process-wide recorder with histogram buckets (so every
+//! histogram is exported as a Prometheus histogram, which can be aggregated across replicas, and
+//! never as a summary, which cannot), the `/metrics` listener both serve on `METRICS_ADDR`, the
+//! [`catalogue`] of every metric they export, and, when OTLP is configured, a [`push`] of the
+//! same metrics (short-lived job replicas end before most scrapes would reach them).
 //!
 //! Code records through the `metrics` facade (`metrics::counter!(catalogue::…)`), never through
-//! this exporter, so another exporter can be added beside Prometheus (e.g. an OTLP push for
-//! short-lived job replicas) by installing a recorder that fans out to [`recorder`] and it,
-//! without touching a call site.
+//! an exporter: the recorder installed here fans every call out to Prometheus and, when pushing,
+//! to OpenTelemetry, without touching a call site.
 
 pub mod catalogue;
+pub mod push;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -41,46 +42,66 @@ pub const DELIVERIES: &[f64] = &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 20.0];
 /// it too); without it, an unscraped process would keep every sample.
 const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 
-/// The builder with every histogram's buckets: [`REQUEST_SECONDS`] by default, [`WAIT_SECONDS`]
-/// and [`DELIVERIES`] for the metrics that need them.
-pub fn builder() -> PrometheusBuilder {
-    let wide = [
-        catalogue::QUEUE_WAIT,
-        catalogue::OUTBOX_LAG,
-        catalogue::PARSE_DURATION,
-    ];
+/// The buckets of histogram `name`, for both exporters: [`WAIT_SECONDS`] for waits and parses,
+/// [`DELIVERIES`] for delivery counts, [`REQUEST_SECONDS`] for everything else.
+pub fn buckets(name: &str) -> &'static [f64] {
+    match name {
+        catalogue::QUEUE_WAIT | catalogue::OUTBOX_LAG | catalogue::PARSE_DURATION => WAIT_SECONDS,
+        catalogue::DEQUEUE_COUNT => DELIVERIES,
+        _ => REQUEST_SECONDS,
+    }
+}
+
+/// The Prometheus builder with every histogram's [`buckets`].
+fn builder() -> PrometheusBuilder {
     let with_buckets = || -> Result<PrometheusBuilder, BuildError> {
         let mut builder = PrometheusBuilder::new().set_buckets(REQUEST_SECONDS)?;
-        for name in wide {
-            builder =
-                builder.set_buckets_for_metric(Matcher::Full(name.to_owned()), WAIT_SECONDS)?;
+        for m in catalogue::ALL {
+            if m.kind == catalogue::Kind::Histogram && buckets(m.name) != REQUEST_SECONDS {
+                builder = builder
+                    .set_buckets_for_metric(Matcher::Full(m.name.to_owned()), buckets(m.name))?;
+            }
         }
-        builder.set_buckets_for_metric(
-            Matcher::Full(catalogue::DEQUEUE_COUNT.to_owned()),
-            DELIVERIES,
-        )
+        Ok(builder)
     };
     // Setting buckets fails only when a list is empty, and ours are non-empty constants.
     with_buckets().expect("the bucket lists are not empty")
 }
 
-/// A recorder built by [`builder`], not installed: for composing with another recorder.
-pub fn recorder() -> PrometheusRecorder {
+/// A Prometheus recorder built by [`builder`], not installed.
+fn recorder() -> PrometheusRecorder {
     builder().build_recorder()
 }
 
-/// The process-wide recorder's handle, installed on first use together with the catalogue's
-/// descriptions. Tests start many services in one process, and they share it.
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// The process-wide recorder's handle, installed on first use (without a push) together with the
+/// catalogue's descriptions. Tests start many services in one process, and they share it.
 pub fn handle() -> &'static PrometheusHandle {
-    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    install(None)
+}
+
+/// Installs the process-wide recorder: Prometheus, and also `push` when given (the binaries pass
+/// it from `telemetry::init`, before anything records). The first call wins; later ones return
+/// its handle.
+pub fn install(push: Option<push::Push>) -> &'static PrometheusHandle {
     HANDLE.get_or_init(|| {
-        let recorder = recorder();
-        let handle = recorder.handle();
-        match metrics::set_global_recorder(recorder) {
-            Ok(()) => describe(),
-            Err(_) => {
-                tracing::warn!("a metrics recorder was already installed; /metrics will be empty")
-            }
+        let prometheus = recorder();
+        let handle = prometheus.handle();
+        let installed = match push {
+            Some(push) => metrics::set_global_recorder(
+                metrics_util::layers::FanoutBuilder::default()
+                    .add_recorder(prometheus)
+                    .add_recorder(push.into_recorder())
+                    .build(),
+            )
+            .is_ok(),
+            None => metrics::set_global_recorder(prometheus).is_ok(),
+        };
+        if installed {
+            describe();
+        } else {
+            tracing::warn!("a metrics recorder was already installed; /metrics will be empty");
         }
         handle
     })

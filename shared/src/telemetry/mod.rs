@@ -5,7 +5,8 @@
 //! reads it and the other standard `OTEL_EXPORTER_OTLP_*` variables itself), and every log line
 //! inside a span carries its `trace_id` and `span_id`. One upload is one trace: the api stores the
 //! upload's W3C `traceparent` with its outbox message, and the relay and the consumer continue it
-//! ([`propagation`]).
+//! ([`propagation`]). Metrics: with the same endpoint, also pushed over OTLP
+//! ([`crate::metrics::push`]) unless `OTEL_METRICS_EXPORTER=none`.
 
 mod ids;
 mod otel;
@@ -15,7 +16,7 @@ use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{fmt, EnvFilter, Layer as _};
 
-pub use otel::{OtlpProtocol, Telemetry};
+pub use otel::{MetricsExporter, OtlpProtocol, Telemetry};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -36,10 +37,14 @@ pub struct TelemetryConfig {
     /// OTLP transport: grpc (Azure Container Apps' managed agent) or http/protobuf
     #[arg(long = "otel-protocol", env = "OTEL_EXPORTER_OTLP_PROTOCOL", value_enum, default_value_t = OtlpProtocol::HttpProtobuf)]
     pub otlp_protocol: OtlpProtocol,
-    /// Service name on exported spans (default: sheetrelay-api / sheetrelay-worker)
+    /// Push metrics over OTLP too when an endpoint is set (otlp), or only serve /metrics (none)
+    #[arg(long = "otel-metrics-exporter", env = "OTEL_METRICS_EXPORTER", value_enum, default_value_t = MetricsExporter::Otlp)]
+    pub metrics_exporter: MetricsExporter,
+    /// Service name on exported spans and metrics (default: sheetrelay-api / sheetrelay-worker)
     #[arg(long = "otel-service-name", env = "OTEL_SERVICE_NAME")]
     pub service_name: Option<String>,
-    /// Turn tracing off altogether (no spans, no trace ids; for measuring what tracing costs)
+    /// Turn OpenTelemetry off altogether (no spans, no trace ids, no metrics push; for measuring
+    /// what tracing costs). `/metrics` is still served.
     #[arg(
         long = "otel-sdk-disabled",
         env = "OTEL_SDK_DISABLED",
@@ -55,6 +60,7 @@ impl TelemetryConfig {
             log_format: LogFormat::Text,
             otlp_endpoint: None,
             otlp_protocol: OtlpProtocol::HttpProtobuf,
+            metrics_exporter: MetricsExporter::Otlp,
             service_name: None,
             otel_disabled: false,
         }
@@ -98,6 +104,7 @@ pub fn init(cfg: &TelemetryConfig, default_service_name: &str) -> Telemetry {
         .try_init();
     if installed.is_ok() {
         telemetry.install_propagator();
+        telemetry.install_metrics();
     }
     for message in crate::config::take_deprecations() {
         tracing::warn!("{message}");

@@ -1,11 +1,15 @@
 //! The OpenTelemetry tracer behind `tracing`: an SDK tracer provider that always makes spans
 //! (so trace ids exist for logs, lineage and the queue hop even when nothing is exported) and
-//! exports them in batches over OTLP when an endpoint is configured.
+//! exports them in batches over OTLP when an endpoint is configured; and then also a meter
+//! provider that pushes the metrics ([`crate::metrics::push`]).
 
 use std::time::Duration;
 
+use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::KeyValue;
 use opentelemetry_otlp::WithExportConfig as _;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use opentelemetry_sdk::Resource;
@@ -13,8 +17,9 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
 use super::TelemetryConfig;
+use crate::metrics::push::Push;
 
-/// How long a job replica waits, at exit, for its last spans to be exported.
+/// How long a job replica waits, at exit, for its last spans (and metrics) to be exported.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `OTEL_EXPORTER_OTLP_PROTOCOL`.
@@ -27,14 +32,43 @@ pub enum OtlpProtocol {
     HttpProtobuf,
 }
 
-/// The process's tracer; [`Telemetry::shutdown`] flushes it.
+/// `OTEL_METRICS_EXPORTER`: whether metrics are also pushed when an OTLP endpoint is set (the
+/// standard's default), or only served on `/metrics` (`none`: e.g. an api that Prometheus
+/// scrapes, sending only its traces to the collector).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum MetricsExporter {
+    #[default]
+    Otlp,
+    None,
+}
+
+/// An OTLP exporter of one signal (`SpanExporter`, `MetricExporter`) for the configured protocol.
+/// The SDK reads the endpoint and the other `OTEL_EXPORTER_OTLP_*` variables itself and appends
+/// the signal's path (`/v1/traces`, `/v1/metrics`) for HTTP; gRPC takes the endpoint as is.
+macro_rules! otlp_exporter {
+    ($signal:ty, $protocol:expr, $endpoint:expr) => {
+        match $protocol {
+            OtlpProtocol::Grpc => <$signal>::builder()
+                .with_tonic()
+                .with_endpoint($endpoint)
+                .build(),
+            OtlpProtocol::HttpProtobuf => <$signal>::builder().with_http().build(),
+        }
+    };
+}
+
+/// The process's tracer and, when pushing, its meter; [`Telemetry::shutdown`] flushes both.
 pub struct Telemetry {
-    provider: Option<SdkTracerProvider>,
+    tracer: Option<SdkTracerProvider>,
+    meter: Option<SdkMeterProvider>,
 }
 
 impl Telemetry {
     pub(super) fn disabled() -> Self {
-        Self { provider: None }
+        Self {
+            tracer: None,
+            meter: None,
+        }
     }
 
     pub(super) fn new(cfg: &TelemetryConfig, default_service_name: &str) -> Self {
@@ -42,28 +76,57 @@ impl Telemetry {
             .service_name
             .clone()
             .unwrap_or_else(|| default_service_name.to_owned());
-        let mut builder = SdkTracerProvider::builder()
-            .with_resource(Resource::builder().with_service_name(service).build());
+        // Each process is its own instance: job replicas run side by side, and their cumulative
+        // metric series must not be mistaken for one another's.
+        let resource = Resource::builder()
+            .with_service_name(service)
+            .with_attribute(KeyValue::new(
+                "service.instance.id",
+                uuid::Uuid::now_v7().to_string(),
+            ))
+            .build();
+        let mut tracer = SdkTracerProvider::builder().with_resource(resource.clone());
+        let mut meter = None;
         if let Some(endpoint) = cfg.otlp_endpoint.as_deref().filter(|e| !e.is_empty()) {
-            // The SDK reads the endpoint and the other OTEL_EXPORTER_OTLP_* variables itself;
-            // the endpoint is passed only for gRPC, whose builder takes it as is.
-            let exporter = match cfg.otlp_protocol {
-                OtlpProtocol::Grpc => opentelemetry_otlp::SpanExporter::builder()
-                    .with_tonic()
-                    .with_endpoint(endpoint)
-                    .build(),
-                OtlpProtocol::HttpProtobuf => opentelemetry_otlp::SpanExporter::builder()
-                    .with_http()
-                    .build(),
-            };
-            match exporter {
-                Ok(exporter) => builder = builder.with_batch_exporter(exporter),
+            match otlp_exporter!(
+                opentelemetry_otlp::SpanExporter,
+                cfg.otlp_protocol,
+                endpoint
+            ) {
+                Ok(exporter) => tracer = tracer.with_batch_exporter(exporter),
                 Err(e) => eprintln!("telemetry: traces will not be exported: {e}"),
+            }
+            if cfg.metrics_exporter == MetricsExporter::Otlp {
+                match otlp_exporter!(
+                    opentelemetry_otlp::MetricExporter,
+                    cfg.otlp_protocol,
+                    endpoint
+                ) {
+                    Ok(exporter) => {
+                        meter = Some(
+                            SdkMeterProvider::builder()
+                                .with_resource(resource)
+                                .with_periodic_exporter(exporter)
+                                .build(),
+                        );
+                    }
+                    Err(e) => eprintln!("telemetry: metrics will not be pushed: {e}"),
+                }
             }
         }
         Self {
-            provider: Some(builder.build()),
+            tracer: Some(tracer.build()),
+            meter,
         }
+    }
+
+    /// Installs the process-wide metrics recorder, pushing through the meter when there is one.
+    pub(super) fn install_metrics(&self) {
+        let push = self
+            .meter
+            .as_ref()
+            .map(|provider| Push::new(provider.meter("sheetrelay")));
+        crate::metrics::install(push);
     }
 
     /// The `tracing` layer that turns spans into OpenTelemetry spans (none when disabled).
@@ -71,22 +134,28 @@ impl Telemetry {
     where
         S: tracing::Subscriber + for<'a> LookupSpan<'a>,
     {
-        let tracer = self.provider.as_ref()?.tracer("sheetrelay");
+        let tracer = self.tracer.as_ref()?.tracer("sheetrelay");
         Some(tracing_opentelemetry::layer().with_tracer(tracer))
     }
 
     pub(super) fn install_propagator(&self) {
-        if self.provider.is_some() {
+        if self.tracer.is_some() {
             opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         }
     }
 
-    /// Exports what is still buffered and stops the exporter. Blocks (up to a few seconds):
-    /// call it from a blocking context, e.g. `tokio::task::spawn_blocking`.
+    /// Exports what is still buffered (spans, and the metrics' last values) and stops the
+    /// exporters. Blocks (up to a few seconds each): call it from a blocking context, e.g.
+    /// `tokio::task::spawn_blocking`.
     pub fn shutdown(self) {
-        if let Some(provider) = self.provider {
+        if let Some(provider) = self.tracer {
             if let Err(e) = provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT) {
                 eprintln!("telemetry: the last spans may not have been exported: {e}");
+            }
+        }
+        if let Some(provider) = self.meter {
+            if let Err(e) = provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT) {
+                eprintln!("telemetry: the last metrics may not have been pushed: {e}");
             }
         }
     }
