@@ -231,6 +231,11 @@ pub struct ConsumerConfig {
     #[arg(long = "retry-backoff-cap", env = "RETRY_BACKOFF_CAP", value_parser = parse_duration, default_value = "5m")]
     pub retry_backoff_cap: Duration,
 
+    /// How often a RUNNING task's progress (rows stored, bytes read) is written to it; 0s writes
+    /// none (the task shows no progress until it ends)
+    #[arg(long = "progress-interval", env = "PROGRESS_INTERVAL", value_parser = parse_duration, default_value = "1s")]
+    pub progress_interval: Duration,
+
     /// Directory for downloaded blobs (default: the system temp directory)
     #[arg(long = "download-dir", env = "DOWNLOAD_DIR")]
     pub download_dir: Option<PathBuf>,

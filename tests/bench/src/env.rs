@@ -101,11 +101,25 @@ fn log_file(label: &str) -> anyhow::Result<(std::fs::File, PathBuf)> {
     Ok((std::fs::File::create(&path)?, path))
 }
 
+/// Settings passed from the bench's own environment to the api and the worker (which otherwise
+/// get production defaults): the `telemetry-overhead` scenario sets them on its measurement
+/// children to turn tracing and progress on and off.
+const FORWARDED: &[&str] = &[
+    "OTEL_SDK_DISABLED",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "PROGRESS_INTERVAL",
+];
+
 fn base_command(exe: &Path, env: &WorkerEnv, label: &str) -> anyhow::Result<Command> {
     let (log, _) = log_file(label)?;
     let mut cmd = Command::new(exe);
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+    cmd.env_clear();
+    for name in FORWARDED {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env(
             "RUST_LOG",
             std::env::var("BENCH_RUST_LOG").unwrap_or_else(|_| "info".into()),

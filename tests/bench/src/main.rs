@@ -7,6 +7,7 @@
 //! ```text
 //! cargo run -p bench --release -- all                # every scenario, full sizes
 //! cargo run -p bench --release -- relay-latency      # one scenario
+//! cargo run -p bench --release -- telemetry-overhead # tracing and progress, on against off
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -17,6 +18,7 @@ mod env;
 mod export;
 mod gen;
 mod jobs;
+mod overhead;
 mod parse;
 mod procs;
 mod relay;
@@ -40,6 +42,7 @@ const SCENARIOS: &[&str] = &[
     "export",
     "scale-out",
     "jobs",
+    "telemetry-overhead",
 ];
 
 struct Options {
@@ -164,6 +167,8 @@ async fn run(opts: Options) -> anyhow::Result<()> {
 fn max_runs(name: &str) -> usize {
     match name {
         "relay-throughput" | "e2e" | "parse" | "scale-out" => 2,
+        // Each run is four measurements (two units, on and off); pairs are compared.
+        "telemetry-overhead" => 5,
         // Ten kills and a thousand scaled uploads in one run.
         "jobs" => 1,
         _ => usize::MAX,
@@ -174,9 +179,21 @@ fn max_runs(name: &str) -> usize {
 /// Azurite slows down with every message it holds (in any queue), so no measurement may inherit
 /// the messages of another.
 async fn in_child(unit: &str, quick: bool, index: usize) -> anyhow::Result<Run> {
+    in_child_with(unit, quick, index, &[]).await
+}
+
+/// [`in_child`] with `envs` set in the child, for the api and worker it starts
+/// (`env::FORWARDED`).
+async fn in_child_with(
+    unit: &str,
+    quick: bool,
+    index: usize,
+    envs: &[(&str, String)],
+) -> anyhow::Result<Run> {
     eprintln!("  {unit}: fresh Postgres + Azurite");
     let mut cmd = tokio::process::Command::new(std::env::current_exe()?);
     cmd.args(["__run", unit, &index.to_string()]);
+    cmd.envs(envs.iter().map(|(k, v)| (k, v)));
     if quick {
         cmd.arg("--quick");
     }
@@ -194,6 +211,12 @@ async fn in_child(unit: &str, quick: bool, index: usize) -> anyhow::Result<Run> 
 }
 
 async fn scenario(name: &str, quick: bool, index: usize) -> anyhow::Result<Run> {
+    if name == "telemetry-overhead" {
+        return overhead::run(index, |unit, envs| async move {
+            in_child_with(unit, quick, index, &envs).await
+        })
+        .await;
+    }
     if name != "scale-out" {
         return in_child(name, quick, index).await;
     }
@@ -261,6 +284,8 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
         "scale-relay-2" => relay::throughput(stack, relay_rows, 2, false, index).await,
         "scale-e2e-1" => upload::e2e(stack, e2e_uploads, 1, None).await,
         "scale-e2e-2" => upload::e2e(stack, e2e_uploads, 2, None).await,
+        "overhead-e2e" => upload::e2e(stack, e2e_uploads, 1, None).await,
+        "overhead-parse" => parse::store_csv(stack, q(100_000, 1_000_000)).await,
         other => bail!("unknown scenario {other}"),
     }
 }

@@ -208,6 +208,14 @@ pub async fn run(stack: &Stack, sizes: &Sizes) -> anyhow::Result<Run> {
     Ok(run)
 }
 
+/// Parse + store of the `rows`-row UTF-8 CSV alone (the `telemetry-overhead` scenario's parse).
+pub async fn store_csv(stack: &Stack, rows: u64) -> anyhow::Result<Run> {
+    let mut run = Run::default();
+    let csv = gen::csv(rows, false)?;
+    store(stack, &mut run, "csv_utf8", &csv, "csv", rows).await?;
+    Ok(run)
+}
+
 /// Parse + store through the consumer: upload the blob, commit the upload, run a worker until
 /// the task is final. Rows/s over the task's `finished_at − started_at` (download + parse + COPY).
 async fn store(

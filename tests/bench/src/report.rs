@@ -22,6 +22,9 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ("upload", "p99_ms", Cmp::AtMost, 150.0),
     ("upload-1gib", "api_rss_growth_mb", Cmp::AtMost, 50.0),
     ("e2e", "tasks_per_s", Cmp::AtLeast, 100.0),
+    // Issue 18: tracing and progress cost no more than a few percent of throughput.
+    ("telemetry-overhead", "e2e.cost_pct", Cmp::AtMost, 5.0),
+    ("telemetry-overhead", "parse.cost_pct", Cmp::AtMost, 5.0),
     ("e2e", "steady_p50_ms", Cmp::AtMost, 500.0),
     ("e2e", "not_completed", Cmp::AtMost, 0.0),
     // Put Blob, Put Message, Delete Message, and a share of a batched Get Messages.

@@ -11,6 +11,7 @@ mod keepalive;
 mod process;
 mod progress;
 mod run;
+mod settle;
 mod store;
 
 pub use run::run;

@@ -14,9 +14,6 @@ use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-/// How often a running task's progress is written.
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
-
 /// Shared between the parse (which counts) and the reporter (which writes).
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -62,8 +59,9 @@ fn read_chars(pid: u32) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// Writes `progress` to the task every [`PROGRESS_EVERY`] while it changes, until `done`.
+/// Writes `progress` to the task every `every` while it changes, until `done`.
 pub async fn report(
+    every: Duration,
     db: PgPool,
     task_id: Uuid,
     attempt: i32,
@@ -74,7 +72,7 @@ pub async fn report(
     loop {
         tokio::select! {
             () = done.cancelled() => return,
-            () = tokio::time::sleep(PROGRESS_EVERY) => {}
+            () = tokio::time::sleep(every) => {}
         }
         let now = progress.snapshot();
         if now == last {
