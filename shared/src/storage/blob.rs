@@ -144,10 +144,21 @@ impl BlobStore {
         S: Stream<Item = Result<Bytes, E>> + Send + Unpin,
     {
         let mut block_ids = Vec::new();
+        let mut in_flight = JoinSet::new();
         let result = self
-            .upload_blocks(blob_name, content_type, body, &mut block_ids)
+            .upload_blocks(
+                blob_name,
+                content_type,
+                body,
+                &mut block_ids,
+                &mut in_flight,
+            )
             .await;
         if result.is_err() && !block_ids.is_empty() {
+            // Let the blocks already on their way land first: a request aborted mid-flight can
+            // still be staged by the service after the discard, and would outlive it (the edge
+            // tests saw one in a full CI run).
+            while in_flight.join_next().await.is_some() {}
             if let Err(e) = self.discard_uncommitted(blob_name).await {
                 tracing::warn!(blob_name, error = %e, "could not discard the staged blocks of a failed upload");
             }
@@ -168,6 +179,7 @@ impl BlobStore {
         content_type: &str,
         mut body: S,
         block_ids: &mut Vec<Vec<u8>>,
+        in_flight: &mut JoinSet<Result<(), StorageError>>,
     ) -> Result<u64, UploadError<E>>
     where
         S: Stream<Item = Result<Bytes, E>> + Send + Unpin,
@@ -181,8 +193,6 @@ impl BlobStore {
             id.extend_from_slice(&index.to_be_bytes());
             id
         };
-        // Dropping the set (on any early return) aborts the staging tasks.
-        let mut in_flight: JoinSet<Result<(), StorageError>> = JoinSet::new();
         let mut buffer = BytesMut::with_capacity(BLOCK_SIZE);
         let mut total: u64 = 0;
 
@@ -211,10 +221,10 @@ impl BlobStore {
                 rest = &rest[take..];
                 if buffer.len() == BLOCK_SIZE {
                     while in_flight.len() >= MAX_IN_FLIGHT {
-                        join_one(&mut in_flight).await?;
+                        join_one(in_flight).await?;
                     }
                     let full = std::mem::replace(&mut buffer, BytesMut::with_capacity(BLOCK_SIZE));
-                    stage(full.freeze(), &mut in_flight);
+                    stage(full.freeze(), in_flight);
                 }
             }
             // Surface a failed block early instead of reading the rest of a large body.
@@ -235,10 +245,10 @@ impl BlobStore {
             return Ok(total);
         }
         if !buffer.is_empty() {
-            stage(buffer.freeze(), &mut in_flight);
+            stage(buffer.freeze(), in_flight);
         }
         while !in_flight.is_empty() {
-            join_one(&mut in_flight).await?;
+            join_one(in_flight).await?;
         }
 
         let list = BlockLookupList {
