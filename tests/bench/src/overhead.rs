@@ -86,6 +86,10 @@ where
             }
         }
         let [with, without] = figures;
+        eprintln!(
+            "  {label}: on {with:.0}, off {without:.0}: cost {:.1} %",
+            (without - with) / without * 100.0
+        );
         run.put(
             format!("{label}.cost_pct"),
             "%",
