@@ -5,6 +5,8 @@ pub mod config;
 pub mod db;
 pub mod domain;
 pub mod metrics;
+#[cfg(test)]
+mod readme;
 pub mod shutdown;
 pub mod storage;
 pub mod task_view;

@@ -83,9 +83,9 @@ main() {
   API_BIN="$REPO_ROOT/target/debug/api"
   WORKER_BIN="$REPO_ROOT/target/debug/worker"
 
-  AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
   export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/sheetrelay"
-  export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$AZURITE_KEY;BlobEndpoint=http://127.0.0.1:$BLOB_PORT/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$QUEUE_PORT/devstoreaccount1"
+  AZURE_STORAGE_CONNECTION_STRING=$(azurite_connection_string "$BLOB_PORT" "$QUEUE_PORT")
+  export AZURE_STORAGE_CONNECTION_STRING
   export LISTEN_ADDR="127.0.0.1:$API_PORT"
   # Small enough that the tests can send a file over it without a large upload.
   export MAX_UPLOAD_BYTES=${MAX_UPLOAD_BYTES:-2097152}

@@ -352,6 +352,18 @@ start_azurite() {
 
 stop_azurite() { stop_pidfile "$1/azurite.pid" Azurite; }
 
+# azurite_connection_string BLOB_PORT QUEUE_PORT — the connection string of an Azurite on
+# 127.0.0.1 with its well-known development account: `UseDevelopmentStorage=true` on the default
+# ports, the account spelled out on any others.
+azurite_connection_string() {
+  if [ "$1:$2" = 10000:10001 ]; then
+    printf '%s\n' "UseDevelopmentStorage=true"
+    return
+  fi
+  local key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+  printf '%s\n' "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;BlobEndpoint=http://127.0.0.1:$1/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$2/devstoreaccount1"
+}
+
 # ---------------------------------------------------------------------------------------------
 # Chromium, for the browser tests (tests/browser, driven by playwright-core)
 

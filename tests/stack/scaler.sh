@@ -30,12 +30,8 @@ log "building the worker (release, as up.sh does) and the scaler (bench, debug)"
 stop_pidfile "$STATE_DIR/worker.pid" worker
 
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/sheetrelay"
-if [ "$BLOB_PORT:$QUEUE_PORT" = 10000:10001 ]; then
-  export AZURE_STORAGE_CONNECTION_STRING="UseDevelopmentStorage=true"
-else
-  AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-  export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$AZURITE_KEY;BlobEndpoint=http://127.0.0.1:$BLOB_PORT/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$QUEUE_PORT/devstoreaccount1"
-fi
+AZURE_STORAGE_CONNECTION_STRING=$(azurite_connection_string "$BLOB_PORT" "$QUEUE_PORT")
+export AZURE_STORAGE_CONNECTION_STRING
 export RUST_LOG="${RUST_LOG:-info}"
 export NO_COLOR=1
 

@@ -41,12 +41,8 @@ log "building api and worker (cargo build --release)"
 (cd "$REPO_ROOT" && cargo build --release -p api -p worker)
 
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/$DB_NAME"
-if [ "$BLOB_PORT:$QUEUE_PORT" = 10000:10001 ]; then
-  export AZURE_STORAGE_CONNECTION_STRING="UseDevelopmentStorage=true"
-else
-  AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-  export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$AZURITE_KEY;BlobEndpoint=http://127.0.0.1:$BLOB_PORT/devstoreaccount1;QueueEndpoint=http://127.0.0.1:$QUEUE_PORT/devstoreaccount1"
-fi
+AZURE_STORAGE_CONNECTION_STRING=$(azurite_connection_string "$BLOB_PORT" "$QUEUE_PORT")
+export AZURE_STORAGE_CONNECTION_STRING
 export LISTEN_ADDR="127.0.0.1:$API_PORT"
 # Each process serves /metrics on its own port (set below per process).
 unset METRICS_ADDR

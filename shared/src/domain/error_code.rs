@@ -103,18 +103,10 @@ mod tests {
 
     /// The codes in the first column of the README's table of task error codes, in order.
     fn readme_codes() -> Vec<String> {
-        let readme = include_str!("../../../README.md");
-        let table = readme
-            .split("\n| code | |\n")
-            .nth(1)
-            .expect("the README has a table headed `| code | |`");
-        table
-            .lines()
-            .skip(1) // |---|---|
-            .take_while(|l| l.starts_with('|'))
-            .flat_map(|row| {
-                let first = row.split('|').nth(1).unwrap_or_default();
-                first
+        crate::readme::table("| code | |")
+            .into_iter()
+            .flat_map(|cells| {
+                cells[0]
                     .split('`')
                     .skip(1)
                     .step_by(2)

@@ -265,23 +265,15 @@ mod tests {
 
     /// Names, types, labels and exporters of the README's metric table, in order.
     fn readme_table() -> Vec<(String, String, String, String)> {
-        let readme = include_str!("../../../README.md");
-        let table = readme
-            .split("\n| metric | type | labels | from | |\n")
-            .nth(1)
-            .expect("the README has a table headed `| metric | type | labels | from | |`");
-        table
-            .lines()
-            .skip(1)
-            .take_while(|l| l.starts_with('|'))
-            .map(|row| {
-                let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-                let unquote = |s: &str| s.replace('`', "");
+        let unquote = |s: &str| s.replace('`', "");
+        crate::readme::table("| metric | type | labels | from | |")
+            .into_iter()
+            .map(|cells| {
                 (
-                    unquote(cells[1]),
-                    cells[2].to_owned(),
-                    unquote(cells[3]),
-                    cells[4].to_owned(),
+                    unquote(cells[0]),
+                    cells[1].to_owned(),
+                    unquote(cells[2]),
+                    cells[3].to_owned(),
                 )
             })
             .collect()

@@ -147,13 +147,7 @@ impl Policy for CountingPolicy {
         let operation = self.operation(request.method(), url.path(), url.query());
         metrics::counter!(STORAGE_REQUESTS, "service" => self.service.as_str(), "operation" => operation)
             .increment(1);
-        match next.split_first() {
-            Some((first, rest)) => first.send(ctx, request, rest).await,
-            None => Err(azure_core::Error::with_message(
-                azure_core::error::ErrorKind::Other,
-                "CountingPolicy must not be the last policy of a pipeline",
-            )),
-        }
+        super::send_next(ctx, request, next, "CountingPolicy").await
     }
 }
 

@@ -72,13 +72,7 @@ impl Policy for SharedKeyPolicy {
             "authorization",
             format!("SharedKey {}:{}", self.account, signature),
         );
-        match next.split_first() {
-            Some((first, rest)) => first.send(ctx, request, rest).await,
-            None => Err(azure_core::Error::with_message(
-                azure_core::error::ErrorKind::Other,
-                "SharedKeyPolicy must not be the last policy of a pipeline",
-            )),
-        }
+        super::send_next(ctx, request, next, "SharedKeyPolicy").await
     }
 }
 
