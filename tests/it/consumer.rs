@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use harness::worker::{eventually_some, slow_parser, WorkerEnv, SAMPLE_CSV};
 use shared::db;
 use shared::domain::{Envelope, MessageEncoding, TaskErrorCode, TaskStatus};
+use shared::storage::{BlobStore, StorageConfig};
 use tokio_util::sync::CancellationToken;
 use worker::config::ConsumerConfig;
 use worker::consumer::{self, Outcome};
@@ -465,4 +466,110 @@ async fn a_task_whose_consumer_died_is_taken_over_once_its_lease_expires() {
     let task = env.task(upload.task_id).await;
     assert_eq!((task.status, task.attempts), (TaskStatus::Completed, 2));
     assert_eq!(env.row_count(upload.source_file_id).await, 2);
+}
+
+#[tokio::test]
+async fn a_blob_outage_longer_than_the_delivery_budget_poisons_nothing() {
+    let env = WorkerEnv::new().await;
+    // Past ParseTaskPayload::INLINE_MAX, so the consumer must download it from Blob Storage.
+    let csv: String = std::iter::once("id,name\n".to_owned())
+        .chain((0..600).map(|i| format!("{i},name number {i}\n")))
+        .collect();
+    let upload = env.create_upload("big.csv", csv.as_bytes()).await;
+    env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    let cfg = ConsumerConfig {
+        max_dequeue_count: 2,
+        retry_backoff_base: Duration::from_secs(1),
+        retry_backoff_cap: Duration::from_secs(1),
+        ..WorkerEnv::consumer_config()
+    };
+    // Blob Storage is unreachable (port 9 never answers as Azure); the queue works.
+    let mut down = env.consumer(cfg.clone());
+    let connection = env
+        .storage
+        .connection_string
+        .clone()
+        .expect("connection string");
+    let blob = connection
+        .split(';')
+        .find_map(|part| part.strip_prefix("BlobEndpoint="))
+        .expect("a BlobEndpoint");
+    let unreachable = StorageConfig::from_connection_string(
+        connection.replace(blob, "http://127.0.0.1:9/devstoreaccount1"),
+        env.storage.blob_container.clone(),
+        env.storage.queue_name.clone(),
+    );
+    down.blobs = BlobStore::new(&unreachable).expect("blob client");
+
+    // Twice the delivery budget, each one stopped by the outage.
+    let never = CancellationToken::new();
+    for _ in 0..2 * cfg.max_dequeue_count {
+        let outcomes = eventually_some(Duration::from_secs(10), "the message back", || async {
+            let outcomes = down.run_once(&never).await.expect("run_once");
+            (!outcomes.is_empty()).then_some(outcomes)
+        })
+        .await;
+        assert_eq!(
+            outcomes,
+            [Outcome::Retry {
+                task_id: upload.task_id,
+                db_unavailable: false
+            }]
+        );
+    }
+    let task = env.task(upload.task_id).await;
+    assert_eq!(task.status, TaskStatus::Pending, "released, not failed");
+    assert!(
+        WorkerEnv::drain_queue(&env.poison).await.is_empty(),
+        "nothing poisoned"
+    );
+
+    // Storage is back: the same message completes the task, once.
+    let up = env.consumer(cfg);
+    let outcomes = eventually_some(Duration::from_secs(10), "the message back", || async {
+        let outcomes = env.consume_until_idle(&up).await;
+        (!outcomes.is_empty()).then_some(outcomes)
+    })
+    .await;
+    assert_eq!(
+        outcomes,
+        [Outcome::Completed {
+            task_id: upload.task_id,
+            rows: 600
+        }]
+    );
+    assert_eq!(env.row_count(upload.source_file_id).await, 600);
+    assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
+    let errors: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM task_attempt_errors WHERE task_id = $1")
+            .bind(upload.task_id)
+            .fetch_one(&env.db)
+            .await
+            .expect("count errors");
+    assert_eq!(errors, 4, "every stopped delivery is in the task's lineage");
+}
+
+#[tokio::test]
+async fn a_message_whose_file_was_deleted_is_dropped_without_poisoning() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("gone.csv", SAMPLE_CSV.as_bytes()).await;
+    env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    // The user deletes the file while its message waits in the queue.
+    let blob = db::source_files::delete(&env.db, "default", upload.source_file_id)
+        .await
+        .expect("delete");
+    assert!(blob.is_some());
+
+    let consumer = env.consumer(WorkerEnv::consumer_config());
+    let outcomes = env.consume_until_idle(&consumer).await;
+    assert_eq!(
+        outcomes,
+        [Outcome::Orphaned {
+            task_id: upload.task_id
+        }]
+    );
+    assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
+    assert!(WorkerEnv::drain_queue(&env.poison).await.is_empty());
 }

@@ -36,10 +36,11 @@ const BACKLOG: [OutboxStatus; 4] = [
 
 /// Every outcome label of [`Outcome`], and `error` for a message whose processing failed
 /// unexpectedly.
-const OUTCOMES: [&str; 9] = [
+const OUTCOMES: [&str; 10] = [
     "completed",
     "failed",
     "duplicate",
+    "orphaned",
     "busy",
     "poisoned",
     "retry",
@@ -235,6 +236,7 @@ pub fn outcome(result: &anyhow::Result<Outcome>) {
         Ok(Outcome::Completed { .. }) => ("completed", Some("completed"), None),
         Ok(Outcome::Failed { code, .. }) => ("failed", Some(code.as_str()), None),
         Ok(Outcome::Duplicate { .. }) => ("duplicate", None, None),
+        Ok(Outcome::Orphaned { .. }) => ("orphaned", None, None),
         Ok(Outcome::Busy { .. }) => ("busy", None, None),
         Ok(Outcome::Poisoned { task_id, code }) => (
             "poisoned",

@@ -66,13 +66,14 @@ fn send_error(e: StorageError) -> anyhow::Error {
     anyhow::Error::new(e).context("queue send failed")
 }
 
-/// True when a send failed because the queue service was unavailable (transport errors,
-/// timeouts, 408, 429, 5xx: [`StorageError::is_transient`]) rather than because of the message.
-/// Such failures back off without spending an attempt.
+/// True when a send failed because the queue service was unavailable to us (transport errors,
+/// timeouts, 408, 429, 5xx: [`StorageError::is_transient`]; no token, a missing role, no queue:
+/// [`StorageError::is_access_refused`]) rather than because of the message. Such failures back
+/// off without spending an attempt; only a refusal of the message itself (e.g. 413) counts.
 pub fn is_unavailable(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<StorageError>()
-            .is_some_and(StorageError::is_transient)
+            .is_some_and(|e| e.is_transient() || e.is_access_refused())
     })
 }
 

@@ -74,8 +74,10 @@ pub async fn claim_batch(
 
 /// The outbox backlog a scaler acts on: how many messages a relay could claim right now (due
 /// PENDING and FAILED rows, and rows whose claim expired because their relay died), one integer.
-/// The local scaler runs this text, and KEDA's `postgresql` trigger in `deploy/` must use the
-/// same: it reads the `outbox_claimable` view that the relay's claim reads.
+/// It reads the `outbox_claimable` view that the relay's claim reads, so the two cannot disagree.
+/// The local scaler runs this text for jobs that relay; a deployment that runs the relay as a
+/// job rather than always on (`deploy/` keeps it always on; the README says why) gives the same
+/// text to KEDA's `postgresql` trigger.
 pub const SCALER_BACKLOG_QUERY: &str = "SELECT count(*) FROM outbox_claimable";
 
 /// Runs [`SCALER_BACKLOG_QUERY`].

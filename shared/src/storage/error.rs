@@ -32,6 +32,9 @@ pub enum StorageError {
     /// The configuration (or an Entra ID credential built from it) is unusable.
     #[error("invalid storage configuration: {0}")]
     Config(String),
+    /// No Entra ID token could be had for the request (the identity endpoint failed or refused).
+    #[error("could not get a token for Azure Storage: {0}")]
+    Credential(String),
 }
 
 fn fmt_code(code: Option<&str>) -> String {
@@ -45,6 +48,20 @@ impl StorageError {
         match self {
             Self::Service { status, .. } => *status == 408 || *status == 429 || *status >= 500,
             Self::Transport(_) => true,
+            _ => false,
+        }
+    }
+
+    /// Whether Azure Storage refused *us* rather than the request's content: no token could be
+    /// had, the identity lacks a role (401/403), or the queue is gone (`QueueNotFound`). Like an
+    /// outage, this is no fault of a message being sent, so it must not spend the message's
+    /// attempts (a missing role assignment would otherwise turn every pending message `DEAD`).
+    pub fn is_access_refused(&self) -> bool {
+        match self {
+            Self::Credential(_) => true,
+            Self::Service { status, code } => {
+                matches!(status, 401 | 403) || code.as_deref() == Some("QueueNotFound")
+            }
             _ => false,
         }
     }
@@ -82,7 +99,7 @@ impl From<azure_core::Error> for StorageError {
                 code: error_code.clone(),
             },
             ErrorKind::Connection | ErrorKind::Io => Self::Transport(redacted_chain(&err)),
-            ErrorKind::Credential => Self::Config(format!("credential: {err}")),
+            ErrorKind::Credential => Self::Credential(redacted_chain(&err)),
             _ => Self::Response(err.to_string()),
         }
     }
@@ -154,6 +171,21 @@ mod tests {
         assert!(!service(404, Some("BlobNotFound")).is_transient());
         assert!(!service(400, Some("PopReceiptMismatch")).is_transient());
         assert!(!StorageError::Config("x".into()).is_transient());
+    }
+
+    #[test]
+    fn refusals_of_the_caller_are_told_from_refusals_of_the_request() {
+        assert!(service(403, Some("AuthorizationPermissionMismatch")).is_access_refused());
+        assert!(service(401, None).is_access_refused());
+        assert!(service(404, Some("QueueNotFound")).is_access_refused());
+        let no_token = azure_core::Error::with_message(
+            azure_core::error::ErrorKind::Credential,
+            "ManagedIdentityCredential: no response from the identity endpoint",
+        );
+        assert!(StorageError::from(no_token).is_access_refused());
+        assert!(!service(413, Some("RequestBodyTooLarge")).is_access_refused());
+        assert!(!service(400, Some("InvalidXmlDocument")).is_access_refused());
+        assert!(!service(404, Some("MessageNotFound")).is_access_refused());
     }
 
     #[test]

@@ -10,7 +10,8 @@ use super::{
 use azure_storage_queue::{
     models::{
         QueueClientGetPropertiesResultHeaders, QueueClientPeekMessagesOptions,
-        QueueClientReceiveMessagesOptions, QueueClientUpdateMessageOptions, QueueMessage,
+        QueueClientReceiveMessagesOptions, QueueClientSendMessageOptions,
+        QueueClientUpdateMessageOptions, QueueMessage,
     },
     QueueClient as SdkQueueClient, QueueClientOptions,
 };
@@ -91,10 +92,30 @@ impl QueueClient {
 
     /// Sends one message (at most 64 KiB once XML-escaped).
     pub async fn send(&self, text: &str) -> Result<(), StorageError> {
+        self.send_with(text, None).await
+    }
+
+    /// Sends one message that stays invisible for `hidden` before it can be received (rounded up to whole seconds): a new message, so its dequeue count starts
+    /// again from zero.
+    pub async fn send_hidden(&self, text: &str, hidden: Duration) -> Result<(), StorageError> {
+        let options = QueueClientSendMessageOptions {
+            visibility_timeout: Some(seconds(hidden)),
+            ..Default::default()
+        };
+        self.send_with(text, Some(options)).await
+    }
+
+    async fn send_with(
+        &self,
+        text: &str,
+        options: Option<QueueClientSendMessageOptions<'_>>,
+    ) -> Result<(), StorageError> {
         let message = QueueMessage {
             message_text: Some(text.to_owned()),
         };
-        self.inner.send_message(message.try_into()?, None).await?;
+        self.inner
+            .send_message(message.try_into()?, options)
+            .await?;
         Ok(())
     }
 

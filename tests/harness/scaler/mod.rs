@@ -2,8 +2,8 @@
 //! the worker's job semantics can be proven here: every polling interval it reads the queue's
 //! approximate message count (which includes invisible, in-flight messages, as KEDA's default
 //! `queueLengthStrategy: all` does) and the outbox backlog with
-//! [`shared::db::outbox::SCALER_BACKLOG_QUERY`] (the query of the manifests' `postgresql`
-//! trigger), starts `worker run --drain …` processes by KEDA's default rule ([`rule`]), and reaps
+//! [`shared::db::outbox::SCALER_BACKLOG_QUERY`] (what a KEDA `postgresql` trigger would run for
+//! relaying jobs), starts `worker run --drain …` processes by KEDA's default rule ([`rule`]), and reaps
 //! the ones that ended, counting executions and how they ended. Used by `tests/it/scaler.rs`, the
 //! bench's `jobs` scenario, and by hand through `tests/stack/scaler.sh`.
 

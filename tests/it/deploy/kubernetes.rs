@@ -252,6 +252,13 @@ fn the_kubernetes_scaled_job_scales_on_its_queue_with_workload_identity_and_outl
         auth["spec"]["podIdentity"]["provider"].as_str(),
         Some("azure-workload")
     );
+    // KEDA reads the queue as its *operator's* identity unless told which one to use: the
+    // trigger must name the identity that holds the queue role, the one the pods use.
+    assert_eq!(
+        auth["spec"]["podIdentity"]["identityId"].as_str(),
+        Some(effective("AZURE_CLIENT_ID").as_str()),
+        "the trigger authenticates as the pods' identity"
+    );
     for key in ["pollingInterval", "maxReplicaCount"] {
         assert!(job["spec"][key].as_u64().is_some_and(|n| n > 0), "{key}");
     }

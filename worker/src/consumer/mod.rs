@@ -52,6 +52,9 @@ pub enum Outcome {
     Failed { task_id: Uuid, code: TaskErrorCode },
     /// The task was already final: message deleted, nothing else done.
     Duplicate { task_id: Uuid },
+    /// The task no longer exists (its file was deleted after the message was sent): message
+    /// deleted, nothing else done.
+    Orphaned { task_id: Uuid },
     /// Another consumer holds the task right now: message left to reappear.
     Busy { task_id: Uuid },
     /// Sent to `<queue>-poison`; the task (when known) `FAILED` with `code`.

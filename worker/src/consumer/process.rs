@@ -18,7 +18,7 @@ use crate::retry::is_db_unavailable;
 
 use super::keepalive::{current, keep_alive};
 use super::progress::{self, Progress};
-use super::settle::{lease_left, storage_context};
+use super::settle::{is_storage_unavailable, lease_left, storage_context};
 use super::store::{result_json, stream_rows, TempFile};
 use super::{Consumer, Outcome};
 
@@ -86,10 +86,12 @@ impl Consumer {
         let task = match db::tasks::find(&self.db, task_id).await {
             Ok(Some(t)) => t,
             Ok(None) => {
-                let reason = format!("task {task_id} does not exist");
-                return self
-                    .poison(&msg, None, TaskErrorCode::InvalidMessage, &reason)
-                    .await;
+                // Its file was deleted (with the task and outbox row) after the message was
+                // sent: nothing is left to do, and nothing for an operator to look at. A forged
+                // id lands here too and changes nothing either.
+                tracing::info!(%task_id, "the task no longer exists (its file was deleted); message deleted");
+                self.delete(&msg.id, &msg.pop_receipt).await;
+                return Ok(Outcome::Orphaned { task_id });
             }
             Err(e) => return self.db_failed(&msg, task_id, None, e).await,
         };
@@ -231,9 +233,15 @@ impl Consumer {
                 {
                     tracing::warn!(%task_id, error = %e, "could not record the failed attempt");
                 }
-                let delay = self.retry_delay(msg.dequeue_count);
-                self.release(&msg.id, &receipt, task_id, attempt, delay)
-                    .await;
+                if db_unavailable || is_storage_unavailable(&e) {
+                    let delay = self.outage_delay(attempt);
+                    self.requeue(&msg, &receipt, task_id, Some(attempt), delay)
+                        .await;
+                } else {
+                    let delay = self.retry_delay(msg.dequeue_count);
+                    self.release(&msg.id, &receipt, task_id, attempt, delay)
+                        .await;
+                }
                 Ok(Outcome::Retry {
                     task_id,
                     db_unavailable,

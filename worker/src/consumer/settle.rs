@@ -51,19 +51,12 @@ impl Consumer {
             return Err(anyhow::Error::new(e).context("database error"));
         }
         tracing::warn!(%task_id, error = %e, "database unavailable; the message will be retried");
-        let delay = self.retry_delay(msg.dequeue_count);
-        match held {
-            Some((attempt, receipt)) => {
-                self.release(&msg.id, receipt, task_id, attempt, delay)
-                    .await
-            }
-            None => {
-                let _ = self
-                    .queue
-                    .update_visibility(&msg.id, &msg.pop_receipt, delay)
-                    .await;
-            }
-        }
+        let (attempt, receipt) = match held {
+            Some((attempt, receipt)) => (Some(attempt), receipt),
+            None => (None, msg.pop_receipt.as_str()),
+        };
+        let delay = self.outage_delay(attempt.unwrap_or(0));
+        self.requeue(msg, receipt, task_id, attempt, delay).await;
         Ok(Outcome::Retry {
             task_id,
             db_unavailable: true,
@@ -85,6 +78,40 @@ impl Consumer {
         }
         if let Err(e) = self.queue.update_visibility(msg_id, receipt, delay).await {
             tracing::warn!(%task_id, error = %e, "could not reset the message's visibility");
+        }
+    }
+
+    /// Lets a message whose work was stopped by an outage (Postgres or Storage unavailable) come
+    /// back after `delay` *without counting the delivery*: a fresh copy is sent, hidden for
+    /// `delay`, and this one deleted, so its dequeue count starts again. Releasing it instead
+    /// would poison a healthy message after `MAX_DEQUEUE_COUNT` deliveries of a long outage;
+    /// only deliveries that fail because of the message (crashes, unexpected errors) count.
+    /// If the copy cannot be sent, the message is released as usual (that delivery counts).
+    pub(super) async fn requeue(
+        &self,
+        msg: &ReceivedMessage,
+        receipt: &str,
+        task_id: Uuid,
+        attempt: Option<i32>,
+        delay: Duration,
+    ) {
+        if let Some(attempt) = attempt {
+            if let Err(e) = db::tasks::release(&self.db, task_id, attempt).await {
+                tracing::warn!(%task_id, attempt, error = %e, "could not release the task; its lease will expire");
+            }
+        }
+        match self.queue.send_hidden(&msg.body, delay).await {
+            Ok(()) => {
+                // If this delete fails, two copies exist; the second finds the task final or
+                // leased and is deleted or left, as any duplicate delivery.
+                self.delete(&msg.id, receipt).await;
+            }
+            Err(e) => {
+                tracing::warn!(%task_id, error = %e, "could not requeue the message; releasing it");
+                if let Err(e) = self.queue.update_visibility(&msg.id, receipt, delay).await {
+                    tracing::warn!(%task_id, error = %e, "could not reset the message's visibility");
+                }
+            }
         }
     }
 
@@ -121,6 +148,17 @@ impl Consumer {
         Outcome::Busy { task_id }
     }
 
+    /// Backoff before a message requeued by an outage reappears: growing with the task's
+    /// attempts (its dequeue count starts again at each requeue), capped, with jitter so that the
+    /// messages of one outage do not all come back at once.
+    pub(super) fn outage_delay(&self, attempts: i32) -> Duration {
+        retry::jittered(
+            self.cfg.retry_backoff_base,
+            self.cfg.retry_backoff_cap,
+            attempts.saturating_sub(1),
+        )
+    }
+
     /// Backoff before a transiently failed message reappears: base · 2^(deliveries − 1), capped.
     pub(super) fn retry_delay(&self, dequeue_count: u64) -> Duration {
         let exp = dequeue_count.saturating_sub(1).min(20) as u32;
@@ -142,6 +180,15 @@ pub(super) fn lease_left(task: &db::tasks::Task) -> Option<Duration> {
         .duration_since(std::time::SystemTime::now())
         .ok()
         .filter(|d| !d.is_zero())
+}
+
+/// True when `e` is (or wraps) a Storage failure that retrying later can fix: an outage, not
+/// the message's fault.
+pub(super) fn is_storage_unavailable(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<StorageError>()
+            .is_some_and(StorageError::is_transient)
+    })
 }
 
 pub(super) fn storage_context(e: StorageError, what: &'static str) -> anyhow::Error {
