@@ -69,7 +69,7 @@ pub struct Config {
     #[arg(long, env = "MAX_UPLOAD_BYTES", default_value_t = 100 * 1024 * 1024)]
     pub max_upload_bytes: u64,
     /// How long in-flight requests may take to finish after SIGTERM.
-    #[arg(long, env = "SHUTDOWN_GRACE", value_parser = humantime::parse_duration, default_value = "25s")]
+    #[arg(long, env = "SHUTDOWN_GRACE", value_parser = shared::config::parse_duration, default_value = "25s")]
     pub shutdown_grace: Duration,
 }
 
@@ -77,13 +77,14 @@ pub struct Config {
 #[derive(Debug, Clone, clap::Args)]
 pub struct HttpConfig {
     /// A client must send a request's whole header within this time, or the connection is closed
-    #[arg(long = "http-header-timeout", env = "HTTP_HEADER_TIMEOUT", value_parser = humantime::parse_duration, default_value = "10s")]
+    #[arg(long = "http-header-timeout", env = "HTTP_HEADER_TIMEOUT", value_parser = shared::config::parse_duration, default_value = "10s")]
     pub header_timeout: Duration,
-    /// An upload body that sends nothing for this long is cut off
-    #[arg(long = "http-body-idle-timeout", env = "HTTP_BODY_IDLE_TIMEOUT", value_parser = humantime::parse_duration, default_value = "30s")]
+    /// An upload body that sends nothing for this long is cut off, and so is an export whose client
+    /// reads nothing for this long (freeing the database connection it streams from)
+    #[arg(long = "http-body-idle-timeout", env = "HTTP_BODY_IDLE_TIMEOUT", value_parser = shared::config::parse_duration, default_value = "30s")]
     pub body_idle_timeout: Duration,
     /// Deadline of every request but uploads and exports (which stream for as long as they move)
-    #[arg(long = "http-request-timeout", env = "HTTP_REQUEST_TIMEOUT", value_parser = humantime::parse_duration, default_value = "30s")]
+    #[arg(long = "http-request-timeout", env = "HTTP_REQUEST_TIMEOUT", value_parser = shared::config::parse_duration, default_value = "30s")]
     pub request_timeout: Duration,
     /// Largest multipart part header, in bytes
     #[arg(long = "http-max-part-header-bytes", env = "HTTP_MAX_PART_HEADER_BYTES", default_value_t = 8 * 1024)]

@@ -32,14 +32,15 @@ const MAX_REQUEST_ID: usize = 64;
 static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// `414` and `431` with JSON bodies; drops a client `X-Request-Id` that is not plain and short.
+/// The outermost layer, so an oversized target or header set never reaches the trace span or
+/// the logs; its refusals therefore get the security headers and a request id here.
 pub async fn limits(mut req: Request, next: Next) -> Response {
     if req.uri().to_string().len() > MAX_URI_BYTES {
-        return ApiError::Refused {
+        return refused_at_the_edge(ApiError::Refused {
             status: StatusCode::URI_TOO_LONG,
             code: "uri_too_long",
             message: format!("the request target is longer than {MAX_URI_BYTES} bytes"),
-        }
-        .into_response();
+        });
     }
     let headers = req.headers();
     let header_bytes: usize = headers
@@ -47,14 +48,13 @@ pub async fn limits(mut req: Request, next: Next) -> Response {
         .map(|(name, value)| name.as_str().len() + value.len())
         .sum();
     if headers.len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
-        return ApiError::Refused {
+        return refused_at_the_edge(ApiError::Refused {
             status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             code: "headers_too_large",
             message: format!(
                 "the request has more than {MAX_HEADERS} headers or {MAX_HEADER_BYTES} bytes of them"
             ),
-        }
-        .into_response();
+        });
     }
     if req
         .headers()
@@ -76,11 +76,26 @@ fn plain_request_id(id: &HeaderValue) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
+/// A refusal by [`limits`], which runs outside the layers that add these: with the security
+/// headers and a fresh `X-Request-Id` like every other answer.
+fn refused_at_the_edge(error: ApiError) -> Response {
+    let mut response = error.into_response();
+    add_security_headers(response.headers_mut());
+    if let Ok(id) = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string()) {
+        response.headers_mut().insert(&X_REQUEST_ID, id);
+    }
+    response
+}
+
 /// The headers every answer carries. API answers are JSON that no browser should render, sniff,
 /// frame or cache; the page sets its own `Content-Security-Policy`, which this leaves alone.
 pub async fn security_headers(req: Request, next: Next) -> Response {
     let mut response = next.run(req).await;
-    let headers = response.headers_mut();
+    add_security_headers(response.headers_mut());
+    response
+}
+
+fn add_security_headers(headers: &mut axum::http::HeaderMap) {
     let set = |h: &mut axum::http::HeaderMap, name: HeaderName, value: &'static str| {
         h.entry(name).or_insert(HeaderValue::from_static(value));
     };
@@ -98,7 +113,6 @@ pub async fn security_headers(req: Request, next: Next) -> Response {
         "max-age=31536000; includeSubDomains",
     );
     set(headers, header::CACHE_CONTROL, "no-store");
-    response
 }
 
 /// Answers `503 request_timeout` when a request (other than an upload or export) takes longer

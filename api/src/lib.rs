@@ -143,14 +143,17 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let header_timeout = state.http.header_timeout;
     let service = TowerToHyperService::new(app(state));
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    // HTTP/1.1 only: hyper's HTTP/2 server has no header-read timeout, so a cleartext HTTP/2
+    // client could hold a connection open with a request it never finishes. TLS and HTTP/2
+    // towards clients are the ingress's job (Container Apps, an Ingress controller).
+    let mut builder =
+        hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http1_only();
     builder
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout)
         // Above the edge's own limits, so those answer with JSON (see `edge`).
         .max_headers(10 * edge::MAX_HEADERS);
-    builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
     loop {
         let (stream, _) = tokio::select! {
@@ -165,8 +168,10 @@ pub async fn serve(
             },
             () = shutdown.cancelled() => break,
         };
+        // Not `serve_connection_with_upgrades`: that one sniffs for HTTP/2 whatever the builder
+        // allows (hyper-util 0.1.21), and nothing here upgrades a connection.
         let conn = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service.clone())
+            .serve_connection(TokioIo::new(stream), service.clone())
             .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {

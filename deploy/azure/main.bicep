@@ -191,7 +191,9 @@ resource api 'Microsoft.App/containerApps@2025-01-01' = {
       ingress: {
         external: true
         targetPort: 8080
-        transport: 'auto'
+        // HTTP/1.1 to the container (the api speaks nothing else, so that every connection is
+        // under its header-read timeout); clients may still use HTTP/2 with the ingress.
+        transport: 'http'
         allowInsecure: false
         // /metrics (METRICS_ADDR) for a scraper inside the environment, never on the public port.
         additionalPortMappings: [

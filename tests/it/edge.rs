@@ -204,6 +204,11 @@ async fn every_error_the_server_produces_has_a_json_body() {
     ];
     for (req, status, code) in cases {
         let resp = req.send().await.expect("request");
+        // Refusals at the outermost layer (414, 431) carry these too.
+        let h = resp.headers();
+        assert_eq!(h["x-content-type-options"], "nosniff", "{code}");
+        assert_eq!(h["cache-control"], "no-store", "{code}");
+        assert!(h.contains_key("x-request-id"), "{code}");
         assert_eq!(json_error(resp).await, (status, code.to_owned()));
     }
     // Many headers, each small.
@@ -333,4 +338,75 @@ async fn a_refused_large_upload_leaves_no_staged_blocks() {
             .is_empty(),
         "no blob, committed or not"
     );
+}
+
+#[tokio::test]
+async fn cleartext_http2_is_not_spoken_so_no_connection_escapes_the_header_timeout() {
+    let app = TestApp::spawn_with(|cfg| cfg.http.header_timeout = Duration::from_secs(1)).await;
+    let mut conn = TcpStream::connect(host_port(&app)).await.expect("connect");
+    // The HTTP/2 connection preface (prior knowledge): an HTTP/2 server would answer with a
+    // SETTINGS frame and wait, with no header-read timeout, for a request that never comes.
+    conn.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .expect("send the preface");
+    let answer = tokio::time::timeout(Duration::from_secs(10), read_to_close(&mut conn))
+        .await
+        .expect("the server closes the connection");
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 "),
+        "answered as HTTP/1.1 or not at all: {answer:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_export_whose_client_stops_reading_gives_its_database_connection_back() {
+    // One database connection: while the stalled export holds it, nothing else can run.
+    let app = TestApp::spawn_with(|cfg| {
+        cfg.max_upload_bytes = 64 * 1024 * 1024;
+        cfg.database.max_connections = 1;
+        cfg.database.acquire_timeout = Duration::from_secs(20);
+        cfg.http.body_idle_timeout = Duration::from_secs(1);
+    })
+    .await;
+    // About 16 MB of CSV: more than the export's channel and both sockets' buffers hold.
+    let csv: String = std::iter::once("id,text\n".to_owned())
+        .chain((0..160_000).map(|i| format!("{i},{:0>90}\n", i)))
+        .collect();
+    let resp = app.upload("wide.csv", csv.into_bytes(), None).await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let upload: Value = resp.json().await.expect("upload body");
+    app.run_worker_until_completed(upload["task"]["id"].as_str().expect("task id"))
+        .await;
+    let id = upload["source_file"]["id"].as_str().expect("id");
+
+    // A client with a small receive buffer asks for the export, reads its first bytes (the
+    // export is streaming, so it holds the connection), then reads nothing more.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("small buffer");
+    let mut stalled = socket
+        .connect(host_port(&app).parse().expect("socket address"))
+        .await
+        .expect("connect");
+    let request = format!(
+        "GET /api/v1/files/{id}/rows/export HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n",
+        app.key
+    );
+    stalled
+        .write_all(request.as_bytes())
+        .await
+        .expect("send request");
+    let mut first = [0u8; 1024];
+    let n = stalled.read(&mut first).await.expect("read");
+    assert!(
+        String::from_utf8_lossy(&first[..n]).starts_with("HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&first[..n])
+    );
+
+    // Needs the one connection. Before the export gave up on its client, this waited out the
+    // pool's acquire timeout and answered 503.
+    let started = Instant::now();
+    let (status, _) = app.get_json("/api/v1/files").await;
+    assert_eq!(status, StatusCode::OK, "after {:?}", started.elapsed());
+    drop(stalled);
 }

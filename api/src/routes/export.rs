@@ -18,6 +18,8 @@ use serde::Deserialize;
 use shared::db;
 use shared::domain::ColumnType;
 use sqlx::PgPool;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use self::encode::Encoder;
@@ -88,8 +90,9 @@ pub async fn export_rows(
         ExportFormat::Csv => ("text/csv; charset=utf-8", "csv"),
         ExportFormat::Ndjson => ("application/x-ndjson", "ndjson"),
     };
-    let file_name = download_name(&file.file_name, &sheet.name, extension);
+    let disposition = content_disposition(&file.file_name, &sheet.name, extension);
     let (tx, rx) = tokio::sync::mpsc::channel(CHANNEL_PIECES);
+    let stalled = CancellationToken::new();
     tokio::spawn(produce(
         state.db.clone(),
         id,
@@ -99,18 +102,30 @@ pub async fn export_rows(
             types,
             columns,
         },
-        tx,
+        Sink {
+            tx,
+            idle: state.http.body_idle_timeout,
+            stalled: stalled.clone(),
+        },
     ));
-    let body = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
+    // A producer that gave up on a stalled client ends the body with an error, so the client
+    // (should it read again) sees a broken download, never a short file that looks whole.
+    let body = futures::stream::unfold((rx, Some(stalled)), |(mut rx, stalled)| async move {
+        match rx.recv().await {
+            Some(item) => Some((item, (rx, stalled))),
+            None => stalled.filter(CancellationToken::is_cancelled).map(|_| {
+                let stopped = std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the client stopped reading the export",
+                );
+                (Err(stopped), (rx, None))
+            }),
+        }
     });
     Ok((
         [
             (header::CONTENT_TYPE, content_type.to_owned()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{file_name}\""),
-            ),
+            (header::CONTENT_DISPOSITION, disposition),
         ],
         Body::from_stream(body),
     )
@@ -119,19 +134,37 @@ pub async fn export_rows(
 
 type Item = Result<Bytes, std::io::Error>;
 
-/// Reads the sheet's chunks and sends them encoded; stops when the client goes away. A chunk
-/// that cannot be read or encoded ends the body with an error after the chunks before it.
-async fn produce(
-    db: PgPool,
-    id: Uuid,
-    sheet_index: i32,
-    encoder: Encoder,
+/// Where the producer's pieces go: the response body's channel, given up on when the client
+/// takes nothing for `idle`. Without that, a client that stops reading would hold the export's
+/// database connection (its query is read as a stream) for as long as it keeps the socket open,
+/// and a few such clients would empty the pool.
+struct Sink {
     tx: tokio::sync::mpsc::Sender<Item>,
-) {
+    idle: Duration,
+    stalled: CancellationToken,
+}
+
+impl Sink {
+    /// False when the client is gone or stalled: stop producing.
+    async fn send(&self, item: Item) -> bool {
+        match tokio::time::timeout(self.idle, self.tx.send(item)).await {
+            Ok(sent) => sent.is_ok(),
+            Err(_) => {
+                tracing::info!(idle = ?self.idle, "export stopped: the client read nothing for the idle timeout");
+                self.stalled.cancel();
+                false
+            }
+        }
+    }
+}
+
+/// Reads the sheet's chunks and sends them encoded; stops when the client goes away or stalls.
+/// A chunk that cannot be read or encoded ends the body with an error after the chunks before it.
+async fn produce(db: PgPool, id: Uuid, sheet_index: i32, encoder: Encoder, tx: Sink) {
     let mut out = match encoder.header() {
         Ok(header) => header,
         Err(e) => {
-            let _ = tx.send(Err(e)).await;
+            tx.send(Err(e)).await;
             return;
         }
     };
@@ -144,57 +177,78 @@ async fn produce(
         if let Err(e) = encoded {
             tracing::error!(source_file_id = %id, error = %e, "export failed mid-stream");
             out.truncate(done);
-            if !out.is_empty() && tx.send(Ok(Bytes::from(out))).await.is_err() {
+            if !out.is_empty() && !tx.send(Ok(Bytes::from(out))).await {
                 return;
             }
-            let _ = tx.send(Err(e)).await;
+            tx.send(Err(e)).await;
             return;
         }
         if out.len() >= SEND_BYTES {
             let next = Vec::with_capacity(SEND_BYTES + SEND_BYTES / 4);
-            if tx
+            if !tx
                 .send(Ok(Bytes::from(std::mem::replace(&mut out, next))))
                 .await
-                .is_err()
             {
                 return;
             }
         }
     }
     if !out.is_empty() {
-        let _ = tx.send(Ok(Bytes::from(out))).await;
+        tx.send(Ok(Bytes::from(out))).await;
     }
 }
 
-/// `<file stem>-<sheet>.<ext>`, with anything but ASCII letters, digits, `.`, `-` and `_`
-/// replaced, so it is safe inside the header's quotes.
-fn download_name(file_name: &str, sheet: &str, extension: &str) -> String {
+/// The `Content-Disposition` of `<file stem>-<sheet>.<ext>`: `filename` in plain ASCII (anything
+/// else replaced by `_`) for old clients, and `filename*` (RFC 6266 / 8187) with the names as
+/// they are, percent-encoded, so "Données.xlsx" downloads as "Données-…", not "Donn_es-…".
+fn content_disposition(file_name: &str, sheet: &str, extension: &str) -> String {
     let stem = file_name.rsplit_once('.').map_or(file_name, |(s, _)| s);
-    let safe = |s: &str| -> String {
-        s.chars()
-            .take(100)
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
+    let name = |keep: fn(char) -> bool| -> String {
+        let part = |s: &str| -> String {
+            s.chars()
+                .take(100)
+                .map(|c| if keep(c) { c } else { '_' })
+                .collect()
+        };
+        format!("{}-{}.{extension}", part(stem), part(sheet))
     };
-    format!("{}-{}.{extension}", safe(stem), safe(sheet))
+    let ascii = name(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    // Path separators and control characters are never part of a name a browser saves.
+    let full = name(|c| !c.is_control() && !matches!(c, '/' | '\\'));
+    let encoded = percent_encoding::utf8_percent_encode(&full, RFC8187_ESCAPED);
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
 }
+
+/// What RFC 8187 `attr-char` does not allow as is.
+const RFC8187_ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'!')
+    .remove(b'#')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'+')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'^')
+    .remove(b'_')
+    .remove(b'`')
+    .remove(b'|')
+    .remove(b'~');
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn download_names_are_header_safe() {
+    fn download_names_are_header_safe_and_keep_their_letters() {
         assert_eq!(
-            download_name("Q3 \"report\".xlsx", "Sheet 1", "csv"),
-            "Q3__report_-Sheet_1.csv"
+            content_disposition("Q3 \"report\".xlsx", "Sheet 1", "csv"),
+            "attachment; filename=\"Q3__report_-Sheet_1.csv\"; \
+             filename*=UTF-8''Q3%20%22report%22-Sheet%201.csv"
         );
-        assert_eq!(download_name("data", "data", "ndjson"), "data-data.ndjson");
+        assert_eq!(
+            content_disposition("Données/été.xlsx", "Feuil 1", "ndjson"),
+            "attachment; filename=\"Donn_es__t_-Feuil_1.ndjson\"; \
+             filename*=UTF-8''Donn%C3%A9es_%C3%A9t%C3%A9-Feuil%201.ndjson"
+        );
     }
 }
