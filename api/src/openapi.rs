@@ -2,6 +2,7 @@
 //! the two ways to authenticate as security schemes.
 
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::routes::{export, files, health, rows, tasks, upload};
@@ -30,7 +31,7 @@ use crate::routes::{export, files, health, rows, tasks, upload};
         export::ExportFormat,
         upload::UploadForm
     )),
-    modifiers(&SecuritySchemes)
+    modifiers(&SecuritySchemes, &EdgeResponses)
 )]
 pub struct ApiDoc;
 
@@ -61,6 +62,61 @@ impl Modify for SecuritySchemes {
                 "JWT",
             ),
         );
+    }
+}
+
+/// The answers any operation may give besides its own, because they come from the edge or the
+/// runtime rather than the handler: `414`/`431` (request target or headers over the edge's
+/// limits), `500 internal_error`, and for `/api/v1` routes `503` (Postgres unavailable, or the
+/// request ran past `HTTP_REQUEST_TIMEOUT`). Declared on every operation so that a generated
+/// client and a schema fuzzer know them.
+struct EdgeResponses;
+
+impl Modify for EdgeResponses {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let error = |description: &str| {
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorBody")))
+                        .build(),
+                )
+                .build()
+        };
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for op in operations.into_iter().flatten() {
+                let mut add = |status: &str, description: &str| {
+                    op.responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| error(description).into());
+                };
+                add(
+                    "414",
+                    "The request target is over the edge's limit (`uri_too_long`)",
+                );
+                add(
+                    "431",
+                    "Too many request headers, or too many bytes of them (`headers_too_large`)",
+                );
+                add("500", "An unexpected server error (`internal_error`)");
+                if path.starts_with("/api/v1/") {
+                    add(
+                        "503",
+                        "Postgres unavailable (`database_unavailable`), or the request ran past the deadline (`request_timeout`)",
+                    );
+                }
+            }
+        }
     }
 }
 

@@ -385,6 +385,25 @@ async fn operations_endpoints_answer() {
         .unwrap()
         .clone();
     assert_eq!(limit["schema"]["maximum"], 1000);
+    let key = upload["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Idempotency-Key")
+        .unwrap();
+    assert_eq!(key["schema"]["maxLength"], 200);
+    // What the edge and the runtime may answer is on every operation.
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let responses = &op["responses"];
+            for status in ["414", "431", "500"] {
+                assert!(responses[status].is_object(), "{method} {path} {status}");
+            }
+            if path.starts_with("/api/v1/") {
+                assert!(responses["503"].is_object(), "{method} {path} 503");
+            }
+        }
+    }
 
     app.upload("a.csv", CSV.to_vec(), None).await;
     let metrics = api::metrics::handle().render();
@@ -404,7 +423,10 @@ async fn readyz_turns_503_while_postgres_is_stopped() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(
         body,
-        serde_json::json!({"postgres": false, "blob_storage": true})
+        serde_json::json!({"postgres": false, "blob_storage": true, "error": {
+            "code": "database_unavailable",
+            "message": "not ready: Postgres does not answer"
+        }})
     );
     let resp = app.upload("a.csv", CSV.to_vec(), None).await;
     assert_eq!(

@@ -8,15 +8,20 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde::Serialize;
 
+use crate::error::ErrorDetail;
 use crate::state::AppState;
 
 /// How long readiness waits for each dependency before calling it down.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Which dependency answers; when one does not, also the contract's `error` (every error status
+/// carries `{"error": {code, message}}`), naming the first that is down.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Readiness {
     pub postgres: bool,
     pub blob_storage: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorDetail>,
 }
 
 /// 200 while the process runs.
@@ -32,11 +37,23 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let pg = tokio::time::timeout(PROBE_TIMEOUT, sqlx::query("SELECT 1").execute(&state.db));
     let blob = tokio::time::timeout(PROBE_TIMEOUT, state.blobs.ping());
     let (pg, blob) = tokio::join!(pg, blob);
-    let ready = Readiness {
-        postgres: matches!(pg, Ok(Ok(_))),
-        blob_storage: matches!(blob, Ok(Ok(_))),
+    let (postgres, blob_storage) = (matches!(pg, Ok(Ok(_))), matches!(blob, Ok(Ok(_))));
+    let down = |code: &str, what: &str| ErrorDetail {
+        code: code.to_owned(),
+        message: format!("not ready: {what} does not answer"),
     };
-    let status = if ready.postgres && ready.blob_storage {
+    let ready = Readiness {
+        postgres,
+        blob_storage,
+        error: if !postgres {
+            Some(down("database_unavailable", "Postgres"))
+        } else if !blob_storage {
+            Some(down("storage_unavailable", "Blob Storage"))
+        } else {
+            None
+        },
+    };
+    let status = if ready.error.is_none() {
         StatusCode::OK
     } else {
         tracing::warn!(
