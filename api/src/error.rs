@@ -11,8 +11,10 @@ use serde::Serialize;
 pub enum ApiError {
     #[error("{message}")]
     BadRequest { code: &'static str, message: String },
+    /// The reason is told to the caller, so it is one of the few fixed texts of `crate::auth`,
+    /// never a formatted error that could say more than the caller should know.
     #[error("missing or invalid credentials: {0}")]
-    Unauthorized(String),
+    Unauthorized(&'static str),
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -37,6 +39,8 @@ pub enum ApiError {
     NotRecorded(#[source] sqlx::Error),
     #[error("blob storage is unavailable")]
     StorageUnavailable(#[source] shared::storage::StorageError),
+    #[error("Entra ID's signing keys cannot be fetched, so the access token cannot be checked")]
+    AuthUnavailable(#[source] crate::auth::entra::KeysUnavailable),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -84,6 +88,7 @@ impl ApiError {
             ApiError::StorageUnavailable(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "storage_unavailable")
             }
+            ApiError::AuthUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "auth_unavailable"),
             ApiError::NotRecorded(e) if shared::db::is_unavailable(e) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "database_unavailable")
             }
@@ -112,6 +117,7 @@ impl IntoResponse for ApiError {
         let message = match &self {
             ApiError::DatabaseUnavailable(_)
             | ApiError::StorageUnavailable(_)
+            | ApiError::AuthUnavailable(_)
             | ApiError::NotRecorded(_) => {
                 format!("{self}; please retry later")
             }

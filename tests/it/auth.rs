@@ -50,7 +50,8 @@ async fn ids(resp: reqwest::Response) -> (String, String) {
     )
 }
 
-async fn assert_unauthorized(resp: reqwest::Response, what: &str) {
+/// Asserts a 401 as the contract has it, and returns its message.
+async fn assert_unauthorized(resp: reqwest::Response, what: &str) -> String {
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{what}");
     assert_eq!(
         resp.headers()["www-authenticate"].to_str().expect("ascii"),
@@ -59,9 +60,9 @@ async fn assert_unauthorized(resp: reqwest::Response, what: &str) {
     );
     let body: Value = resp.json().await.expect("a JSON error body");
     assert_eq!(body["error"]["code"], "unauthorized", "{what}");
-    assert!(body["error"]["message"]
-        .as_str()
-        .is_some_and(|m| !m.is_empty()));
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(!message.is_empty(), "{what}");
+    message.to_owned()
 }
 
 #[tokio::test]
@@ -90,6 +91,7 @@ async fn no_api_route_answers_without_a_valid_credential() {
             Some(format!("Bearer {}", revoked_key.secret)),
         ),
     ];
+    let mut messages = std::collections::HashMap::new();
     for (what, header) in &credentials {
         for (method, path) in routes(&file, &task) {
             let mut req = anonymous.request(method.clone(), app.url(&path));
@@ -101,9 +103,12 @@ async fn no_api_route_answers_without_a_valid_credential() {
                 req = req.multipart(reqwest::multipart::Form::new().part("file", part));
             }
             let resp = req.send().await.expect("request completes");
-            assert_unauthorized(resp, &format!("{method} {path} with {what}")).await;
+            let message = assert_unauthorized(resp, &format!("{method} {path} with {what}")).await;
+            messages.insert(*what, message);
         }
     }
+    // An answer does not tell whether a key exists.
+    assert_eq!(messages["an unknown key"], messages["a revoked key"]);
     // Nothing was read, written or deleted on their behalf.
     assert_eq!(app.upload_rows().await, UploadRows::each(1));
     let (status, _) = app.get_json(&format!("/api/v1/files/{file}")).await;

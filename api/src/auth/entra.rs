@@ -6,11 +6,16 @@
 //! Keys are cached and fetched again when a token names a key id the cache does not hold (Entra
 //! rotates its signing keys), at most once per `ENTRA_JWKS_MIN_REFRESH`, so a stream of tokens
 //! with made-up key ids cannot turn into a stream of requests to Entra. The cache is also
-//! refreshed once it is older than a day.
+//! refreshed once it is older than a day. A fetch that fails (Entra unreachable, a 5xx) is not
+//! the token's fault, so it is [`EntraError::KeysUnavailable`] rather than a refusal; it counts
+//! as a fetch too, and stands as the answer until the next fetch is allowed, so an outage does
+//! not turn every request into a request to Entra either.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
@@ -57,7 +62,7 @@ pub struct EntraConfig {
     /// Clock skew allowed on `exp` and `nbf`
     #[arg(long = "entra-clock-skew", env = "ENTRA_CLOCK_SKEW", value_parser = humantime::parse_duration, default_value = "60s")]
     pub clock_skew: Duration,
-    /// Least time between two JWKS fetches caused by unknown key ids
+    /// Least time between two signing-key fetches (for unknown key ids, or after a failed one)
     #[arg(long = "entra-jwks-min-refresh", env = "ENTRA_JWKS_MIN_REFRESH", value_parser = humantime::parse_duration, default_value = "60s")]
     pub jwks_min_refresh: Duration,
 }
@@ -84,7 +89,17 @@ impl EntraConfig {
     }
 }
 
-/// Why a token was refused. Logged, never shown to the caller (who gets a plain 401).
+/// Why a token was not accepted: its own fault (401), or keys out of reach (503, because the
+/// token may be perfectly good and the client should keep it and retry rather than discard it).
+#[derive(Debug, thiserror::Error)]
+pub enum EntraError {
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    #[error(transparent)]
+    KeysUnavailable(#[from] KeysUnavailable),
+}
+
+/// Why a token was refused. Logged; the caller is told only [`TokenError::public_reason`].
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
     #[error("malformed token: {0}")]
@@ -95,6 +110,8 @@ pub enum TokenError {
     NoKeyId,
     #[error("token signed by an unknown key {0:?}")]
     UnknownKey(String),
+    #[error("token has expired")]
+    Expired,
     #[error("invalid token: {0}")]
     Invalid(jsonwebtoken::errors::Error),
     #[error("token issuer {iss:?} is not the issuer of tenant {tid:?}")]
@@ -103,8 +120,36 @@ pub enum TokenError {
     Tenant(String),
     #[error("token carries neither the role nor the scope {0:?}")]
     Role(String),
-    #[error("cannot fetch signing keys: {0}")]
-    Keys(String),
+}
+
+impl TokenError {
+    /// What the caller is told: that its token has expired, which it can act on (get a new
+    /// one), or that it is not valid. Which other check failed would tell a prober what this
+    /// server accepts (audiences, tenants, roles), so that goes to the log only.
+    pub fn public_reason(&self) -> &'static str {
+        match self {
+            TokenError::Expired => "the access token has expired",
+            _ => "the access token is not valid",
+        }
+    }
+
+    /// An expired signature apart, so the caller can be told; the rest is [`TokenError::Invalid`].
+    fn from_validation(err: jsonwebtoken::errors::Error) -> Self {
+        match err.kind() {
+            ErrorKind::ExpiredSignature => TokenError::Expired,
+            _ => TokenError::Invalid(err),
+        }
+    }
+}
+
+/// Entra's discovery document or key set could not be fetched: now, or by the last fetch, less
+/// than `ENTRA_JWKS_MIN_REFRESH` ago. Cloned into every answer until the next fetch.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot fetch Entra ID signing keys: GET {url}")]
+pub struct KeysUnavailable {
+    url: String,
+    #[source]
+    source: Arc<reqwest::Error>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -131,13 +176,19 @@ struct Keys {
     fetched: Instant,
 }
 
+/// When the keys were last fetched, and how that went.
+struct LastFetch {
+    at: Instant,
+    outcome: Result<(), KeysUnavailable>,
+}
+
 /// Validates Entra access tokens against the configured tenant's keys.
 pub struct EntraValidator {
     cfg: EntraConfig,
     http: reqwest::Client,
     keys: RwLock<Option<Keys>>,
-    /// Serialises fetches and remembers when the last one happened.
-    last_fetch: Mutex<Option<Instant>>,
+    /// Serialises fetches and remembers the last one.
+    last_fetch: Mutex<Option<LastFetch>>,
 }
 
 impl EntraValidator {
@@ -152,10 +203,10 @@ impl EntraValidator {
     }
 
     /// The principal of a valid token.
-    pub async fn validate(&self, token: &str) -> Result<Principal, TokenError> {
+    pub async fn validate(&self, token: &str) -> Result<Principal, EntraError> {
         let header = jsonwebtoken::decode_header(token).map_err(TokenError::Malformed)?;
         if header.alg != Algorithm::RS256 {
-            return Err(TokenError::Algorithm(header.alg));
+            return Err(TokenError::Algorithm(header.alg).into());
         }
         let kid = header.kid.ok_or(TokenError::NoKeyId)?;
         let (key, issuer) = self.key(&kid).await?;
@@ -166,7 +217,7 @@ impl EntraValidator {
         validation.leeway = self.cfg.clock_skew.as_secs();
         validation.validate_nbf = true;
         let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
-            .map_err(TokenError::Invalid)?
+            .map_err(TokenError::from_validation)?
             .claims;
 
         self.check_issuer(&claims, &issuer)?;
@@ -176,10 +227,10 @@ impl EntraValidator {
             .as_deref()
             .is_some_and(|s| s.split(' ').any(|s| s == role));
         if !claims.roles.iter().any(|r| r == role) && !has_scope {
-            return Err(TokenError::Role(role.clone()));
+            return Err(TokenError::Role(role.clone()).into());
         }
         Principal::new(claims.tid.clone(), format!("entra:{}", claims.oid))
-            .ok_or(TokenError::Tenant(claims.tid))
+            .ok_or_else(|| TokenError::Tenant(claims.tid).into())
     }
 
     /// The issuer must be the token's own tenant's (v2.0 form from discovery, or the v1.0
@@ -207,8 +258,8 @@ impl EntraValidator {
         }
     }
 
-    /// The key `kid` and the issuer template, fetching the JWKS when the key is unknown.
-    async fn key(&self, kid: &str) -> Result<(DecodingKey, String), TokenError> {
+    /// The key `kid` and the issuer template, fetching the keys again when `kid` is unknown.
+    async fn key(&self, kid: &str) -> Result<(DecodingKey, String), EntraError> {
         if let Some(found) = self.cached(kid).await {
             return Ok(found);
         }
@@ -218,18 +269,32 @@ impl EntraValidator {
             if let Some(found) = self.cached(kid).await {
                 return Ok(found);
             }
-            let due = last.is_none_or(|t| t.elapsed() >= self.cfg.jwks_min_refresh)
-                || self.keys.read().await.is_none();
-            if due {
-                *last = Some(Instant::now());
-                let keys = self.fetch().await?;
-                tracing::info!(keys = keys.by_kid.len(), "Entra signing keys fetched");
-                *self.keys.write().await = Some(keys);
-            }
+            self.refresh(&mut last).await?;
         }
         self.cached(kid)
             .await
-            .ok_or_else(|| TokenError::UnknownKey(kid.to_owned()))
+            .ok_or_else(|| TokenError::UnknownKey(kid.to_owned()).into())
+    }
+
+    /// Fetches the keys, unless the last fetch was less than `jwks_min_refresh` ago: then its
+    /// outcome stands (the keys it got, or its failure).
+    async fn refresh(&self, last: &mut Option<LastFetch>) -> Result<(), KeysUnavailable> {
+        if let Some(recent) = last
+            .as_ref()
+            .filter(|l| l.at.elapsed() < self.cfg.jwks_min_refresh)
+        {
+            return recent.outcome.clone();
+        }
+        let at = Instant::now();
+        let fetched = self.fetch().await;
+        *last = Some(LastFetch {
+            at,
+            outcome: fetched.as_ref().map(|_| ()).map_err(Clone::clone),
+        });
+        let keys = fetched?;
+        tracing::info!(keys = keys.by_kid.len(), "Entra signing keys fetched");
+        *self.keys.write().await = Some(keys);
+        Ok(())
     }
 
     async fn cached(&self, kid: &str) -> Option<(DecodingKey, String)> {
@@ -242,7 +307,7 @@ impl EntraValidator {
         Some((key, keys.issuer.clone()))
     }
 
-    async fn fetch(&self) -> Result<Keys, TokenError> {
+    async fn fetch(&self) -> Result<Keys, KeysUnavailable> {
         let tenant = self.cfg.tenant_id.as_deref().unwrap_or("common");
         let url = format!(
             "{}/{tenant}/v2.0/.well-known/openid-configuration",
@@ -265,8 +330,14 @@ impl EntraValidator {
         })
     }
 
-    async fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, TokenError> {
-        let fail = |e: reqwest::Error| TokenError::Keys(format!("GET {url}: {e}"));
+    async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+    ) -> Result<T, KeysUnavailable> {
+        let fail = |e: reqwest::Error| KeysUnavailable {
+            url: url.to_owned(),
+            source: Arc::new(e),
+        };
         self.http
             .get(url)
             .send()

@@ -1,8 +1,12 @@
 //! Who is calling. Every `/api/v1` request carries `Authorization: Bearer <token>`, where the
 //! token is an API key (`srk_…`) or an Entra ID access token; both resolve to a [`Principal`]
 //! (tenant + subject), which the [`require`] middleware puts in the request's extensions for the
-//! handlers. Anything else is a `401 unauthorized` with `WWW-Authenticate: Bearer`, and the
-//! reason goes to the log, never to the caller.
+//! handlers. Anything else is a `401 unauthorized` with `WWW-Authenticate: Bearer`, whose message
+//! (RFC 6750's error description) says only what the caller can act on: no bearer token, an
+//! unknown or revoked API key (one message for both, so no answer tells whether a key exists),
+//! an expired access token, or an invalid one. Which check an Entra token failed goes to the
+//! log only. When Entra's signing keys cannot be fetched the token is not at fault: that is a
+//! `503 auth_unavailable`, so the client keeps its token and retries.
 
 pub mod api_key;
 pub mod entra;
@@ -16,7 +20,7 @@ use sqlx::PgPool;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use entra::{EntraConfig, EntraValidator};
+use entra::{EntraConfig, EntraError, EntraValidator};
 
 /// The tenant of keys created without `--tenant`, and of files uploaded before tenants existed.
 pub const DEFAULT_TENANT: &str = "default";
@@ -63,29 +67,33 @@ impl Authenticator {
     }
 
     /// The principal of `token`, `Unauthorized` when it is not a valid credential, or a 503
-    /// when the key cannot be looked up.
+    /// when the key or Entra's signing keys cannot be looked up.
     pub async fn authenticate(&self, token: &str) -> Result<Principal, ApiError> {
         if api_key::looks_like_key(token) {
             let key = db::api_keys::find_active(&self.db, &api_key::hash(token))
                 .await?
-                .ok_or_else(|| unauthorized("unknown or revoked API key"))?;
-            return Principal::new(key.tenant_id, format!("key:{}", key.id))
-                .ok_or_else(|| unauthorized("the key's tenant id is invalid"));
+                .ok_or(ApiError::Unauthorized("unknown or revoked API key"))?;
+            // The schema checks tenant ids as `valid_tenant_id` does: a bad one is our fault.
+            return Principal::new(key.tenant_id, format!("key:{}", key.id)).ok_or_else(|| {
+                ApiError::Internal(anyhow::anyhow!(
+                    "API key {} has an invalid tenant id",
+                    key.id
+                ))
+            });
         }
         let Some(entra) = &self.entra else {
-            return Err(unauthorized(
+            return Err(ApiError::Unauthorized(
                 "not an API key, and Entra ID is not configured",
             ));
         };
-        entra.validate(token).await.map_err(|e| {
-            tracing::info!(error = %e, "Entra token refused");
-            unauthorized("the access token is not valid")
+        entra.validate(token).await.map_err(|e| match e {
+            EntraError::Token(e) => {
+                tracing::info!(error = %e, "Entra token refused");
+                ApiError::Unauthorized(e.public_reason())
+            }
+            EntraError::KeysUnavailable(e) => ApiError::AuthUnavailable(e),
         })
     }
-}
-
-fn unauthorized(reason: &str) -> ApiError {
-    ApiError::Unauthorized(reason.to_owned())
 }
 
 /// The bearer token of a request, if it has one.
@@ -99,7 +107,7 @@ fn bearer(req: &Request) -> Option<&str> {
 /// Middleware on every `/api/v1` route: no principal, no answer.
 pub async fn require(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let Some(token) = bearer(&req) else {
-        return ApiError::Unauthorized("no bearer token".into()).into_response();
+        return ApiError::Unauthorized("no bearer token").into_response();
     };
     match state.auth.authenticate(token).await {
         Ok(principal) => {

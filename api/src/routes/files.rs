@@ -38,6 +38,7 @@ pub struct ListQuery {
         (status = 200, body = FileList),
         (status = 400, description = "Bad limit or after", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 503, description = "Postgres or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
 pub async fn list_files(
@@ -76,6 +77,7 @@ pub async fn list_files(
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
+        (status = 503, description = "Postgres or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
 pub async fn get_file(
@@ -104,7 +106,7 @@ pub async fn get_file(
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
-        (status = 503, description = "Postgres or Blob Storage unavailable", body = ErrorBody),
+        (status = 503, description = "Postgres, Blob Storage or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
 pub async fn delete_file(

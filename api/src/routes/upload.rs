@@ -64,7 +64,7 @@ pub struct UploadForm {
         (status = 409, description = "Idempotency-Key reused with a different file", body = ErrorBody),
         (status = 413, description = "File over the configured limit", body = ErrorBody),
         (status = 415, description = "Not CSV/TSV/xlsx/xlsm/xlsb/xls/ods", body = ErrorBody),
-        (status = 503, description = "Postgres or Blob Storage unavailable", body = ErrorBody),
+        (status = 503, description = "Postgres, Blob Storage or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
 #[tracing::instrument(name = "upload", skip_all)]
