@@ -60,10 +60,10 @@ pub struct EntraConfig {
     )]
     pub authority: String,
     /// Clock skew allowed on `exp` and `nbf`
-    #[arg(long = "entra-clock-skew", env = "ENTRA_CLOCK_SKEW", value_parser = humantime::parse_duration, default_value = "60s")]
+    #[arg(long = "entra-clock-skew", env = "ENTRA_CLOCK_SKEW", value_parser = shared::config::parse_duration, default_value = "60s")]
     pub clock_skew: Duration,
     /// Least time between two signing-key fetches (for unknown key ids, or after a failed one)
-    #[arg(long = "entra-jwks-min-refresh", env = "ENTRA_JWKS_MIN_REFRESH", value_parser = humantime::parse_duration, default_value = "60s")]
+    #[arg(long = "entra-jwks-min-refresh", env = "ENTRA_JWKS_MIN_REFRESH", value_parser = shared::config::parse_duration, default_value = "60s")]
     pub jwks_min_refresh: Duration,
 }
 
@@ -82,10 +82,7 @@ impl EntraConfig {
     }
 
     fn multi_tenant(&self) -> bool {
-        matches!(
-            self.tenant_id.as_deref(),
-            Some("common" | "organizations" | "consumers")
-        )
+        matches!(self.tenant_id.as_deref(), Some("common" | "organizations"))
     }
 }
 
@@ -193,6 +190,13 @@ pub struct EntraValidator {
 
 impl EntraValidator {
     pub fn new(cfg: EntraConfig) -> anyhow::Result<Self> {
+        // `consumers` names personal Microsoft accounts, which share one tenant: there is no
+        // organisation to isolate by, and treating it as multi-tenant would admit any tenant's
+        // v1.0-issuer tokens. Refused rather than guessed at.
+        anyhow::ensure!(
+            cfg.tenant_id.as_deref() != Some("consumers"),
+            "ENTRA_TENANT_ID=consumers is not supported: give a tenant id, `organizations` or `common`"
+        );
         let http = reqwest::Client::builder().timeout(FETCH_TIMEOUT).build()?;
         Ok(Self {
             cfg,
@@ -347,5 +351,24 @@ impl EntraValidator {
             .json()
             .await
             .map_err(fail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_consumers_tenant_is_refused_at_start() {
+        let cfg = |tenant: &str| EntraConfig {
+            tenant_id: Some(tenant.to_owned()),
+            audience: vec!["api://sheetrelay".to_owned()],
+            ..EntraConfig::disabled()
+        };
+        let err = EntraValidator::new(cfg("consumers"))
+            .err()
+            .expect("refused");
+        assert!(err.to_string().contains("consumers"), "{err}");
+        assert!(EntraValidator::new(cfg("organizations")).is_ok());
     }
 }

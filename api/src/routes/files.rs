@@ -38,7 +38,6 @@ pub struct ListQuery {
         (status = 200, body = FileList),
         (status = 400, description = "Bad limit or after", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
-        (status = 503, description = "Postgres or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
 pub async fn list_files(
@@ -77,7 +76,6 @@ pub async fn list_files(
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
-        (status = 503, description = "Postgres or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
 pub async fn get_file(

@@ -45,7 +45,6 @@ pub struct RowsQuery {
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "Unknown file, or no such sheet", body = ErrorBody),
         (status = 409, description = "The file is not parsed (yet, or it failed)", body = ErrorBody),
-        (status = 503, description = "Postgres or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
 pub async fn list_rows(

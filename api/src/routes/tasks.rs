@@ -23,7 +23,6 @@ use crate::views::TaskDetailView;
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
-        (status = 503, description = "Postgres or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
 pub async fn get_task(
