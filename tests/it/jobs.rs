@@ -132,3 +132,29 @@ async fn an_invalid_setting_exits_2_not_0_or_1() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_drain_job_does_not_idle_until_a_delayed_message_comes_back() {
+    let env = WorkerEnv::new().await;
+    // A message waiting for a retry, hidden far longer than the job's visibility timeout: no
+    // consumer can have it, so the job has nothing to wait for.
+    env.queue
+        .send_hidden("a retry, due in ten minutes", Duration::from_secs(600))
+        .await
+        .expect("send");
+    let mut cmd = env.command(&["run", "--role", "consumer", "--drain"]);
+    cmd.env("VISIBILITY_TIMEOUT", "3s").env("TASK_LEASE", "2s");
+    let mut job = WorkerProcess::spawn(cmd);
+    let status = job.wait(Duration::from_secs(60)).await;
+    let log = job.log();
+    assert!(status.success(), "exit {status:?}; log:\n{log}");
+    assert!(
+        log.contains("stayed invisible for a whole visibility timeout"),
+        "log:\n{log}"
+    );
+    assert_eq!(
+        env.queue.approximate_length().await.expect("length"),
+        1,
+        "left to the next execution"
+    );
+}

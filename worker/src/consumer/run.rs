@@ -14,13 +14,20 @@ use crate::Shutdown;
 
 use super::{Consumer, Outcome};
 
+/// How much longer than `VISIBILITY_TIMEOUT` a draining consumer waits for invisible messages:
+/// visibility is set in whole seconds, and the approximate count lags a little.
+const HIDDEN_MARGIN: Duration = Duration::from_secs(2);
+
 /// The consumer loop: receives while there are free processing slots, backs off while the queue
 /// is empty (from `idle_backoff_min` doubling to `idle_backoff_max`, back to full speed at the
 /// first message), and pauses receiving while Postgres is unavailable so queued messages do not
 /// burn their deliveries. On `shutdown.stop` it stops receiving and lets in-flight messages
 /// finish; `shutdown.abort` makes them release their work. With `drain`, it returns once
 /// `upstream_done` has fired (the relay is finished, or not ours), nothing is in flight and the
-/// queue is empty. With a message budget (`--max-messages`), it receives no more than that, then
+/// queue is empty, or holds only messages that stayed invisible for a whole `VISIBILITY_TIMEOUT`
+/// (a dead consumer's message is visible again by then; what stays hidden longer is renewed by a
+/// live consumer or delayed for a retry, and a job idling until then would be billed for it).
+/// With a message budget (`--max-messages`), it receives no more than that, then
 /// waits for the supervisor's stop.
 pub async fn run(
     consumer: Consumer,
@@ -43,6 +50,9 @@ pub async fn run(
     let mut idle = Backoff::new(cfg.idle_backoff_min, cfg.idle_backoff_max);
     let mut storage_backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(10));
     let mut window = (Instant::now(), 0usize);
+    // Draining, with nothing received and nothing in flight here: since when the queue has held
+    // only invisible messages.
+    let mut hidden_since: Option<Instant> = None;
 
     let result = loop {
         if shutdown.stop.is_cancelled() {
@@ -92,22 +102,28 @@ pub async fn run(
         };
         if messages.is_empty() {
             drop(first);
-            if drain
-                && upstream_done.is_cancelled()
-                && slots.available_permits() == concurrency
-                && consumer
-                    .queue
-                    .approximate_length()
-                    .await
-                    .is_ok_and(|n| n == 0)
-            {
-                tracing::info!("queue drained: nothing in flight and nothing queued");
-                break Ok(());
+            if drain && upstream_done.is_cancelled() && slots.available_permits() == concurrency {
+                match consumer.queue.approximate_length().await {
+                    Ok(0) => {
+                        tracing::info!("queue drained: nothing in flight and nothing queued");
+                        break Ok(());
+                    }
+                    Ok(invisible) => {
+                        let since = *hidden_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() > cfg.visibility_timeout + HIDDEN_MARGIN {
+                            tracing::info!(invisible,
+                                "queue drained: the messages left stayed invisible for a whole visibility timeout (held by live consumers, or waiting for a retry); leaving them to the next execution");
+                            break Ok(());
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "could not read the queue's length"),
+                }
             }
             idle.wait(&shutdown.stop).await;
             continue;
         }
         idle.reset();
+        hidden_since = None;
         let mut first = Some(first);
         for msg in messages {
             let permit = match first.take() {
