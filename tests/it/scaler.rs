@@ -1,7 +1,9 @@
 //! The worker as scale-to-zero jobs under the local KEDA-like scaler (`harness::scaler`): bursts
 //! of uploads with idle gaps, `kill -9` of job replicas mid-work, several replicas racing on the
-//! same queue. Every task must end COMPLETED with its rows stored exactly once, and no job may run
-//! while there is nothing to do. Test-speed leases and polling keep it within seconds.
+//! same queue; and the shape `deploy/` runs (an always-on relay, killed and restarted, beside
+//! consumer-only jobs scaled on the queue alone). Every task must end COMPLETED with its rows
+//! stored exactly once, and no job may run while there is nothing to do. Test-speed leases and
+//! polling keep it within seconds.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -199,4 +201,99 @@ async fn drain_jobs_under_a_keda_like_scaler_finish_every_upload_once_and_scale_
         0
     );
     assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
+}
+
+#[tokio::test]
+async fn the_deployed_shape_an_always_on_relay_and_consumer_jobs_survives_kills_of_both() {
+    // As deploy/ runs it: one relay replica always on (restarted by the platform when it dies),
+    // consumer-only drain jobs scaled on the queue alone.
+    let env = Arc::new(WorkerEnv::new().await);
+    let parser = slow_parser(Duration::from_millis(300));
+    let logs = tempfile::tempdir().expect("log dir");
+    let relay = || {
+        let mut cmd = env.command(&["run", "--role", "relay"]);
+        cmd.env("RELAY_LEASE", "1s");
+        harness::worker::WorkerProcess::spawn(cmd)
+    };
+    let mut relay_process = relay();
+    let job = {
+        let (env, parser) = (Arc::clone(&env), parser.to_path_buf());
+        move |_execution: usize| {
+            let mut cmd = env.command(&["run", "--role", "consumer", "--drain"]);
+            cmd.env("PARSER_EXE", &parser)
+                .env("VISIBILITY_TIMEOUT", "3s")
+                .env("TASK_LEASE", "2s")
+                .env("IDLE_BACKOFF_MAX", "200ms");
+            cmd
+        }
+    };
+    let scaler = Scaler::new(
+        ScalerConfig {
+            polling_interval: Duration::from_millis(200),
+            queue_length: 5,
+            backlog_target: None,
+            max_executions: 4,
+        },
+        env.queue.clone(),
+        env.db.clone(),
+        Box::new(job),
+        logs.path().to_owned(),
+    )
+    .expect("scaler");
+    let stop = CancellationToken::new();
+    let looping = {
+        let (scaler, stop) = (Arc::clone(&scaler), stop.clone());
+        tokio::spawn(async move { scaler.run(&stop).await })
+    };
+    scaled_to_zero(&scaler, 3).await;
+
+    // The relay is killed in the middle of a burst and started again at once, as the platform
+    // does; a consumer job is killed while it parses.
+    let mut uploads = burst(&env, "before", 10).await;
+    relay_process.child.start_kill().expect("kill -9 the relay");
+    relay_process.child.wait().await.expect("reap the relay");
+    let claims_left = env
+        .count("SELECT count(*) FROM outbox_messages WHERE status = 'PROCESSING'")
+        .await;
+    relay_process = relay();
+    uploads.extend(burst(&env, "after", 15).await);
+    let pid = eventually_some(
+        Duration::from_secs(20),
+        "a consumer job with a running task",
+        || async {
+            let running = env
+                .count("SELECT count(*) FROM tasks WHERE status = 'RUNNING'")
+                .await;
+            (running > 0).then(|| scaler.running_pids().first().copied())?
+        },
+    )
+    .await;
+    let killed_job = scaler.kill(pid);
+    all_completed(&env, &uploads, &scaler).await;
+    scaled_to_zero(&scaler, 3).await;
+    stop.cancel();
+    looping.await.expect("scaler loop");
+    let report = scaler.finish(Duration::from_secs(5)).await;
+    eprintln!(
+        "deployed shape: {} uploads, relay killed with {claims_left} claims held, a job killed: \
+         {killed_job}, {report:?}",
+        uploads.len()
+    );
+    assert!(report.failed.is_empty(), "no job failed: {report:?}");
+    assert_eq!(report.executions, report.succeeded + report.killed);
+    for (upload, rows) in &uploads {
+        assert_eq!(env.task(upload.task_id).await.status, TaskStatus::Completed);
+        assert_eq!(env.row_count(upload.source_file_id).await, *rows);
+    }
+    assert_eq!(
+        env.count("SELECT count(*) FROM outbox_messages WHERE status <> 'COMPLETED'")
+            .await,
+        0
+    );
+    assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
+    assert!(
+        relay_process.child.try_wait().expect("relay").is_none(),
+        "the relay is still running:\n{}",
+        relay_process.log()
+    );
 }
