@@ -410,3 +410,47 @@ async fn an_export_whose_client_stops_reading_gives_its_database_connection_back
     assert_eq!(status, StatusCode::OK, "after {:?}", started.elapsed());
     drop(stalled);
 }
+
+#[tokio::test]
+async fn an_upload_whose_client_goes_away_mid_body_leaves_no_staged_blocks() {
+    let app = TestApp::spawn_with(|cfg| cfg.max_upload_bytes = 64 * 1024 * 1024).await;
+    let boundary = "sheetrelay-abort";
+    let head = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.csv\"\r\n\
+         Content-Type: text/csv\r\n\r\n"
+    );
+    let declared = head.len() + 10 * 1024 * 1024;
+    let mut conn = TcpStream::connect(host_port(&app)).await.expect("connect");
+    let request = format!(
+        "POST /api/v1/files HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {declared}\r\n\r\n{head}",
+        app.key
+    );
+    conn.write_all(request.as_bytes()).await.expect("headers");
+    // Past one 4 MiB block, so one is staged in Blob Storage before the client goes away.
+    conn.write_all(&vec![b'a'; 6 * 1024 * 1024])
+        .await
+        .expect("part of the body");
+    harness::worker::eventually(Duration::from_secs(20), "a staged block", || async {
+        !app.blobs
+            .list_names_with_uncommitted()
+            .await
+            .expect("list")
+            .is_empty()
+    })
+    .await;
+    drop(conn);
+    harness::worker::eventually(
+        Duration::from_secs(20),
+        "the staged blocks discarded",
+        || async {
+            app.blobs
+                .list_names_with_uncommitted()
+                .await
+                .expect("list")
+                .is_empty()
+        },
+    )
+    .await;
+    assert_eq!(app.upload_rows().await, UploadRows::NONE);
+}
