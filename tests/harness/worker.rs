@@ -84,6 +84,29 @@ impl WorkerEnv {
         }
     }
 
+    /// This env's storage settings with one connection-string setting (`BlobEndpoint`,
+    /// `AccountKey`…) replaced by `value`: a storage that is unreachable or refuses us, for real.
+    pub fn storage_with(&self, setting: &str, value: &str) -> StorageConfig {
+        let connection = self
+            .storage
+            .connection_string
+            .as_deref()
+            .expect("a connection string");
+        let replaced: Vec<String> = connection
+            .split(';')
+            .map(|part| match part.split_once('=') {
+                Some((name, _)) if name == setting => format!("{name}={value}"),
+                _ => part.to_owned(),
+            })
+            .collect();
+        assert_ne!(replaced.join(";"), connection, "{setting} is set");
+        StorageConfig::from_connection_string(
+            replaced.join(";"),
+            self.storage.blob_container.clone(),
+            self.storage.queue_name.clone(),
+        )
+    }
+
     /// Relay settings for tests: short backoffs so retries come due quickly.
     pub fn relay_config() -> RelayConfig {
         RelayConfig {

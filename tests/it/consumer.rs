@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use harness::worker::{eventually_some, slow_parser, WorkerEnv, SAMPLE_CSV};
 use shared::db;
 use shared::domain::{Envelope, MessageEncoding, TaskErrorCode, TaskStatus};
-use shared::storage::{BlobStore, StorageConfig};
+use shared::storage::BlobStore;
 use tokio_util::sync::CancellationToken;
 use worker::config::ConsumerConfig;
 use worker::consumer::{self, Outcome};
@@ -486,20 +486,7 @@ async fn a_blob_outage_longer_than_the_delivery_budget_poisons_nothing() {
     };
     // Blob Storage is unreachable (port 9 never answers as Azure); the queue works.
     let mut down = env.consumer(cfg.clone());
-    let connection = env
-        .storage
-        .connection_string
-        .clone()
-        .expect("connection string");
-    let blob = connection
-        .split(';')
-        .find_map(|part| part.strip_prefix("BlobEndpoint="))
-        .expect("a BlobEndpoint");
-    let unreachable = StorageConfig::from_connection_string(
-        connection.replace(blob, "http://127.0.0.1:9/devstoreaccount1"),
-        env.storage.blob_container.clone(),
-        env.storage.queue_name.clone(),
-    );
+    let unreachable = env.storage_with("BlobEndpoint", "http://127.0.0.1:9/devstoreaccount1");
     down.blobs = BlobStore::new(&unreachable).expect("blob client");
 
     // Twice the delivery budget, each one stopped by the outage.

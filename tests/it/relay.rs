@@ -552,20 +552,7 @@ async fn a_queue_that_refuses_our_credentials_spends_no_attempts() {
     env.create_uploads(3, SAMPLE_CSV.as_bytes(), 3).await;
     // The right account with the wrong key: Azurite answers 403, as Azure does for an identity
     // without its role. No message is at fault.
-    let connection = env
-        .storage
-        .connection_string
-        .clone()
-        .expect("connection string");
-    let key = connection
-        .split(';')
-        .find_map(|part| part.strip_prefix("AccountKey="))
-        .expect("an AccountKey");
-    let wrong = shared::storage::StorageConfig::from_connection_string(
-        connection.replace(key, "d3Jvbmcga2V5IGZvciB0aGlzIGFjY291bnQ="),
-        env.storage.blob_container.clone(),
-        env.storage.queue_name.clone(),
-    );
+    let wrong = env.storage_with("AccountKey", "d3Jvbmcga2V5IGZvciB0aGlzIGFjY291bnQ=");
     let refused = shared::storage::QueueClient::new(&wrong, &wrong.queue_name).expect("client");
     let never = CancellationToken::new();
     let r = relay::run_once(&env.db, &refused, &WorkerEnv::relay_config(), &never)

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::scaler::{Scaler, ScalerConfig};
+use harness::scaler::{JobCommand, Scaler, ScalerConfig};
 use harness::worker::{eventually, eventually_some, slow_parser, Upload, WorkerEnv};
 use shared::domain::TaskStatus;
 use tokio_util::sync::CancellationToken;
@@ -61,6 +61,35 @@ async fn all_completed(env: &WorkerEnv, uploads: &[(Upload, i64)], scaler: &Scal
     );
 }
 
+/// The KEDA-like scaler at test speed (polls every 200 ms, 5 messages per job, at most 4 jobs),
+/// running until the returned token is cancelled; `backlog_target`: also scale on the outbox.
+fn start_scaler(
+    env: &WorkerEnv,
+    backlog_target: Option<u64>,
+    job: JobCommand,
+    logs: &std::path::Path,
+) -> (Arc<Scaler>, CancellationToken, tokio::task::JoinHandle<()>) {
+    let scaler = Scaler::new(
+        ScalerConfig {
+            polling_interval: Duration::from_millis(200),
+            queue_length: 5,
+            backlog_target,
+            max_executions: 4,
+        },
+        env.queue.clone(),
+        env.db.clone(),
+        job,
+        logs.to_owned(),
+    )
+    .expect("scaler");
+    let stop = CancellationToken::new();
+    let looping = {
+        let (scaler, stop) = (Arc::clone(&scaler), stop.clone());
+        tokio::spawn(async move { scaler.run(&stop).await })
+    };
+    (scaler, stop, looping)
+}
+
 /// Waits until no job runs and the scaler has since polled `polls` times without starting one.
 async fn scaled_to_zero(scaler: &Scaler, polls: usize) {
     let idle_from = eventually_some(Duration::from_secs(30), "every job to exit", || async {
@@ -97,24 +126,7 @@ async fn drain_jobs_under_a_keda_like_scaler_finish_every_upload_once_and_scale_
             cmd
         }
     };
-    let scaler = Scaler::new(
-        ScalerConfig {
-            polling_interval: Duration::from_millis(200),
-            queue_length: 5,
-            backlog_target: Some(5),
-            max_executions: 4,
-        },
-        env.queue.clone(),
-        env.db.clone(),
-        Box::new(job),
-        logs.path().to_owned(),
-    )
-    .expect("scaler");
-    let stop = CancellationToken::new();
-    let looping = {
-        let (scaler, stop) = (Arc::clone(&scaler), stop.clone());
-        tokio::spawn(async move { scaler.run(&stop).await })
-    };
+    let (scaler, stop, looping) = start_scaler(&env, Some(5), Box::new(job), logs.path());
 
     // Nothing to do: nothing runs.
     scaled_to_zero(&scaler, 3).await;
@@ -227,24 +239,7 @@ async fn the_deployed_shape_an_always_on_relay_and_consumer_jobs_survives_kills_
             cmd
         }
     };
-    let scaler = Scaler::new(
-        ScalerConfig {
-            polling_interval: Duration::from_millis(200),
-            queue_length: 5,
-            backlog_target: None,
-            max_executions: 4,
-        },
-        env.queue.clone(),
-        env.db.clone(),
-        Box::new(job),
-        logs.path().to_owned(),
-    )
-    .expect("scaler");
-    let stop = CancellationToken::new();
-    let looping = {
-        let (scaler, stop) = (Arc::clone(&scaler), stop.clone());
-        tokio::spawn(async move { scaler.run(&stop).await })
-    };
+    let (scaler, stop, looping) = start_scaler(&env, None, Box::new(job), logs.path());
     scaled_to_zero(&scaler, 3).await;
 
     // The relay is killed in the middle of a burst and started again at once, as the platform
