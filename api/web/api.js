@@ -1,8 +1,11 @@
 // The page's client for the HTTP contract (v1.1). Every call carries the caller's key as a bearer
-// token; a 401 from any call runs the handler given to setUnauthorizedHandler (the page goes
-// back to sign-in) and rejects with an ApiError whose status is 401.
+// token; a 401 runs the handler given to setUnauthorizedHandler (the page goes back to sign-in)
+// when the call was made with the current key, and rejects with an ApiError whose status is 401.
 
-let apiKey = null;
+// The key of the current session, in an object of its own: each call keeps the object it was
+// made with, and setKey replaces it, so an answer to a call made before the key changed (even to
+// the same key again) is known to belong to a session that is over.
+let session = { key: null };
 let unauthorizedHandler = () => {};
 
 /** An error answer of the API: HTTP status, the contract's machine code and its message. */
@@ -15,7 +18,7 @@ export class ApiError extends Error {
 }
 
 export function setKey(key) {
-  apiKey = key;
+  session = { key };
 }
 
 export function setUnauthorizedHandler(handler) {
@@ -36,25 +39,28 @@ function errorFrom(status, statusText, text) {
   return new ApiError(status, `http_${status}`, `the server answered HTTP ${status} ${statusText}`.trim());
 }
 
-function rejected(error) {
-  if (error.status === 401) unauthorizedHandler(error);
+// A late 401 from a session that is over (a rejected key, a sign-out, another sign-in since)
+// must not sign the current session out: only the current session's 401s reach the handler.
+function rejected(error, made) {
+  if (error.status === 401 && made === session) unauthorizedHandler(error);
   return error;
 }
 
 /** fetch with the key; resolves with the Response when it is 2xx, rejects with an ApiError. */
 export async function request(path, { method = 'GET' } = {}) {
+  const made = session;
   let response;
   try {
     response = await fetch(path, {
       method,
-      headers: { Authorization: `Bearer ${apiKey}` },
+      headers: { Authorization: `Bearer ${made.key}` },
       cache: 'no-store',
     });
   } catch {
     throw new ApiError(0, 'network_error', 'the server could not be reached');
   }
   if (!response.ok) {
-    throw rejected(errorFrom(response.status, response.statusText, await response.text()));
+    throw rejected(errorFrom(response.status, response.statusText, await response.text()), made);
   }
   return response;
 }
@@ -69,10 +75,11 @@ export async function getJson(path) {
  * {source_file, task}.
  */
 export function upload(file, onProgress) {
+  const made = session;
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/api/v1/files');
-    xhr.setRequestHeader('Authorization', `Bearer ${apiKey}`);
+    xhr.setRequestHeader('Authorization', `Bearer ${made.key}`);
     xhr.upload.addEventListener('progress', (event) => {
       if (event.lengthComputable) onProgress(event.loaded, event.total);
     });
@@ -84,7 +91,7 @@ export function upload(file, onProgress) {
           reject(new ApiError(xhr.status, 'bad_response', 'the server accepted the file but its answer was unreadable'));
         }
       } else {
-        reject(rejected(errorFrom(xhr.status, xhr.statusText, xhr.responseText)));
+        reject(rejected(errorFrom(xhr.status, xhr.statusText, xhr.responseText), made));
       }
     });
     xhr.addEventListener('error', () => {
@@ -115,13 +122,33 @@ function dispositionName(header) {
 
 /**
  * Downloads path into a Blob and hands it to the browser as a file named by the server's
- * Content-Disposition (else fallbackName). A plain link cannot carry the Authorization header,
- * hence fetch, Blob and an object URL. Resolves with the number of bytes saved.
+ * Content-Disposition (else fallbackName), calling onProgress(receivedBytes) as the body streams
+ * in. Resolves with the name and the number of bytes saved.
+ *
+ * A plain link cannot carry the Authorization header, hence fetch, Blob and an object URL; and
+ * so the whole export is held in memory until it is saved. Streaming it straight to disk would
+ * need the header added to a browser download, which only a service worker can do (or a save
+ * picker that not every browser has): more machinery than this page wants.
  */
-export async function download(path, fallbackName) {
+export async function download(path, fallbackName, onProgress = () => {}) {
   const response = await request(path);
   const name = dispositionName(response.headers.get('Content-Disposition')) || fallbackName;
-  const blob = await response.blob();
+  const chunks = [];
+  let received = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    let step;
+    try {
+      step = await reader.read();
+    } catch {
+      throw new ApiError(0, 'network_error', 'the connection broke during the download');
+    }
+    if (step.done) break;
+    chunks.push(step.value);
+    received += step.value.length;
+    onProgress(received);
+  }
+  const blob = new Blob(chunks, { type: response.headers.get('Content-Type') || '' });
   const url = URL.createObjectURL(blob);
   const link = document.createElement('a');
   link.href = url;

@@ -1,6 +1,7 @@
 // The sheetrelay upload page: sign-in with an API key (typed, or from the URL fragment #key=…),
-// uploads with a progress bar each, live task status, the caller's files newest first, and the
-// preview (preview.js). The key lives in sessionStorage only: it is gone when the tab closes.
+// uploads with a progress bar each, live task status (not polled while the page is hidden), the
+// caller's files newest first, and the preview (preview.js). The key lives in sessionStorage
+// only: it is gone when the tab closes.
 
 import * as api from './api.js';
 import * as preview from './preview.js';
@@ -14,9 +15,12 @@ const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 const $ = (id) => document.getElementById(id);
 
 const files = new Map(); // source file id -> file view {…source_file, task}
-const polls = new Map(); // source file id -> timeout id of its next task poll
+const polls = new Map(); // source file id -> its task poll {timer, wait, paused, tick}
+const deleting = new Set(); // source file ids whose DELETE is on its way
 let nextAfter = null; // cursor of the next page of the files list
-let session = 0; // bumped on sign-out: callbacks of an older session do nothing
+let session = 0; // bumped by every sign-in and sign-out: callbacks of an older session do nothing
+let uploadsAccepted = 0; // uploads the server has accepted: numbers them in order (file.accepted)
+let previewRequest = 0; // bumped by every Preview click: only the newest may open the preview
 
 // --- sign-in --------------------------------------------------------------------------------
 
@@ -32,22 +36,24 @@ function keyFromFragment() {
   }
 }
 
-function showSignIn(message = '') {
+/** The sign-in form, with a message and the key to try again (an empty field by default). */
+function showSignIn(message = '', key = '') {
   $('app').hidden = true;
   $('sign-out').hidden = true;
   $('signin').hidden = false;
   $('signin-error').textContent = message;
-  $('api-key').value = '';
+  $('api-key').value = key;
+  $('signin-form').querySelector('button').disabled = false;
   $('api-key').focus();
 }
 
+/** Ends the page's session: its key, polls, files, uploads and preview (not the stored key). */
 function resetSession() {
   session += 1;
-  for (const timer of polls.values()) clearTimeout(timer);
-  polls.clear();
+  for (const id of [...polls.keys()]) unwatch(id);
   files.clear();
+  deleting.clear();
   nextAfter = null;
-  sessionStorage.removeItem(KEY_STORAGE);
   api.setKey(null);
   preview.close();
   $('uploads').replaceChildren();
@@ -57,23 +63,37 @@ function resetSession() {
 
 function signOut() {
   resetSession();
+  sessionStorage.removeItem(KEY_STORAGE);
   showSignIn();
   announce('Signed out');
 }
 
 function keyRejected() {
   resetSession();
+  sessionStorage.removeItem(KEY_STORAGE);
   showSignIn('Key rejected: sign in with a valid API key.');
 }
 
-/** Checks the key by listing the first page of files; shows the app when it is accepted. */
+/**
+ * Checks the key by listing the first page of files; shows the app when it is accepted.
+ * Sign-ins can overlap (a #key= link followed while a stored key is checked, the form while a
+ * link's key is): each starts a session of its own, and an answer to an older one is dropped, so
+ * the last sign-in wins and the key stored is always the one whose files are shown. When the key
+ * cannot be checked (server down, network), it stays in the field, so a key that came from a
+ * link, and is gone from the address bar, can be tried again.
+ */
 async function signIn(key) {
+  resetSession();
+  const mine = session;
+  api.setKey(key);
+  // Never leave another key stored behind this one's sign-in; a retry of this key keeps it.
+  if (sessionStorage.getItem(KEY_STORAGE) !== key) sessionStorage.removeItem(KEY_STORAGE);
   const button = $('signin-form').querySelector('button');
   button.disabled = true;
   $('signin-error').textContent = '';
-  api.setKey(key);
   try {
     const page = await api.getJson(`/api/v1/files?limit=${FILES_PAGE}`);
+    if (mine !== session) return;
     sessionStorage.setItem(KEY_STORAGE, key);
     $('signin').hidden = true;
     $('app').hidden = false;
@@ -82,12 +102,11 @@ async function signIn(key) {
     announce('Signed in');
     $('main').focus();
   } catch (error) {
-    if (error.status !== 401) {
-      $('signin').hidden = false;
-      $('signin-error').textContent = `Cannot sign in: ${error.message}`;
-    }
+    // A 401 of this session has already sent the page back to sign-in (keyRejected).
+    if (mine !== session || error.status === 401) return;
+    showSignIn(`Cannot sign in: ${error.message}`, key);
   } finally {
-    button.disabled = false;
+    if (mine === session) button.disabled = false;
   }
 }
 
@@ -95,6 +114,7 @@ async function signIn(key) {
 
 async function loadFiles({ replace }) {
   const mine = session;
+  const asked = uploadsAccepted;
   const query = replace || nextAfter === null
     ? `limit=${FILES_PAGE}`
     : `limit=${FILES_PAGE}&after=${encodeURIComponent(nextAfter)}`;
@@ -102,7 +122,7 @@ async function loadFiles({ replace }) {
   $('load-more').disabled = true;
   try {
     const page = await api.getJson(`/api/v1/files?${query}`);
-    if (mine === session) renderFilesPage(page, { replace });
+    if (mine === session) renderFilesPage(page, { replace, asked });
   } catch (error) {
     if (mine === session && error.status !== 401) {
       $('files-error').textContent = `Files could not be loaded: ${error.message}`;
@@ -112,12 +132,20 @@ async function loadFiles({ replace }) {
   }
 }
 
-function renderFilesPage(page, { replace }) {
+/**
+ * Adds a page of the list, or with `replace` draws the list anew from its first page. `asked` is
+ * uploadsAccepted when the page was asked for: an upload accepted after that (a Refresh answered
+ * late) cannot be in the page, so its row and its poll stay rather than vanish.
+ */
+function renderFilesPage(page, { replace, asked = uploadsAccepted }) {
   if (replace) {
-    for (const timer of polls.values()) clearTimeout(timer);
-    polls.clear();
-    files.clear();
-    $('files-body').replaceChildren();
+    for (const [id, file] of files) {
+      if (file.accepted > asked) continue;
+      unwatch(id);
+      files.delete(id);
+    }
+    $('files-body').replaceChildren(
+      ...[...$('files-body').children].filter((tr) => files.has(tr.dataset.fileId)));
   }
   for (const file of page.files) {
     if (files.has(file.id)) continue;
@@ -220,10 +248,11 @@ function updateTask(fileId, task) {
     renderStatus(row.querySelector('.status-cell'), file);
     row.querySelector('.preview-button').disabled = task.status !== 'COMPLETED';
   }
-  const card = $('uploads').querySelector(`li[data-file-id="${CSS.escape(fileId)}"]`);
+  const card = cardOf(fileId);
   if (card && file) {
     renderStatus(card.querySelector('.upload-status'), file);
     card.querySelector('.preview-button').hidden = task.status !== 'COMPLETED';
+    card.querySelector('.dismiss-button').hidden = !TERMINAL.has(task.status);
   }
   if (file && previous !== task.status && TERMINAL.has(task.status)) {
     announce(task.status === 'COMPLETED'
@@ -232,39 +261,78 @@ function updateTask(fileId, task) {
   }
 }
 
-/** Polls a file's task until it is COMPLETED or FAILED: quickly at first, then every 2 s. */
+/**
+ * Polls a file's task until it is COMPLETED or FAILED: quickly at first, then every 2 s. While
+ * the page is hidden (another tab, a minimised window) a poll that comes due pauses instead of
+ * asking; onVisible resumes it at once. A poll that is no longer the file's (unwatched, or the
+ * file listed anew) ends at its next step, so a file is never polled twice over.
+ */
 function watch(file, delay = 300) {
   if (TERMINAL.has(file.task.status) || polls.has(file.id)) return;
   const mine = session;
-  const tick = async (wait) => {
+  const poll = { timer: null, wait: delay, paused: false };
+  const current = () => mine === session && polls.get(file.id) === poll;
+  poll.tick = async () => {
+    poll.timer = null;
+    if (document.hidden) {
+      poll.paused = true;
+      return;
+    }
     try {
       const task = await api.getJson(`/api/v1/tasks/${file.task.id}`);
-      if (mine !== session || !files.has(file.id)) return;
+      if (!current()) return;
       updateTask(file.id, task);
       if (TERMINAL.has(task.status)) {
         polls.delete(file.id);
         return;
       }
     } catch (error) {
-      if (mine !== session || error.status === 401 || error.status === 404) {
+      if (!current()) return;
+      if (error.status === 401 || error.status === 404) {
         polls.delete(file.id);
         return;
       }
       // A transient failure: keep trying at the slow pace.
     }
-    const next = Math.min(wait * 1.5, 2000);
-    polls.set(file.id, setTimeout(() => tick(next), next));
+    poll.wait = Math.min(poll.wait * 1.5, 2000);
+    poll.timer = setTimeout(poll.tick, poll.wait);
   };
-  polls.set(file.id, setTimeout(() => tick(delay), delay));
+  polls.set(file.id, poll);
+  poll.timer = setTimeout(poll.tick, delay);
 }
 
+function unwatch(fileId) {
+  const poll = polls.get(fileId);
+  if (poll) clearTimeout(poll.timer);
+  polls.delete(fileId);
+}
+
+/** The page is shown again: the polls that paused while it was hidden ask at once. */
+function onVisible() {
+  if (document.hidden) return;
+  for (const poll of polls.values()) {
+    if (poll.paused) {
+      poll.paused = false;
+      poll.tick();
+    }
+  }
+}
+
+/**
+ * Opens a file's preview with its current task. Only the newest click counts: when Preview is
+ * pressed on A and then on B, A's answer arriving last must not replace B.
+ */
 async function openPreview(fileId) {
+  const request = ++previewRequest;
+  const mine = session;
   try {
     const file = await api.getJson(`/api/v1/files/${fileId}`);
+    if (request !== previewRequest || mine !== session) return;
     if (files.has(fileId)) updateTask(fileId, file.task);
     await preview.open(file);
   } catch (error) {
-    if (error.status !== 401) $('files-error').textContent = `Cannot open the preview: ${error.message}`;
+    if (request !== previewRequest || mine !== session || error.status === 401) return;
+    $('files-error').textContent = `Cannot open the preview: ${error.message}`;
   }
 }
 
@@ -272,7 +340,8 @@ async function openPreview(fileId) {
 
 function confirmDelete(fileId) {
   const file = files.get(fileId);
-  if (!file) return;
+  // Gone already, or its deletion is on its way: a second one would only find it missing.
+  if (!file || deleting.has(fileId)) return;
   const dialog = $('delete-dialog');
   $('delete-text').textContent =
     `“${file.file_name}” and everything parsed from it will be deleted. This cannot be undone.`;
@@ -288,25 +357,41 @@ function confirmDelete(fileId) {
   dialog.showModal();
 }
 
+/** Marks a file's Delete button as unavailable (still focusable) while its DELETE is on its way. */
+function setDeleting(fileId, busy) {
+  if (busy) deleting.add(fileId);
+  else deleting.delete(fileId);
+  const button = rowOf(fileId)?.querySelector('button.danger-outline');
+  if (button) button.setAttribute('aria-disabled', String(busy));
+}
+
 async function deleteFile(fileId) {
   const file = files.get(fileId);
-  const row = rowOf(fileId);
+  // The dialog can close on a file deleted while it was open: nothing is left to do.
+  if (!file || deleting.has(fileId)) return;
+  const mine = session;
   $('files-error').textContent = '';
+  setDeleting(fileId, true);
+  let error = null;
   try {
     await api.request(`/api/v1/files/${fileId}`, { method: 'DELETE' });
-  } catch (error) {
-    if (error.status !== 401 && error.status !== 404) {
-      $('files-error').textContent = `${file.file_name} was not deleted: ${error.message}`;
-      return;
-    }
-    if (error.status === 401) return;
+  } catch (e) {
+    error = e;
   }
-  clearTimeout(polls.get(fileId));
-  polls.delete(fileId);
+  if (mine !== session) return;
+  setDeleting(fileId, false);
+  // A 404: deleted meanwhile (another tab), which is what was asked.
+  if (error && error.status === 401) return;
+  if (error && error.status !== 404) {
+    $('files-error').textContent = `${file.file_name} was not deleted: ${error.message}`;
+    return;
+  }
+  unwatch(fileId);
   files.delete(fileId);
+  const row = rowOf(fileId);
   const next = row && (row.nextElementSibling || row.previousElementSibling);
   if (row) row.remove();
-  const card = $('uploads').querySelector(`li[data-file-id="${CSS.escape(fileId)}"]`);
+  const card = cardOf(fileId);
   if (card) card.remove();
   if (preview.currentFileId() === fileId) preview.close();
   $('files-empty').hidden = files.size > 0;
@@ -316,6 +401,10 @@ async function deleteFile(fileId) {
 }
 
 // --- upload ---------------------------------------------------------------------------------
+
+function cardOf(fileId) {
+  return $('uploads').querySelector(`li[data-file-id="${CSS.escape(fileId)}"]`);
+}
 
 function uploadCard(file) {
   const li = document.createElement('li');
@@ -340,8 +429,32 @@ function uploadCard(file) {
   open.setAttribute('aria-label', `Preview ${file.name}`);
   open.hidden = true;
   open.addEventListener('click', () => openPreview(li.dataset.fileId));
-  li.append(name, size, bar, status, open);
+  const dismiss = document.createElement('button');
+  dismiss.type = 'button';
+  dismiss.className = 'secondary dismiss-button';
+  dismiss.textContent = 'Dismiss';
+  dismiss.setAttribute('aria-label', `Dismiss ${file.name}`);
+  dismiss.hidden = true; // until the upload is refused or its task has ended
+  dismiss.addEventListener('click', () => dismissCard(li));
+  const actions = document.createElement('div');
+  actions.className = 'upload-actions';
+  actions.append(open, dismiss);
+  li.append(name, size, bar, status, actions);
   return li;
+}
+
+/**
+ * Removes a finished upload's card, so the list does not grow for as long as the page is open
+ * (the file stays in My files). Focus goes to a neighbouring card's Dismiss, else to the file
+ * chooser, rather than being lost with the button.
+ */
+function dismissCard(card) {
+  const next = [card.nextElementSibling, card.previousElementSibling]
+    .map((li) => li && li.querySelector('.dismiss-button:not([hidden])'))
+    .find(Boolean);
+  card.remove();
+  if (next) next.focus();
+  else $('file-input').focus();
 }
 
 async function uploadOne(file, card) {
@@ -351,22 +464,36 @@ async function uploadOne(file, card) {
   status.textContent = 'uploading';
   try {
     const accepted = await api.upload(file, (sent, total) => {
-      bar.value = Math.round((100 * sent) / Math.max(total, 1));
-      status.textContent = `uploading: ${bar.value}%`;
+      if (sent < total) {
+        bar.value = Math.round((100 * sent) / Math.max(total, 1));
+        status.textContent = `uploading: ${bar.value}%`;
+      } else {
+        // Every byte is sent, but the server answers only once it has stored the file, which
+        // takes a while for a large one: an indeterminate bar, not a 100 % that seems stuck.
+        bar.removeAttribute('value');
+        status.textContent = 'processing on the server…';
+      }
     });
     if (mine !== session) return;
     bar.value = 100;
-    const view = { ...accepted.source_file, task: accepted.task };
-    card.dataset.fileId = view.id;
-    files.set(view.id, view);
-    $('files-body').prepend(fileRow(view));
+    uploadsAccepted += 1;
+    card.dataset.fileId = accepted.source_file.id;
+    // A Refresh answered between the upload and this answer may have listed the file already.
+    if (!files.has(accepted.source_file.id)) {
+      const view = { ...accepted.source_file, task: accepted.task, accepted: uploadsAccepted };
+      files.set(view.id, view);
+      $('files-body').prepend(fileRow(view));
+    }
+    const view = files.get(accepted.source_file.id);
     $('files-empty').hidden = true;
     renderStatus(status, view);
+    card.querySelector('.dismiss-button').hidden = !TERMINAL.has(view.task.status);
     announce(`${file.name} uploaded`);
     watch(view);
   } catch (error) {
     if (mine !== session || error.status === 401) return;
     card.classList.add('refused');
+    card.querySelector('.dismiss-button').hidden = false;
     bar.hidden = true;
     status.className = 'upload-status error';
     status.textContent = error.status
@@ -446,13 +573,12 @@ function init() {
   $('load-more').addEventListener('click', () => loadFiles({ replace: false }));
   $('files-title').tabIndex = -1;
 
+  document.addEventListener('visibilitychange', onVisible);
+
   // A #key= link opened in a tab that already shows the page changes only the fragment.
   window.addEventListener('hashchange', () => {
     const key = keyFromFragment();
-    if (key) {
-      resetSession();
-      signIn(key);
-    }
+    if (key) signIn(key);
   });
 
   const key = keyFromFragment() || sessionStorage.getItem(KEY_STORAGE);

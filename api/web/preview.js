@@ -4,7 +4,7 @@
 // one request away. Export downloads the selected sheet as CSV or NDJSON.
 
 import { ApiError, download, getJson } from './api.js';
-import { announce, formatCount, plural } from './util.js';
+import { announce, formatBytes, formatCount, plural } from './util.js';
 
 export const PAGE_SIZE = 100;
 
@@ -16,6 +16,7 @@ const state = {
   sheet: 0, // index into state.sheets
   page: 0,
   loading: 0, // a counter: only the newest request may draw
+  exporting: false, // an export is streaming in: the Export buttons wait for it
 };
 
 export function currentFileId() {
@@ -28,7 +29,12 @@ export function close() {
   $('preview').hidden = true;
 }
 
-/** Shows a COMPLETED file's first sheet. */
+/**
+ * Shows a COMPLETED file's first sheet, then moves focus to the preview's title. Opens can
+ * overlap (Preview on A, then on B before A's rows came): the later open owns the preview, and
+ * an earlier one, once its rows are in, neither draws nor takes focus from where the reader has
+ * gone since.
+ */
 export async function open(file) {
   state.file = file;
   state.sheets = (file.task.result && file.task.result.sheets) || [];
@@ -37,13 +43,27 @@ export async function open(file) {
   // Never show the previous file's rows under this file's title while its first page loads.
   $('rows-head').replaceChildren();
   $('rows-body').replaceChildren();
-  $('page-status').textContent = 'Loading rows…';
+  $('rows-caption').textContent = '';
+  $('preview-error').textContent = '';
+  if (!state.exporting) $('export-status').hidden = true;
   const total = file.task.result ? file.task.result.rows_total : 0;
   $('preview-summary').textContent =
     `${plural(total, 'row')} in ${plural(state.sheets.length, 'sheet')}`;
   renderTabs();
+  setExportButtons();
   $('preview-title').scrollIntoView({ block: 'start' });
-  await selectSheet(0, { focusTab: false });
+  if (state.sheets.length === 0) {
+    // Nothing to ask for: a request for sheet 0 would only fail. Rows still on their way for
+    // the previous file must not draw here either.
+    state.loading += 1;
+    state.page = 0;
+    setPagerBusy(false);
+    $('page-status').textContent = 'This file has no sheets: there are no rows to show.';
+  } else {
+    $('page-status').textContent = 'Loading rows…';
+    await selectSheet(0, { focusTab: false });
+  }
+  if (state.file !== file) return;
   $('preview-title').tabIndex = -1;
   $('preview-title').focus({ preventScroll: true });
 }
@@ -197,26 +217,49 @@ function stem(name) {
   return dot > 0 ? name.slice(0, dot) : name;
 }
 
+/** Both Export buttons wait while an export streams in, and there is nothing to export without sheets. */
+function setExportButtons() {
+  const off = state.exporting || state.sheets.length === 0;
+  $('export-csv').disabled = off;
+  $('export-ndjson').disabled = off;
+}
+
+/**
+ * Exports the selected sheet. The server streams it, and a large sheet takes a while: the bytes
+ * received so far show beside a busy bar, and one export runs at a time (a second press would
+ * start the same download again).
+ */
 async function exportSheet(format) {
-  if (!state.file) return;
+  if (!state.file || state.exporting || state.sheets.length === 0) return;
   const sheet = state.sheets[state.sheet];
-  const sheetIndex = sheet ? sheet.index : 0;
-  const suffix = state.sheets.length > 1 && sheet ? `-${sheet.name}` : '';
+  const suffix = state.sheets.length > 1 ? `-${sheet.name}` : '';
   const fallback = `${stem(state.file.file_name)}${suffix}.${format}`;
-  const button = $(`export-${format}`);
-  button.disabled = true;
+  const label = format.toUpperCase();
+  const text = $('export-text');
+  state.exporting = true;
+  setExportButtons();
   $('preview-error').textContent = '';
-  announce(`Exporting ${format.toUpperCase()}…`);
+  $('export-progress').hidden = false;
+  $('export-status').hidden = false;
+  text.textContent = `Exporting ${label}…`;
+  announce(`Exporting ${label}…`);
   try {
     const saved = await download(
-      `/api/v1/files/${state.file.id}/rows/export?sheet=${sheetIndex}&format=${format}`, fallback);
+      `/api/v1/files/${state.file.id}/rows/export?sheet=${sheet.index}&format=${format}`, fallback,
+      (received) => {
+        text.textContent = `Exporting ${label}: ${formatBytes(received)} received`;
+      });
+    text.textContent = `Exported ${saved.name}: ${formatBytes(saved.bytes)}`;
     announce(`Exported ${saved.name} (${formatCount(saved.bytes)} bytes)`);
   } catch (error) {
+    $('export-status').hidden = true;
     if (!(error instanceof ApiError && error.status === 401)) {
       $('preview-error').textContent = `Export failed: ${error.message}`;
     }
   } finally {
-    button.disabled = false;
+    state.exporting = false;
+    $('export-progress').hidden = true;
+    setExportButtons();
   }
 }
 

@@ -1,5 +1,6 @@
 // The list of the caller's files (newest first, paged with "Load more"), deleting a file after a
-// confirmation, and tenants: a page signed in with tenant B's key sees none of tenant A's files.
+// confirmation (once, however often it is asked), tenants: a page signed in with tenant B's key
+// sees none of tenant A's files, and the page on a phone-sized screen.
 // The paging test uses a tenant of its own, so files other tests upload do not change its counts.
 
 import assert from 'node:assert/strict';
@@ -7,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import {
-  api, apiUpload, createKey, fileRow, KEY_A, KEY_B, launch, listAllFiles, newPage, screenshot,
-  signIn, waitForTask, waitForText,
+  api, apiUpload, createKey, fileRow, holdRequests, KEY_A, KEY_B, launch, listAllFiles, newPage,
+  screenshot, signIn, waitForTask, waitForText,
 } from './helpers.mjs';
 
 let browser;
@@ -100,6 +101,34 @@ test('a file is deleted after confirming, and is gone from the page and the API'
   assert.ok(!(await listedNames(page)).includes(name));
 });
 
+test('a file whose deletion is on its way cannot be deleted again', async () => {
+  const page = await open();
+  await signIn(page, KEY_A);
+  const name = `delete-once-${randomUUID().slice(0, 8)}.csv`;
+  await page.getByLabel('Choose files').setInputFiles({ name, mimeType: 'text/csv', buffer: Buffer.from('a\n1\n') });
+  const row = fileRow(page, name);
+  await waitForText(row.locator('.status'), 'COMPLETED');
+  const id = await row.getAttribute('data-file-id');
+  const deletes = await holdRequests(page, `**/api/v1/files/${id}`, (r) => r.method() === 'DELETE');
+  const dialog = page.getByRole('dialog', { name: 'Delete file?' });
+  const remove = row.getByRole('button', { name: `Delete ${name}` });
+
+  await remove.click();
+  await dialog.getByRole('button', { name: 'Delete' }).click();
+  await deletes.caught();
+  // While the DELETE is on its way the button says it is unavailable, and asks nothing.
+  assert.equal(await remove.getAttribute('aria-disabled'), 'true');
+  // force: Playwright would wait for the button to be available, which is what is tested here.
+  await remove.click({ force: true });
+  assert.equal(await dialog.isVisible(), false);
+
+  deletes.release();
+  await row.waitFor({ state: 'detached' });
+  await waitForText(page.locator('#announcer'), `Deleted ${name}`);
+  assert.equal((await deletes.caught()).length, 1);
+  assert.equal((await api(KEY_A, `/api/v1/files/${id}`)).status, 404);
+});
+
 test('deleting the file in the preview closes the preview', async () => {
   const page = await open();
   await signIn(page, KEY_A);
@@ -161,6 +190,31 @@ test('on a phone-sized screen the page fits its width and still works', async ()
   const table = await page.locator('#rows-scroll').evaluate((e) => e.scrollWidth > e.clientWidth);
   assert.equal(table, true);
   await screenshot(page, 'phone');
+
+  // The files list stays a table, with its headers, and scrolls sideways in its own box.
+  assert.equal(await page.locator('#files-table').evaluate((t) => getComputedStyle(t).display), 'table');
+  assert.equal(await page.getByRole('columnheader', { name: 'Status' }).count(), 1);
+  assert.equal(await row.getByRole('cell').count(), 5);
+  assert.equal(await page.locator('#files-table').evaluate((t) => t.parentElement.scrollWidth > t.parentElement.clientWidth), true);
+});
+
+test('a long file name without spaces wraps inside the delete dialog', async () => {
+  const page = await open({ viewport: { width: 390, height: 844 } });
+  await signIn(page, KEY_A);
+  const name = `${'a_very_long_file_name_without_any_spaces_'.repeat(4)}${randomUUID().slice(0, 8)}.csv`;
+  await page.getByLabel('Choose files').setInputFiles({ name, mimeType: 'text/csv', buffer: Buffer.from('x\n1\n') });
+  const row = fileRow(page, name);
+  await waitForText(row.locator('.status'), 'COMPLETED');
+  await row.getByRole('button', { name: `Delete ${name}` }).click();
+  const dialog = page.getByRole('dialog', { name: 'Delete file?' });
+  await waitForText(dialog, name);
+  const text = await page.locator('#delete-text').evaluate((p) => ({ scroll: p.scrollWidth, client: p.clientWidth }));
+  assert.ok(text.scroll <= text.client, `the text is ${text.scroll}px wide in ${text.client}px`);
+  const box = await dialog.boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= 390, JSON.stringify(box));
+  await screenshot(page, 'delete-long-name');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'hidden' });
 });
 
 test('keyboard focus is visible', async () => {

@@ -1,8 +1,9 @@
 // Shared by the browser tests: the stack tests/stack/browser.sh started (found through the
 // environment), headless Chromium through playwright-core, calls to the API with a key, a small
-// xlsx writer and a CSV reader to check exports against their sources.
+// xlsx writer and a CSV reader to check exports against their sources, and ways to hold things
+// still: the page's requests (holdRequests), the worker mid-task (holdParsedSheets).
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +23,8 @@ export const BASE_URL = required('SHEETRELAY_URL');
 export const KEY_A = required('SHEETRELAY_KEY_A');
 export const KEY_B = required('SHEETRELAY_KEY_B');
 const API_BIN = required('SHEETRELAY_API_BIN');
+const DATABASE_URL = required('DATABASE_URL');
+const PSQL = process.env.PG_BIN ? path.join(process.env.PG_BIN, 'psql') : 'psql';
 export const ARTIFACTS = process.env.BROWSER_ARTIFACTS || path.join(os.tmpdir(), 'sheetrelay-browser');
 mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -44,16 +47,19 @@ export function launch() {
  * A page in a fresh context (its own sessionStorage), collecting uncaught errors, console errors
  * and Content-Security-Policy violations in page.problems: each test asserts there are none.
  * (Console errors about failed requests are the browser reporting a 4xx/5xx the page handled,
- * such as the 401 of a rejected key or the 415 of a refused file, and are left out.)
+ * such as the 401 of a rejected key or the 415 of a refused file, or a connection a test
+ * refused on purpose, and are left out.)
+ * traceFetches: the page records its fetches in window.__fetches (see waitForAnswers).
  */
-export async function newPage(browser, { viewport = { width: 1280, height: 900 } } = {}) {
+export async function newPage(browser, { viewport = { width: 1280, height: 900 }, traceFetches = false } = {}) {
   const context = await browser.newContext({ viewport, acceptDownloads: true, baseURL: BASE_URL });
   const page = await context.newPage();
+  if (traceFetches) await page.addInitScript(traceFetchesInPage);
   page.problems = [];
   page.on('pageerror', (error) => page.problems.push(`uncaught: ${error.message}`));
   page.on('console', (message) => {
     if (message.type() !== 'error') return;
-    if (/Failed to load resource: the server responded with a status of/.test(message.text())) return;
+    if (/Failed to load resource: (the server responded with a status of|net::ERR_CONNECTION_REFUSED)/.test(message.text())) return;
     page.problems.push(`console: ${message.text()}`);
   });
   return page;
@@ -72,6 +78,167 @@ export async function screenshot(page, name) {
 /** The row of the files table for a file name. */
 export function fileRow(page, name) {
   return page.locator('#files-body tr').filter({ has: page.getByRole('rowheader', { name, exact: true }) });
+}
+
+// --- holding things still ------------------------------------------------------------------
+
+/**
+ * Runs in the page before its scripts: wraps fetch to record each call in window.__fetches as
+ * {url, key, status, settled}. `settled` turns true in a task queued once the answer's body has
+ * been read (or the fetch failed): a task runs only after every promise continuation queued
+ * before it, so by then the page's code has finished with the answer. That is how a test knows
+ * the page has dealt with an answer that should change nothing on screen. (A MessageChannel
+ * task, because page.clock can hold setTimeout.)
+ */
+function traceFetchesInPage() {
+  const log = [];
+  window.__fetches = log;
+  const fetch0 = window.fetch.bind(window);
+  const afterwards = (entry) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      entry.settled = true;
+    };
+    channel.port2.postMessage(null);
+  };
+  window.fetch = async (input, init = {}) => {
+    const entry = { url: String(input), key: new Headers(init.headers).get('Authorization'), status: 0, settled: false };
+    log.push(entry);
+    let response;
+    try {
+      response = await fetch0(input, init);
+    } catch (error) {
+      afterwards(entry);
+      throw error;
+    }
+    entry.status = response.status;
+    for (const read of ['json', 'text', 'blob']) {
+      const original = response[read].bind(response);
+      response[read] = () => original().finally(() => afterwards(entry));
+    }
+    return response;
+  };
+}
+
+// In the page, for answersTo: settled fetches to `pattern` (a RegExp's source) with the bearer
+// key `auth` (null: any).
+function settledAnswers({ pattern, auth }) {
+  const url = new RegExp(pattern);
+  return window.__fetches.filter((f) => f.settled && url.test(f.url) && (auth === null || f.key === auth)).length;
+}
+
+function answerQuery(path, key) {
+  return {
+    pattern: typeof path === 'string' ? path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : path.source,
+    auth: key === undefined ? null : `Bearer ${key}`,
+  };
+}
+
+/**
+ * How many of the page's traced fetches (newPage's traceFetches) to `path` (a part of the URL,
+ * or a RegExp), carrying `key` if given, have settled: been answered and dealt with.
+ */
+export function answersTo(page, path, { key } = {}) {
+  return page.evaluate(settledAnswers, answerQuery(path, key));
+}
+
+/** Waits until `count` fetches have settled, as answersTo counts them. */
+export async function waitForAnswers(page, path, { key, count = 1 } = {}) {
+  await page.waitForFunction(({ pattern, auth, least }) => {
+    const url = new RegExp(pattern);
+    return window.__fetches.filter((f) => f.settled && url.test(f.url)
+      && (auth === null || f.key === auth)).length >= least;
+  }, { ...answerQuery(path, key), least: count });
+}
+
+/**
+ * Holds the page's requests to `url` (a page.route matcher) for which `match(request)` is true,
+ * until release(). Each then goes on to the server, or with answerFirst is answered by the
+ * server when caught and that answer is held instead, so it predates what the page does
+ * meanwhile. caught(n) resolves once n requests are held.
+ */
+export async function holdRequests(page, url, match = () => true, { answerFirst = false } = {}) {
+  let release;
+  const gate = new Promise((resolve) => { release = resolve; });
+  const held = [];
+  const waiters = [];
+  await page.route(url, async (route) => {
+    if (!match(route.request())) {
+      await route.fallback();
+      return;
+    }
+    const response = answerFirst ? await route.fetch() : null;
+    held.push(route.request());
+    for (const wake of waiters.splice(0)) wake();
+    await gate;
+    if (response) await route.fulfill({ response });
+    else await route.continue();
+  });
+  return {
+    async caught(n = 1) {
+      while (held.length < n) await new Promise((resolve) => { waiters.push(resolve); });
+      return held;
+    },
+    release,
+  };
+}
+
+/** A page.route matcher for the files list, GET /api/v1/files?… (not a file, nor its rows). */
+export const FILES_LIST = (url) => url.pathname === '/api/v1/files' && url.search !== '';
+
+function psql(args, options) {
+  return spawn(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', DATABASE_URL, ...args], options);
+}
+
+/** Polls until no task of any tenant is PENDING or RUNNING (each poll after the last answer). */
+async function workerIdle(timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const busy = execFileSync(PSQL, ['-X', '-tA', '-d', DATABASE_URL, '-c',
+      "SELECT count(*) FROM tasks WHERE status IN ('PENDING', 'RUNNING')"], { encoding: 'utf8' }).trim();
+    if (busy === '0') return;
+    if (Date.now() > deadline) throw new Error(`${busy} tasks are still PENDING or RUNNING`);
+    await new Promise((resolve) => { setTimeout(resolve, 100); });
+  }
+}
+
+/**
+ * Holds the worker in the middle of every task it starts, deterministically: a transaction
+ * holds parsed_sheets in SHARE mode (through psql on the test database) until release().
+ *
+ * The worker streams a file's rows into parsed_row_chunks with COPY while it parses, counting
+ * them for its progress reporter, which UPDATEs the task every PROGRESS_INTERVAL; both go on
+ * under this lock. Only after the last row does it INSERT the file's parsed_sheets rows, in the
+ * same transaction as it completes the task, and that INSERT (ROW EXCLUSIVE) waits for the
+ * lock. So while it is held a task is RUNNING with every row counted, and cannot complete.
+ * The api only reads parsed_sheets, which SHARE allows. Taken once the worker is idle, so no
+ * earlier test's task is caught and takes a consumer.
+ */
+export async function holdParsedSheets() {
+  await workerIdle();
+  const session = psql([], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  session.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => { session.on('exit', resolve); });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    session.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('locked')) resolve();
+    });
+    exited.then((code) => reject(new Error(`psql exited (${code}) before the lock was taken: ${stderr}`)));
+    session.stdin.write('BEGIN;\nLOCK TABLE parsed_sheets IN SHARE MODE;\n\\echo locked\n');
+  });
+  let released = false;
+  return {
+    async release() {
+      if (released) return;
+      released = true;
+      session.stdin.end('COMMIT;\n');
+      const code = await exited;
+      if (code !== 0) throw new Error(`psql exited (${code}) releasing the lock: ${stderr}`);
+    },
+  };
 }
 
 // --- the API, from node ---------------------------------------------------------------------

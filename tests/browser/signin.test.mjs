@@ -1,13 +1,16 @@
 // Signing in and out: the key from the URL fragment (then out of the address bar), the `API key`
 // field, a key kept for the browser session only, a rejected key, a key revoked while the page is
-// open, and the page's own headers and resources (a strict CSP that the page never trips).
+// open, sign-ins that overlap (the last one wins, and a late 401 of an older one changes nothing),
+// a link's key kept to retry when the server cannot be reached, and the page's own headers and
+// resources (a strict CSP that the page never trips).
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
 import {
-  apiKeys, BASE_URL, createKey, KEY_A, launch, newPage, screenshot, signIn, waitForText,
+  apiKeys, apiUpload, BASE_URL, createKey, FILES_LIST, fileRow, holdRequests, KEY_A, KEY_B, launch,
+  newPage, screenshot, signIn, waitForAnswers, waitForText,
 } from './helpers.mjs';
 
 let browser;
@@ -133,4 +136,69 @@ test('a key revoked while the page is open sends the page back to sign-in', asyn
   await signInForm(page).waitFor();
   assert.equal(await myFiles(page).isVisible(), false);
   assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+});
+
+/** Follows a #key= link in a tab that already shows the page (only the fragment changes). */
+async function followKeyLink(page, key) {
+  await page.evaluate((k) => { window.location.hash = `key=${encodeURIComponent(k)}`; }, key);
+}
+
+const keyHeld = (key) => (request) => request.headers().authorization === `Bearer ${key}`;
+
+test('a late 401 from a sign-in that another one replaced does not sign the page out', async () => {
+  const page = await open({ traceFetches: true });
+  const stale = 'sr_replaced-before-its-answer';
+  const held = await holdRequests(page, FILES_LIST, keyHeld(stale));
+  await page.goto(`/#key=${encodeURIComponent(stale)}`);
+  await held.caught();
+  await followKeyLink(page, KEY_A);
+  await myFiles(page).waitFor();
+
+  held.release();
+  await waitForAnswers(page, '/api/v1/files?', { key: stale });
+  assert.equal(await myFiles(page).isVisible(), true);
+  assert.equal(await signInForm(page).isVisible(), false);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('sheetrelay.api-key')), KEY_A);
+  // Still signed in for real: the next call goes out with the key and is answered.
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  await waitForAnswers(page, '/api/v1/files?', { key: KEY_A, count: 2 });
+  assert.equal(await myFiles(page).isVisible(), true);
+});
+
+test('of two overlapping sign-ins the last wins: its key is kept and its files are listed', async () => {
+  const onlyB = `only-b-${randomUUID().slice(0, 8)}.csv`;
+  assert.equal((await apiUpload(KEY_B, onlyB, Buffer.from('b\n1\n'))).status, 202);
+  const page = await open({ traceFetches: true });
+  const held = await holdRequests(page, FILES_LIST, keyHeld(KEY_B));
+  await page.goto(`/#key=${encodeURIComponent(KEY_B)}`);
+  await held.caught();
+  await followKeyLink(page, KEY_A);
+  await myFiles(page).waitFor();
+
+  // B's list arrives last, and is dropped.
+  held.release();
+  await waitForAnswers(page, '/api/v1/files?', { key: KEY_B });
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('sheetrelay.api-key')), KEY_A);
+  assert.equal(await fileRow(page, onlyB).count(), 0);
+  await page.reload();
+  await myFiles(page).waitFor();
+  assert.equal(await fileRow(page, onlyB).count(), 0);
+});
+
+test('a key from a link stays in the field when the server cannot be reached, to try again', async () => {
+  const page = await open();
+  // The server is down, as far as the page can tell.
+  const down = (route) => route.abort('connectionrefused');
+  await page.route(FILES_LIST, down);
+  await page.goto(`/#key=${encodeURIComponent(KEY_A)}`);
+  await waitForText(page.getByRole('alert'), /cannot sign in: the server could not be reached/i);
+  // Out of the address bar, as always, but in the field.
+  assert.equal(page.url(), `${BASE_URL}/`);
+  assert.equal(await page.getByLabel('API key').inputValue(), KEY_A);
+  assert.equal(await myFiles(page).isVisible(), false);
+
+  await page.unroute(FILES_LIST, down);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await myFiles(page).waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('sheetrelay.api-key')), KEY_A);
 });

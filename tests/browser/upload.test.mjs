@@ -1,7 +1,9 @@
 // Uploading through the page and reading the result: a CSV and a workbook at once through the
-// file input (progress, live status), the preview (values, types, paging to the last row, sheet
-// tabs with the hidden sheet marked, by mouse and keyboard), both exports compared with the
-// sources, drag and drop, and refused files with the server's message.
+// file input (progress, the server's processing step, live status), the preview (values, types,
+// paging to the last row, sheet tabs with the hidden sheet marked, by mouse and keyboard, only
+// the last of two quick opens shown), both exports compared with the sources and their progress,
+// drag and drop, a workbook without sheets, refused files with the server's message, and
+// dismissing finished uploads.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -13,8 +15,8 @@ import {
   WORKBOOK,
 } from './fixtures.mjs';
 import {
-  api, apiUpload, createKey, fileRow, launch, listAllFiles, newPage, parseCsv, recorded,
-  recordTexts, screenshot, signIn, waitForText,
+  answersTo, api, apiUpload, createKey, fileRow, holdRequests, launch, listAllFiles, newPage,
+  parseCsv, recorded, recordTexts, screenshot, signIn, waitForAnswers, waitForText, xlsx,
 } from './helpers.mjs';
 
 const CSV = customersCsv();
@@ -27,7 +29,7 @@ let page;
 
 before(async () => {
   browser = await launch();
-  page = await newPage(browser);
+  page = await newPage(browser, { traceFetches: true });
   await signIn(page, KEY);
 });
 
@@ -86,15 +88,19 @@ describe('uploading a CSV and a workbook through the file input', () => {
       const bar = cards.filter({ hasText: name }).getByRole('progressbar', { name: `Upload of ${name}` });
       assert.equal(await bar.evaluate((p) => p.value), 100);
     }
-    // What the card said while sending: the percentages of the upload's progress events (on
-    // loopback a small file goes in one event, so only 100 % is certain), never going back.
+    // What the card said: the percentages of the upload's progress events while sending (on
+    // loopback a small file goes in one event, so there may be none), never going back; then,
+    // with every byte sent, that the server is at work, until its answer gave the task status.
     for (const name of ['customers.csv', 'inventory.xlsx']) {
-      const states = (await recorded(page, 'upload')).filter((s) => s.file === name);
-      const progress = states.filter((s) => /^uploading: \d+%$/.test(s.text))
-        .map((s) => Number(/(\d+)%/.exec(s.text)[1]));
-      assert.ok(progress.length >= 1, `${name}: ${JSON.stringify(states)}`);
-      assert.equal(progress.at(-1), 100, `${name}: ${progress}`);
+      const states = (await recorded(page, 'upload')).filter((s) => s.file === name).map((s) => s.text);
+      const sending = states.filter((s) => /^uploading: \d+%$/.test(s));
+      const progress = sending.map((s) => Number(/(\d+)%/.exec(s)[1]));
+      assert.ok(progress.every((p) => p < 100), `${name}: ${JSON.stringify(states)}`);
       assert.deepEqual(progress, [...progress].sort((a, b) => a - b), `${name} went backwards`);
+      const processing = states.indexOf('processing on the server…');
+      assert.ok(processing >= 0, `${name}: ${JSON.stringify(states)}`);
+      assert.ok(states.slice(processing + 1).every((s) => !s.startsWith('uploading')), `${name}: ${JSON.stringify(states)}`);
+      assert.match(states.at(-1), /^COMPLETED/, `${name}: ${JSON.stringify(states)}`);
     }
   });
 
@@ -211,6 +217,70 @@ describe('uploading a CSV and a workbook through the file input', () => {
     const lines = ndjson.text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
     assert.deepEqual(lines, workbookValues(0));
   });
+
+  test('Preview on one file and at once on another shows the other, whichever answer is last', async () => {
+    // The workbook is in the preview (from the tests above); customers.csv is opened after it.
+    const book = await fileRow(page, 'inventory.xlsx').getAttribute('data-file-id');
+    const bookFile = new RegExp(`/api/v1/files/${book}$`);
+    const bookRows = new RegExp(`/api/v1/files/${book}/rows\\?`);
+
+    // The workbook's file answer comes after customers.csv is shown.
+    const file = await holdRequests(page, `**/api/v1/files/${book}`);
+    const files = await answersTo(page, bookFile);
+    await fileRow(page, 'inventory.xlsx').getByRole('button', { name: 'Preview inventory.xlsx' }).click();
+    await file.caught();
+    await openPreview('customers.csv');
+    await pageStatus('Rows 1–100 of 250, page 1 of 3');
+    file.release();
+    await waitForAnswers(page, bookFile, { count: files + 1 });
+    assert.equal(await page.locator('#preview-title').innerText(), 'Preview: customers.csv');
+    assert.deepEqual((await previewRows())[0], shown(1, customerValues(1)));
+
+    // Now its first rows come after customers.csv is shown and the reader has moved on: the
+    // workbook takes neither the preview nor the focus.
+    const rows = await holdRequests(page, (url) => url.pathname === `/api/v1/files/${book}/rows`);
+    const pages = await answersTo(page, bookRows);
+    await openPreview('inventory.xlsx');
+    await rows.caught();
+    await openPreview('customers.csv');
+    await pageStatus('Rows 1–100 of 250, page 1 of 3');
+    await page.getByRole('button', { name: 'Refresh' }).focus();
+    rows.release();
+    await waitForAnswers(page, bookRows, { count: pages + 1 });
+    assert.equal(await page.locator('#preview-title').innerText(), 'Preview: customers.csv');
+    const headers = await page.locator('#rows-head .column-name').allInnerTexts();
+    assert.deepEqual(headers, CUSTOMER_COLUMNS);
+    assert.deepEqual((await previewRows())[0], shown(1, customerValues(1)));
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'refresh-files');
+  });
+
+  test('an export shows how much it has received, and a second press waits for it', async () => {
+    // customers.csv is in the preview (from the test above). Its export is held at the start.
+    const exports = await holdRequests(page, (url) => url.pathname.endsWith('/rows/export'));
+    const csv = page.getByRole('button', { name: 'Export CSV' });
+    const ndjson = page.getByRole('button', { name: 'Export NDJSON' });
+    const bar = page.getByRole('progressbar', { name: 'Export download' });
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      (async () => {
+        await csv.click();
+        await exports.caught();
+        await waitForText(page.locator('#export-text'), 'Exporting CSV…');
+        assert.equal(await bar.isVisible(), true);
+        assert.equal(await csv.isDisabled(), true);
+        assert.equal(await ndjson.isDisabled(), true);
+        exports.release();
+      })(),
+    ]);
+    const text = await readFile(await download.path(), 'utf8');
+    assert.deepEqual(parseCsv(text), parseCsv(CSV));
+    const size = await page.evaluate(async (n) => (await import('/assets/util.js')).formatBytes(n),
+      Buffer.byteLength(text));
+    await waitForText(page.locator('#export-text'), `Exported ${download.suggestedFilename()}: ${size}`);
+    assert.equal(await bar.isVisible(), false);
+    assert.equal(await csv.isDisabled(), false);
+    assert.equal((await exports.caught()).length, 1);
+  });
 });
 
 describe('other ways in, and files the server refuses', () => {
@@ -263,6 +333,26 @@ describe('other ways in, and files the server refuses', () => {
     assert.equal(await fileRow(page, 'huge.csv').count(), 0);
   });
 
+  test('a workbook without sheets says so in its preview, and asks for no rows', async () => {
+    await page.getByLabel('Choose files').setInputFiles({
+      name: 'no-sheets.xlsx',
+      mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      buffer: xlsx([]),
+    });
+    const row = fileRow(page, 'no-sheets.xlsx');
+    await waitForText(row.locator('.status'), 'COMPLETED');
+    const id = await row.getAttribute('data-file-id');
+    await openPreview('no-sheets.xlsx');
+    await pageStatus('This file has no sheets');
+    assert.equal(await page.locator('#preview-summary').innerText(), '0 rows in 0 sheets');
+    assert.equal(await page.getByRole('tab').count(), 0);
+    assert.equal(await page.locator('#preview-error').innerText(), '');
+    assert.equal(await page.locator('#rows-body tr').count(), 0);
+    assert.equal(await page.getByRole('button', { name: 'Export CSV' }).isDisabled(), true);
+    assert.equal(await page.getByRole('button', { name: 'Next' }).isDisabled(), true);
+    assert.equal(await page.evaluate((f) => window.__fetches.filter((e) => e.url.startsWith(`/api/v1/files/${f}/rows`)).length, id), 0);
+  });
+
   test('a workbook that cannot be parsed shows FAILED with its code and message', async () => {
     // A truncated xlsx: a zip without its directory. The upload takes it (it starts like an
     // xlsx); the parser cannot read it.
@@ -279,5 +369,22 @@ describe('other ways in, and files the server refuses', () => {
     const detail = await row.locator('.status-detail').innerText();
     assert.equal(detail, `${file.task.error.code}: ${file.task.error.message}`);
     assert.equal(await row.getByRole('button', { name: 'Preview broken.xlsx' }).isDisabled(), true);
+  });
+
+  test('finished uploads can be dismissed, by mouse or keyboard, and focus moves to the next', async () => {
+    const cards = page.locator('.upload');
+    const count = await cards.count();
+    // Newest first: the broken workbook (FAILED), the one without sheets (COMPLETED), then the
+    // file over the limit (refused).
+    const broken = cards.filter({ hasText: 'broken.xlsx' });
+    await broken.getByRole('button', { name: 'Dismiss broken.xlsx' }).click();
+    await broken.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Dismiss no-sheets.xlsx');
+    await page.keyboard.press('Enter');
+    await cards.filter({ hasText: 'no-sheets.xlsx' }).waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Dismiss huge.csv');
+    assert.equal(await cards.count(), count - 2);
+    // The files stay listed.
+    assert.equal(await fileRow(page, 'broken.xlsx').count(), 1);
   });
 });

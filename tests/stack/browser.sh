@@ -11,7 +11,8 @@
 #
 # Screenshots go to $BROWSER_ARTIFACTS (default target/browser-artifacts); logs of the services
 # are printed when a test fails. KEEP_BROWSER_STACK=1 keeps the temp directory for a look;
-# BROWSER_SKIP_BUILD=1 runs the binaries already in target/debug.
+# BROWSER_SKIP_BUILD=1 runs the binaries already in target/debug. The binaries come from
+# $CARGO_TARGET_DIR when it is set, where cargo build puts them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -70,18 +71,21 @@ main() {
   API_METRICS_PORT=$(free_port)
   WORKER_METRICS_PORT=$(free_port)
 
+  # Relative to the repository, as cargo (run from there) reads it.
+  target_dir=$(cd "$REPO_ROOT" && realpath -m "${CARGO_TARGET_DIR:-target}")
+
   start_postgres "$pg_dir" "$PG_PORT"
   create_database "$PG_PORT" sheetrelay
   start_azurite "$work/azurite" "$BLOB_PORT" "$QUEUE_PORT" "$TABLE_PORT"
 
   if [ "${BROWSER_SKIP_BUILD:-0}" = 1 ]; then
-    log "BROWSER_SKIP_BUILD=1: using the api and worker in target/debug as they are"
+    log "BROWSER_SKIP_BUILD=1: using the api and worker in $target_dir/debug as they are"
   else
     log "building api and worker (cargo build -p api -p worker)"
     (cd "$REPO_ROOT" && cargo build --locked -p api -p worker)
   fi
-  API_BIN="$REPO_ROOT/target/debug/api"
-  WORKER_BIN="$REPO_ROOT/target/debug/worker"
+  API_BIN="$target_dir/debug/api"
+  WORKER_BIN="$target_dir/debug/worker"
 
   export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/sheetrelay"
   AZURE_STORAGE_CONNECTION_STRING=$(azurite_connection_string "$BLOB_PORT" "$QUEUE_PORT")
