@@ -9,6 +9,9 @@ let session = { key: null };
 let unauthorizedHandler = () => {};
 
 /** An error answer of the API: HTTP status, the contract's machine code and its message. */
+/** Task statuses that do not change any more. */
+export const TERMINAL = new Set(['COMPLETED', 'FAILED']);
+
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message);

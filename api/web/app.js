@@ -1,16 +1,15 @@
 // The sheetrelay upload page: sign-in with an API key (typed, or from the URL fragment #key=…),
 // uploads with a progress bar each, live task status (not polled while the page is hidden), the
-// caller's files newest first, and the preview (preview.js). The key lives in sessionStorage
+// caller's files newest first, and the preview (preview.js); the upload cards are uploads.js. The key lives in sessionStorage
 // only: it is gone when the tab closes.
 
 import * as api from './api.js';
 import * as preview from './preview.js';
+import * as uploads from './uploads.js';
 import { announce, formatBytes, formatTime, plural } from './util.js';
 
 const KEY_STORAGE = 'sheetrelay.api-key';
 const FILES_PAGE = 25;
-const PARALLEL_UPLOADS = 3;
-const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 
 const $ = (id) => document.getElementById(id);
 
@@ -56,7 +55,7 @@ function resetSession() {
   nextAfter = null;
   api.setKey(null);
   preview.close();
-  $('uploads').replaceChildren();
+  uploads.clear();
   $('files-body').replaceChildren();
   $('files-error').textContent = '';
 }
@@ -248,13 +247,9 @@ function updateTask(fileId, task) {
     renderStatus(row.querySelector('.status-cell'), file);
     row.querySelector('.preview-button').disabled = task.status !== 'COMPLETED';
   }
-  const card = cardOf(fileId);
-  if (card && file) {
-    renderStatus(card.querySelector('.upload-status'), file);
-    card.querySelector('.preview-button').hidden = task.status !== 'COMPLETED';
-    card.querySelector('.dismiss-button').hidden = !TERMINAL.has(task.status);
-  }
-  if (file && previous !== task.status && TERMINAL.has(task.status)) {
+  const card = uploads.cardOf(fileId);
+  if (card && file) uploads.showTask(card, file);
+  if (file && previous !== task.status && api.TERMINAL.has(task.status)) {
     announce(task.status === 'COMPLETED'
       ? `${file.file_name}: COMPLETED, ${plural(task.result ? task.result.rows_total : 0, 'row')}`
       : `${file.file_name}: FAILED, ${task.error ? task.error.message : ''}`);
@@ -268,7 +263,7 @@ function updateTask(fileId, task) {
  * file listed anew) ends at its next step, so a file is never polled twice over.
  */
 function watch(file, delay = 300) {
-  if (TERMINAL.has(file.task.status) || polls.has(file.id)) return;
+  if (api.TERMINAL.has(file.task.status) || polls.has(file.id)) return;
   const mine = session;
   const poll = { timer: null, wait: delay, paused: false };
   const current = () => mine === session && polls.get(file.id) === poll;
@@ -282,7 +277,7 @@ function watch(file, delay = 300) {
       const task = await api.getJson(`/api/v1/tasks/${file.task.id}`);
       if (!current()) return;
       updateTask(file.id, task);
-      if (TERMINAL.has(task.status)) {
+      if (api.TERMINAL.has(task.status)) {
         polls.delete(file.id);
         return;
       }
@@ -391,7 +386,7 @@ async function deleteFile(fileId) {
   const row = rowOf(fileId);
   const next = row && (row.nextElementSibling || row.previousElementSibling);
   if (row) row.remove();
-  const card = cardOf(fileId);
+  const card = uploads.cardOf(fileId);
   if (card) card.remove();
   if (preview.currentFileId() === fileId) preview.close();
   $('files-empty').hidden = files.size > 0;
@@ -402,154 +397,21 @@ async function deleteFile(fileId) {
 
 // --- upload ---------------------------------------------------------------------------------
 
-function cardOf(fileId) {
-  return $('uploads').querySelector(`li[data-file-id="${CSS.escape(fileId)}"]`);
-}
-
-function uploadCard(file) {
-  const li = document.createElement('li');
-  li.className = 'upload';
-  const name = document.createElement('span');
-  name.className = 'file-name';
-  name.textContent = file.name;
-  const size = document.createElement('span');
-  size.className = 'hint';
-  size.textContent = formatBytes(file.size);
-  const bar = document.createElement('progress');
-  bar.max = 100;
-  bar.value = 0;
-  bar.setAttribute('aria-label', `Upload of ${file.name}`);
-  const status = document.createElement('div');
-  status.className = 'upload-status';
-  status.textContent = 'waiting to upload';
-  const open = document.createElement('button');
-  open.type = 'button';
-  open.className = 'secondary preview-button';
-  open.textContent = 'Preview';
-  open.setAttribute('aria-label', `Preview ${file.name}`);
-  open.hidden = true;
-  open.addEventListener('click', () => openPreview(li.dataset.fileId));
-  const dismiss = document.createElement('button');
-  dismiss.type = 'button';
-  dismiss.className = 'secondary dismiss-button';
-  dismiss.textContent = 'Dismiss';
-  dismiss.setAttribute('aria-label', `Dismiss ${file.name}`);
-  dismiss.hidden = true; // until the upload is refused or its task has ended
-  dismiss.addEventListener('click', () => dismissCard(li));
-  const actions = document.createElement('div');
-  actions.className = 'upload-actions';
-  actions.append(open, dismiss);
-  li.append(name, size, bar, status, actions);
-  return li;
-}
-
 /**
- * Removes a finished upload's card, so the list does not grow for as long as the page is open
- * (the file stays in My files). Focus goes to a neighbouring card's Dismiss, else to the file
- * chooser, rather than being lost with the button.
+ * An upload the server accepted (uploads.js): listed at the top of My files unless a Refresh
+ * answered in between has listed it already, numbered in acceptance order, and watched.
  */
-function dismissCard(card) {
-  const next = [card.nextElementSibling, card.previousElementSibling]
-    .map((li) => li && li.querySelector('.dismiss-button:not([hidden])'))
-    .find(Boolean);
-  card.remove();
-  if (next) next.focus();
-  else $('file-input').focus();
-}
-
-async function uploadOne(file, card) {
-  const mine = session;
-  const bar = card.querySelector('progress');
-  const status = card.querySelector('.upload-status');
-  status.textContent = 'uploading';
-  try {
-    const accepted = await api.upload(file, (sent, total) => {
-      if (sent < total) {
-        bar.value = Math.round((100 * sent) / Math.max(total, 1));
-        status.textContent = `uploading: ${bar.value}%`;
-      } else {
-        // Every byte is sent, but the server answers only once it has stored the file, which
-        // takes a while for a large one: an indeterminate bar, not a 100 % that seems stuck.
-        bar.removeAttribute('value');
-        status.textContent = 'processing on the server…';
-      }
-    });
-    if (mine !== session) return;
-    bar.value = 100;
-    uploadsAccepted += 1;
-    card.dataset.fileId = accepted.source_file.id;
-    // A Refresh answered between the upload and this answer may have listed the file already.
-    if (!files.has(accepted.source_file.id)) {
-      const view = { ...accepted.source_file, task: accepted.task, accepted: uploadsAccepted };
-      files.set(view.id, view);
-      $('files-body').prepend(fileRow(view));
-    }
-    const view = files.get(accepted.source_file.id);
-    $('files-empty').hidden = true;
-    renderStatus(status, view);
-    card.querySelector('.dismiss-button').hidden = !TERMINAL.has(view.task.status);
-    announce(`${file.name} uploaded`);
-    watch(view);
-  } catch (error) {
-    if (mine !== session || error.status === 401) return;
-    card.classList.add('refused');
-    card.querySelector('.dismiss-button').hidden = false;
-    bar.hidden = true;
-    status.className = 'upload-status error';
-    status.textContent = error.status
-      ? `Refused: ${error.message} (${error.code}, HTTP ${error.status})`
-      : `Failed: ${error.message}`;
-    announce(`${file.name} refused: ${error.message}`);
+function accepted(upload) {
+  uploadsAccepted += 1;
+  if (!files.has(upload.source_file.id)) {
+    const view = { ...upload.source_file, task: upload.task, accepted: uploadsAccepted };
+    files.set(view.id, view);
+    $('files-body').prepend(fileRow(view));
   }
-}
-
-async function uploadAll(fileList) {
-  const queue = [...fileList].map((file) => {
-    const card = uploadCard(file);
-    $('uploads').prepend(card);
-    return [file, card];
-  });
-  if (queue.length === 0) return;
-  announce(`Uploading ${queue.length} ${queue.length === 1 ? 'file' : 'files'}`);
-  const workers = Array.from({ length: Math.min(PARALLEL_UPLOADS, queue.length) }, async () => {
-    for (let item = queue.shift(); item; item = queue.shift()) {
-      await uploadOne(...item);
-    }
-  });
-  await Promise.all(workers);
-}
-
-function initDropzone() {
-  const zone = $('dropzone');
-  const input = $('file-input');
-  input.addEventListener('change', () => {
-    const chosen = [...input.files];
-    input.value = '';
-    uploadAll(chosen);
-  });
-  const carriesFiles = (event) => event.dataTransfer && [...event.dataTransfer.types].includes('Files');
-  zone.addEventListener('dragenter', (event) => {
-    if (carriesFiles(event)) zone.classList.add('dragging');
-  });
-  zone.addEventListener('dragover', (event) => {
-    if (!carriesFiles(event)) return;
-    event.preventDefault();
-    event.dataTransfer.dropEffect = 'copy';
-    zone.classList.add('dragging');
-  });
-  zone.addEventListener('dragleave', (event) => {
-    if (!zone.contains(event.relatedTarget)) zone.classList.remove('dragging');
-  });
-  zone.addEventListener('drop', (event) => {
-    event.preventDefault();
-    zone.classList.remove('dragging');
-    uploadAll(event.dataTransfer.files);
-  });
-  // A file dropped next to the zone must not make the browser leave the page to open it.
-  window.addEventListener('dragover', (event) => {
-    if (carriesFiles(event)) event.preventDefault();
-  });
-  window.addEventListener('drop', (event) => event.preventDefault());
+  const view = files.get(upload.source_file.id);
+  $('files-empty').hidden = true;
+  watch(view);
+  return view;
 }
 
 // --- start ----------------------------------------------------------------------------------
@@ -557,7 +419,7 @@ function initDropzone() {
 function init() {
   api.setUnauthorizedHandler(keyRejected);
   preview.init();
-  initDropzone();
+  uploads.init({ session: () => session, accepted, renderStatus, openPreview });
   $('signin-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const key = $('api-key').value.trim();

@@ -471,10 +471,11 @@ mod tests {
         assert!(is_unavailable(&send_error(StorageError::Transport(
             "connection refused".into()
         ))));
-        for status in [408, 429, 500, 503] {
+        // The service refusing us (a missing role) is no fault of the message either.
+        for status in [401, 403, 408, 429, 500, 503] {
             assert!(is_unavailable(&service(status)), "{status}");
         }
-        for status in [400, 403, 404, 413] {
+        for status in [400, 404, 413] {
             assert!(!is_unavailable(&service(status)), "{status}");
         }
         assert!(!is_unavailable(&anyhow::anyhow!("anything else")));

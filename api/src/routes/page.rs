@@ -50,6 +50,11 @@ const ASSETS: &[Asset] = &[
         body: include_bytes!("../../web/preview.js"),
     },
     Asset {
+        name: "uploads.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../web/uploads.js"),
+    },
+    Asset {
         name: "util.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../web/util.js"),
