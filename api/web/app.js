@@ -6,7 +6,7 @@
 import * as api from './api.js';
 import * as preview from './preview.js';
 import * as uploads from './uploads.js';
-import { announce, formatBytes, formatTime, plural } from './util.js';
+import { announce, button, formatBytes, formatTime, plural } from './util.js';
 
 const KEY_STORAGE = 'sheetrelay.api-key';
 const FILES_PAGE = 25;
@@ -188,18 +188,10 @@ function fileRow(file) {
 
   const actions = document.createElement('td');
   actions.className = 'actions';
-  const open = document.createElement('button');
-  open.type = 'button';
-  open.className = 'secondary preview-button';
-  open.textContent = 'Preview';
-  open.setAttribute('aria-label', `Preview ${file.file_name}`);
-  open.addEventListener('click', () => openPreview(file.id));
-  const remove = document.createElement('button');
-  remove.type = 'button';
-  remove.className = 'danger-outline';
-  remove.textContent = 'Delete';
-  remove.setAttribute('aria-label', `Delete ${file.file_name}`);
-  remove.addEventListener('click', () => confirmDelete(file.id));
+  const open = button('Preview', 'secondary preview-button', `Preview ${file.file_name}`,
+    () => openPreview(file.id));
+  const remove = button('Delete', 'danger-outline', `Delete ${file.file_name}`,
+    () => confirmDelete(file.id));
   actions.append(open, remove);
 
   tr.append(name, format, size, created, status, actions);

@@ -4,7 +4,7 @@
 // page's business, reached through the hooks given to init().
 
 import * as api from './api.js';
-import { announce, formatBytes } from './util.js';
+import { announce, button, formatBytes } from './util.js';
 
 const PARALLEL_UPLOADS = 3;
 
@@ -50,20 +50,12 @@ function uploadCard(file) {
   const status = document.createElement('div');
   status.className = 'upload-status';
   status.textContent = 'waiting to upload';
-  const open = document.createElement('button');
-  open.type = 'button';
-  open.className = 'secondary preview-button';
-  open.textContent = 'Preview';
-  open.setAttribute('aria-label', `Preview ${file.name}`);
+  const open = button('Preview', 'secondary preview-button', `Preview ${file.name}`,
+    () => hooks.openPreview(li.dataset.fileId));
   open.hidden = true;
-  open.addEventListener('click', () => hooks.openPreview(li.dataset.fileId));
-  const dismiss = document.createElement('button');
-  dismiss.type = 'button';
-  dismiss.className = 'secondary dismiss-button';
-  dismiss.textContent = 'Dismiss';
-  dismiss.setAttribute('aria-label', `Dismiss ${file.name}`);
+  const dismiss = button('Dismiss', 'secondary dismiss-button', `Dismiss ${file.name}`,
+    () => dismissCard(li));
   dismiss.hidden = true; // until the upload is refused or its task has ended
-  dismiss.addEventListener('click', () => dismissCard(li));
   const actions = document.createElement('div');
   actions.className = 'upload-actions';
   actions.append(open, dismiss);

@@ -1,5 +1,5 @@
-// Small helpers shared by the page's modules: screen-reader announcements and number, size and
-// time formatting in the reader's locale.
+// Small helpers shared by the page's modules: screen-reader announcements, labelled buttons, and
+// number, size and time formatting in the reader's locale.
 
 const counts = new Intl.NumberFormat(undefined);
 
@@ -11,6 +11,20 @@ export function announce(text) {
   requestAnimationFrame(() => {
     region.textContent = text;
   });
+}
+
+/**
+ * A button showing `text` whose accessible name is `label` (e.g. "Preview orders.csv", so that a
+ * screen reader can tell one row's Preview from another's), calling `onClick`.
+ */
+export function button(text, className, label, onClick) {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = className;
+  b.textContent = text;
+  b.setAttribute('aria-label', label);
+  b.addEventListener('click', onClick);
+  return b;
 }
 
 export function formatCount(n) {

@@ -5,30 +5,15 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
-  api, apiUpload, createKey, fileRow, holdRequests, KEY_A, KEY_B, launch, listAllFiles, newPage,
+  api, apiUpload, browserForThisFile, createKey, fileRow, holdRequests, KEY_A, KEY_B, listAllFiles,
   screenshot, signIn, waitForTask, waitForText,
 } from './helpers.mjs';
 
-let browser;
-const pages = [];
+const open = browserForThisFile();
 
-before(async () => {
-  browser = await launch();
-});
-
-after(async () => {
-  for (const page of pages) assert.deepEqual(page.problems, [], 'the page reported errors');
-  await browser.close();
-});
-
-async function open(options) {
-  const page = await newPage(browser, options);
-  pages.push(page);
-  return page;
-}
 
 const listedNames = (page) => page.locator('#files-body th.file-name').allInnerTexts();
 
@@ -58,14 +43,19 @@ test('my files are listed newest first, 25 at a time, with Load more for the res
   await waitForText(fileRow(page, 'list-00.csv').locator('.status'), 'COMPLETED');
 });
 
-test('a file is deleted after confirming, and is gone from the page and the API', async () => {
+/** A page signed in as tenant A with a CSV of `content` uploaded through it and COMPLETED. */
+async function parsedThroughThePage(prefix, content) {
   const page = await open();
   await signIn(page, KEY_A);
-  const name = `delete-me-${randomUUID().slice(0, 8)}.csv`;
-  await page.getByLabel('Choose files').setInputFiles({ name, mimeType: 'text/csv', buffer: Buffer.from('a,b\n1,2\n') });
+  const name = `${prefix}-${randomUUID().slice(0, 8)}.csv`;
+  await page.getByLabel('Choose files').setInputFiles({ name, mimeType: 'text/csv', buffer: Buffer.from(content) });
   const row = fileRow(page, name);
   await waitForText(row.locator('.status'), 'COMPLETED');
-  const id = await row.getAttribute('data-file-id');
+  return { page, name, row, id: await row.getAttribute('data-file-id') };
+}
+
+test('a file is deleted after confirming, and is gone from the page and the API', async () => {
+  const { page, name, row, id } = await parsedThroughThePage('delete-me', 'a,b\n1,2\n');
   const dialog = page.getByRole('dialog', { name: 'Delete file?' });
 
   // Cancel first: nothing happens.
@@ -102,13 +92,7 @@ test('a file is deleted after confirming, and is gone from the page and the API'
 });
 
 test('a file whose deletion is on its way cannot be deleted again', async () => {
-  const page = await open();
-  await signIn(page, KEY_A);
-  const name = `delete-once-${randomUUID().slice(0, 8)}.csv`;
-  await page.getByLabel('Choose files').setInputFiles({ name, mimeType: 'text/csv', buffer: Buffer.from('a\n1\n') });
-  const row = fileRow(page, name);
-  await waitForText(row.locator('.status'), 'COMPLETED');
-  const id = await row.getAttribute('data-file-id');
+  const { page, name, row, id } = await parsedThroughThePage('delete-once', 'a\n1\n');
   const deletes = await holdRequests(page, `**/api/v1/files/${id}`, (r) => r.method() === 'DELETE');
   const dialog = page.getByRole('dialog', { name: 'Delete file?' });
   const remove = row.getByRole('button', { name: `Delete ${name}` });

@@ -3,11 +3,13 @@
 // xlsx writer and a CSV reader to check exports against their sources, and ways to hold things
 // still: the page's requests (holdRequests), the worker mid-task (holdParsedSheets).
 
+import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { after } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
@@ -39,8 +41,28 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-export function launch() {
+function launch() {
   return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+/**
+ * The browser of one test file: launched by the first open(options) (newPage's options), so a
+ * file's own before hooks may already open pages, and closed after the file's tests once every
+ * page opened has been checked to have reported no problems.
+ */
+export function browserForThisFile() {
+  let browser = null;
+  const pages = [];
+  after(async () => {
+    for (const page of pages) assert.deepEqual(page.problems, [], 'the page reported errors');
+    if (browser) await (await browser).close();
+  });
+  return async function open(options) {
+    browser ??= launch();
+    const page = await newPage(await browser, options);
+    pages.push(page);
+    return page;
+  };
 }
 
 /**

@@ -6,30 +6,15 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
-  apiKeys, apiUpload, BASE_URL, createKey, FILES_LIST, fileRow, holdRequests, KEY_A, KEY_B, launch,
-  newPage, screenshot, signIn, waitForAnswers, waitForText,
+  apiKeys, apiUpload, BASE_URL, browserForThisFile, createKey, fileRow, FILES_LIST, holdRequests,
+  KEY_A, KEY_B, screenshot, signIn, waitForAnswers, waitForText,
 } from './helpers.mjs';
 
-let browser;
-const pages = [];
+const open = browserForThisFile();
 
-before(async () => {
-  browser = await launch();
-});
-
-after(async () => {
-  for (const page of pages) assert.deepEqual(page.problems, [], 'the page reported errors');
-  await browser.close();
-});
-
-async function open(options) {
-  const page = await newPage(browser, options);
-  pages.push(page);
-  return page;
-}
 
 const signInForm = (page) => page.getByRole('heading', { name: 'Sign in' });
 const myFiles = (page) => page.getByRole('heading', { name: 'My files' });
@@ -143,16 +128,24 @@ async function followKeyLink(page, key) {
   await page.evaluate((k) => { window.location.hash = `key=${encodeURIComponent(k)}`; }, key);
 }
 
-const keyHeld = (key) => (request) => request.headers().authorization === `Bearer ${key}`;
+/**
+ * Follows a #key= link for `first`, holds that sign-in's files list, then signs in with KEY_A
+ * through another link and waits for its list: returns the held request of the first.
+ */
+async function signInOverAHeldSignIn(page, first) {
+  const held = await holdRequests(page, FILES_LIST,
+    (request) => request.headers().authorization === `Bearer ${first}`);
+  await page.goto(`/#key=${encodeURIComponent(first)}`);
+  await held.caught();
+  await followKeyLink(page, KEY_A);
+  await myFiles(page).waitFor();
+  return held;
+}
 
 test('a late 401 from a sign-in that another one replaced does not sign the page out', async () => {
   const page = await open({ traceFetches: true });
   const stale = 'sr_replaced-before-its-answer';
-  const held = await holdRequests(page, FILES_LIST, keyHeld(stale));
-  await page.goto(`/#key=${encodeURIComponent(stale)}`);
-  await held.caught();
-  await followKeyLink(page, KEY_A);
-  await myFiles(page).waitFor();
+  const held = await signInOverAHeldSignIn(page, stale);
 
   held.release();
   await waitForAnswers(page, '/api/v1/files?', { key: stale });
@@ -169,11 +162,7 @@ test('of two overlapping sign-ins the last wins: its key is kept and its files a
   const onlyB = `only-b-${randomUUID().slice(0, 8)}.csv`;
   assert.equal((await apiUpload(KEY_B, onlyB, Buffer.from('b\n1\n'))).status, 202);
   const page = await open({ traceFetches: true });
-  const held = await holdRequests(page, FILES_LIST, keyHeld(KEY_B));
-  await page.goto(`/#key=${encodeURIComponent(KEY_B)}`);
-  await held.caught();
-  await followKeyLink(page, KEY_A);
-  await myFiles(page).waitFor();
+  const held = await signInOverAHeldSignIn(page, KEY_B);
 
   // B's list arrives last, and is dropped.
   held.release();

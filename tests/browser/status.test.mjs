@@ -5,10 +5,10 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, afterEach, before, test } from 'node:test';
+import { afterEach, test } from 'node:test';
 
 import {
-  createKey, FILES_LIST, fileRow, holdParsedSheets, holdRequests, launch, newPage, recorded,
+  browserForThisFile, createKey, fileRow, FILES_LIST, holdParsedSheets, holdRequests, recorded,
   recordTexts, screenshot, signIn, waitForAnswers, waitForText,
 } from './helpers.mjs';
 
@@ -16,29 +16,14 @@ import {
 const KEY = createKey('browser-status', `status-${randomUUID()}`);
 const ROWS = 3000;
 
-let browser;
 let hold = null;
-const pages = [];
-
-before(async () => {
-  browser = await launch();
-});
+const open = browserForThisFile();
 
 // A test that failed while holding the worker must not leave it held for the next test.
 afterEach(async () => {
   if (hold) await release();
 });
 
-after(async () => {
-  for (const page of pages) assert.deepEqual(page.problems, [], 'the page reported errors');
-  await browser.close();
-});
-
-async function open(options) {
-  const page = await newPage(browser, options);
-  pages.push(page);
-  return page;
-}
 
 /** A CSV of ROWS rows, under a name of its own. */
 function csv() {

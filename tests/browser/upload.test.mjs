@@ -8,14 +8,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 
 import {
   CUSTOMER_COLUMNS, CUSTOMER_TYPES, customersCsv, customerValues, inventoryXlsx, workbookValues,
   WORKBOOK,
 } from './fixtures.mjs';
 import {
-  answersTo, api, apiUpload, createKey, fileRow, holdRequests, launch, listAllFiles, newPage,
+  answersTo, api, apiUpload, browserForThisFile, createKey, fileRow, holdRequests, listAllFiles,
   parseCsv, recorded, recordTexts, screenshot, signIn, waitForAnswers, waitForText, xlsx,
 } from './helpers.mjs';
 
@@ -24,18 +24,12 @@ const XLSX = inventoryXlsx();
 // A tenant of its own: the list holds only what these tests upload.
 const KEY = createKey('browser-upload', `upload-${randomUUID()}`);
 
-let browser;
+const open = browserForThisFile();
 let page;
 
 before(async () => {
-  browser = await launch();
-  page = await newPage(browser, { traceFetches: true });
+  page = await open({ traceFetches: true });
   await signIn(page, KEY);
-});
-
-after(async () => {
-  assert.deepEqual(page.problems, [], 'the page reported errors');
-  await browser.close();
 });
 
 /** The cell texts of the preview's body rows (row number first). */
