@@ -41,6 +41,9 @@ pub enum ApiError {
     StorageUnavailable(#[source] shared::storage::StorageError),
     #[error("Entra ID's signing keys cannot be fetched, so the access token cannot be checked")]
     AuthUnavailable(#[source] crate::auth::entra::KeysUnavailable),
+    /// A template document the engine cannot run: every problem, each with its JSON pointer.
+    #[error("the template is invalid: {} problem(s)", .0.len())]
+    InvalidTemplate(Vec<shared::template::Problem>),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -56,6 +59,17 @@ pub struct ErrorDetail {
     /// Stable, machine-readable snake_case code.
     pub code: String,
     /// Human-readable explanation.
+    pub message: String,
+    /// `invalid_template` only: every problem of the document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Vec<ProblemDetail>>,
+}
+
+/// One problem of an invalid template.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ProblemDetail {
+    /// RFC 6901 JSON pointer into the request's `schema`, e.g. `/fields/2/type`.
+    pub pointer: String,
     pub message: String,
 }
 
@@ -93,6 +107,7 @@ impl ApiError {
                 (StatusCode::SERVICE_UNAVAILABLE, "database_unavailable")
             }
             ApiError::NotRecorded(_) => (StatusCode::SERVICE_UNAVAILABLE, "upload_not_recorded"),
+            ApiError::InvalidTemplate(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_template"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
         }
     }
@@ -123,10 +138,23 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
+        let details = match &self {
+            ApiError::InvalidTemplate(problems) => Some(
+                problems
+                    .iter()
+                    .map(|p| ProblemDetail {
+                        pointer: p.pointer.clone(),
+                        message: p.message.clone(),
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
         let body = ErrorBody {
             error: ErrorDetail {
                 code: code.to_owned(),
                 message,
+                details,
             },
         };
         let mut response = (status, Json(body)).into_response();

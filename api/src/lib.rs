@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -60,7 +60,26 @@ pub fn app(state: AppState) -> Router {
             "/api/v1/files/{source_file_id}/rows/export",
             get(routes::export::export_rows),
         )
+        .route(
+            "/api/v1/files/{source_file_id}/errors",
+            get(routes::errors::list_errors),
+        )
+        .route(
+            "/api/v1/files/{source_file_id}/errors/export",
+            get(routes::errors::export_errors),
+        )
         .route("/api/v1/tasks/{task_id}", get(routes::tasks::get_task))
+        .route(
+            "/api/v1/templates",
+            get(routes::templates::list_templates),
+        )
+        .route(
+            "/api/v1/templates/{name}",
+            put(routes::templates::put_template)
+                .get(routes::templates::get_template)
+                .delete(routes::templates::delete_template)
+                .layer(DefaultBodyLimit::max(routes::templates::MAX_TEMPLATE_BYTES)),
+        )
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::require,

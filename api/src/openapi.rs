@@ -5,7 +5,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{export, files, health, rows, tasks, upload};
+use crate::routes::{errors, export, files, health, rows, tasks, templates, upload};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -20,7 +20,13 @@ use crate::routes::{export, files, health, rows, tasks, upload};
         files::delete_file,
         rows::list_rows,
         export::export_rows,
+        errors::list_errors,
+        errors::export_errors,
         tasks::get_task,
+        templates::put_template,
+        templates::list_templates,
+        templates::get_template,
+        templates::delete_template,
         health::healthz,
         health::readyz,
         openapi_json

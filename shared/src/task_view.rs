@@ -26,9 +26,15 @@ pub struct TaskView {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
-    /// Once COMPLETED: `{"rows_total", "sheets": [{"index", "name", "hidden", "rows", "columns",
-    /// "column_types", "extra_columns"}], "skipped_parts": ["chart sheet 'Chart1' not readable"]}`.
+    /// Once COMPLETED: `{"rows_total", "sheets": [{"index", "name", "hidden", "header_row",
+    /// "rows", "columns", "column_types", "extra_columns"}], "skipped_parts": ["chart sheet
+    /// 'Chart1' not readable"]}`. `header_row` is the 1-based row of the sheet's header;
     /// `extra_columns` counts the `column_N` columns that rows longer than the header added.
+    /// A templated upload adds `"validation": {"template", "template_version", "on_invalid",
+    /// "sheet", "header_row", "rows_valid", "rows_rejected", "errors_total", "errors_by_code",
+    /// "errors_by_field", "errors_truncated", "mapping": [{"field", "column", "column_index",
+    /// "match", "confidence"}], "source_columns"}`, also on a task FAILED with
+    /// `validation_failed`.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub result: Option<serde_json::Value>,
 }

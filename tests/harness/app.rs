@@ -103,13 +103,32 @@ impl TestApp {
     /// Runs a real worker (relay and consumer) beside the api until task `task_id` is
     /// COMPLETED, stops it cleanly, and returns the task as `GET /api/v1/tasks/{id}` shows it.
     pub async fn run_worker_until_completed(&self, task_id: &str) -> serde_json::Value {
+        let task = self.run_worker_until_final(task_id).await;
+        assert_eq!(task["status"], "COMPLETED", "{task}");
+        task
+    }
+
+    /// Runs a real worker (relay and consumer) beside the api until task `task_id` is final
+    /// (COMPLETED or FAILED), stops it cleanly, and returns the task as the api shows it.
+    pub async fn run_worker_until_final(&self, task_id: &str) -> serde_json::Value {
+        self.run_worker_with_until_final(task_id, |_| {}).await
+    }
+
+    /// [`Self::run_worker_until_final`] with the worker's settings adjusted by `tweak`.
+    pub async fn run_worker_with_until_final(
+        &self,
+        task_id: &str,
+        tweak: impl FnOnce(&mut worker::config::RunConfig),
+    ) -> serde_json::Value {
         let signal = CancellationToken::new();
-        let cfg = crate::worker::run_config(&self.config.database.url, self.config.storage.clone());
+        let mut cfg =
+            crate::worker::run_config(&self.config.database.url, self.config.storage.clone());
+        tweak(&mut cfg);
         let worker = tokio::spawn(worker::run(cfg, signal.clone()));
         let path = format!("/api/v1/tasks/{task_id}");
-        let task = crate::worker::eventually_some(Duration::from_secs(30), "COMPLETED", || async {
+        let task = crate::worker::eventually_some(Duration::from_secs(30), "final", || async {
             let (_, task) = self.get_json(&path).await;
-            (task["status"] == "COMPLETED").then_some(task)
+            matches!(task["status"].as_str(), Some("COMPLETED" | "FAILED")).then_some(task)
         })
         .await;
         signal.cancel();
@@ -138,6 +157,56 @@ impl TestApp {
             req = req.header("Idempotency-Key", key);
         }
         req.send().await.expect("upload request completes")
+    }
+
+    /// `POST /api/v1/files` with text parts (`template`, `on_invalid`) before the `file` part.
+    pub async fn upload_with(
+        &self,
+        file_name: &str,
+        bytes: Vec<u8>,
+        fields: &[(&str, &str)],
+    ) -> reqwest::Response {
+        let mut form = reqwest::multipart::Form::new();
+        for (name, value) in fields {
+            form = form.text(name.to_string(), value.to_string());
+        }
+        let part = reqwest::multipart::Part::bytes(bytes).file_name(file_name.to_owned());
+        let form = form.part("file", part);
+        self.client
+            .post(self.url("/api/v1/files"))
+            .multipart(form)
+            .send()
+            .await
+            .expect("upload request completes")
+    }
+
+    /// `PUT path` with a JSON body → status and JSON body.
+    pub async fn put_json(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> (reqwest::StatusCode, serde_json::Value) {
+        let resp = self
+            .client
+            .put(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("PUT completes");
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    /// `GET path` → status and body text.
+    pub async fn get_text(&self, path: &str) -> (reqwest::StatusCode, String) {
+        let resp = self
+            .client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("GET completes");
+        let status = resp.status();
+        (status, resp.text().await.expect("body"))
     }
 
     /// `GET path` → status and JSON body.

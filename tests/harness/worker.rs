@@ -355,6 +355,7 @@ async fn insert_upload(
             sha256: &sha,
             blob_name,
             idempotency_key: None,
+            template: None,
         },
         task_id: upload.task_id,
         message_id: upload.outbox_id,

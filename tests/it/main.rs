@@ -19,6 +19,7 @@ mod rows;
 mod scaler;
 mod services;
 mod storage;
+mod templates;
 mod traces;
 mod upload;
 mod worker_process;

@@ -49,6 +49,7 @@ async fn a_parsed_csv_reads_back_typed_and_in_keyset_pages() {
                 "index": 0,
                 "name": "Sheet1",
                 "hidden": false,
+                "header_row": 1,
                 "rows": 5,
                 "columns": columns,
                 "column_types": types,

@@ -239,6 +239,16 @@ pub struct ConsumerConfig {
     /// Directory for downloaded blobs (default: the system temp directory)
     #[arg(long = "download-dir", env = "DOWNLOAD_DIR")]
     pub download_dir: Option<PathBuf>,
+
+    /// A templated upload's stored error records (and rejected rows) at most; its counts stay
+    /// exact past it
+    #[arg(
+        long = "validation-max-errors",
+        env = "VALIDATION_MAX_ERRORS",
+        default_value_t = 10_000,
+        value_parser = clap::value_parser!(u32).range(1..=1_000_000)
+    )]
+    pub validation_max_errors: u32,
 }
 
 impl Default for ConsumerConfig {

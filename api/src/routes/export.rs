@@ -201,7 +201,7 @@ async fn produce(db: PgPool, id: Uuid, sheet_index: i32, encoder: Encoder, tx: S
 /// The `Content-Disposition` of `<file stem>-<sheet>.<ext>`: `filename` in plain ASCII (anything
 /// else replaced by `_`) for old clients, and `filename*` (RFC 6266 / 8187) with the names as
 /// they are, percent-encoded, so "Données.xlsx" downloads as "Données-…", not "Donn_es-…".
-fn content_disposition(file_name: &str, sheet: &str, extension: &str) -> String {
+pub(super) fn content_disposition(file_name: &str, sheet: &str, extension: &str) -> String {
     let stem = file_name.rsplit_once('.').map_or(file_name, |(s, _)| s);
     let name = |keep: fn(char) -> bool| -> String {
         let part = |s: &str| -> String {

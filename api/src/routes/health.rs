@@ -41,6 +41,7 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let down = |code: &str, what: &str| ErrorDetail {
         code: code.to_owned(),
         message: format!("not ready: {what} does not answer"),
+        details: None,
     };
     let ready = Readiness {
         postgres,

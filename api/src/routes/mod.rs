@@ -1,12 +1,14 @@
 //! HTTP handlers, one module per resource, and the extractors they share, which answer bad
 //! input with the contract's JSON error body rather than axum's plain-text rejections.
 
+pub mod errors;
 pub mod export;
 pub mod files;
 pub mod health;
 pub mod page;
 pub mod rows;
 pub mod tasks;
+pub mod templates;
 pub mod upload;
 
 use axum::extract::{FromRequestParts, Path};

@@ -17,9 +17,9 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use chrono::Utc;
 use futures::StreamExt as _;
-use shared::db::source_files::{NewSourceFile, SourceFile};
+use shared::db::source_files::{NewSourceFile, SourceFile, TemplateRef};
 use shared::db::{self, uploads::NewUpload};
-use shared::domain::FileFormat;
+use shared::domain::{FileFormat, OnInvalid};
 use shared::storage::UploadError;
 use uuid::Uuid;
 
@@ -34,11 +34,21 @@ use crate::views::UploadView;
 const MULTIPART_OVERHEAD: u64 = 64 * 1024;
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 const IDEMPOTENCY_KEY_CONSTRAINT: &str = "source_files_tenant_idempotency_key";
+const TEMPLATE_PART: &str = "template";
+const ON_INVALID_PART: &str = "on_invalid";
+/// The most bytes a text part (`template`, `on_invalid`) may hold.
+const MAX_TEXT_PART: usize = 256;
 
 /// The multipart body of an upload (for the OpenAPI document).
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)] // read by utoipa's derive only
 pub struct UploadForm {
+    /// The name of an import template of the caller's tenant: the file is validated against
+    /// its latest version. Must come before `file`.
+    #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
+    template: Option<String>,
+    /// Overrides the template's policy for rows with errors. Must come before `file`.
+    on_invalid: Option<OnInvalid>,
     /// The file: CSV, TSV, xlsx, xlsm, xlsb, xls or ods. Its filename is kept as `file_name`.
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
@@ -58,12 +68,13 @@ pub struct UploadForm {
     responses(
         (status = 202, description = "Stored; parsing is queued", body = UploadView,
          headers(("Location" = String, description = "/api/v1/tasks/{task_id}"))),
-        (status = 400, description = "Malformed multipart, no `file` part or more than one, a part header over the limit, bad Idempotency-Key", body = ErrorBody),
+        (status = 400, description = "Malformed multipart, no `file` part or more than one, a `template` or `on_invalid` part after `file`, a part header over the limit, bad Idempotency-Key", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 408, description = "The body stalled", body = ErrorBody),
         (status = 409, description = "Idempotency-Key reused with a different file", body = ErrorBody),
         (status = 413, description = "File over the configured limit", body = ErrorBody),
         (status = 415, description = "Not CSV/TSV/xlsx/xlsm/xlsb/xls/ods", body = ErrorBody),
+        (status = 422, description = "unknown_template: no such template; invalid_parameter: a bad `on_invalid`", body = ErrorBody),
         (status = 503, description = "Postgres, Blob Storage or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
@@ -83,6 +94,7 @@ pub async fn upload(
     let mut multipart = guarded_multipart(request, &state, trip.clone()).await?;
     let errors = Errors { limit, trip };
 
+    let mut form = FormFields::default();
     let field = loop {
         match multipart
             .next_field()
@@ -90,7 +102,7 @@ pub async fn upload(
             .map_err(|e| errors.multipart(e))?
         {
             Some(field) if field.name() == Some("file") => break field,
-            Some(_) => continue,
+            Some(field) => form.read(field, &errors).await?,
             None => {
                 return Err(ApiError::bad_request(
                     "missing_file_part",
@@ -99,6 +111,8 @@ pub async fn upload(
             }
         }
     };
+    // The template is resolved before a byte of the file is stored.
+    let template = form.template(&state, &principal).await?;
     let file_name = clean_file_name(field.file_name());
     let mut body = MeteredField::start(field, limit)
         .await
@@ -154,6 +168,11 @@ pub async fn upload(
         sha256: &streamed.sha256,
         blob_name: &blob_name,
         idempotency_key: key.as_deref(),
+        template: template.as_ref().map(|t| TemplateRef {
+            name: &t.name,
+            version: t.version,
+            on_invalid: t.on_invalid.as_str(),
+        }),
     };
     // The upload's trace continues through the relay and the consumer (see
     // shared::telemetry::propagation).
@@ -230,11 +249,20 @@ async fn only_one_file_part(multipart: &mut Multipart, errors: &Errors) -> Resul
         .await
         .map_err(|e| errors.multipart(e))?
     {
-        if field.name() == Some("file") {
-            return Err(ApiError::bad_request(
-                "multiple_file_parts",
-                "the multipart body has more than one part named `file`",
-            ));
+        match field.name() {
+            Some("file") => {
+                return Err(ApiError::bad_request(
+                    "multiple_file_parts",
+                    "the multipart body has more than one part named `file`",
+                ))
+            }
+            Some(name @ (TEMPLATE_PART | ON_INVALID_PART)) => {
+                return Err(ApiError::bad_request(
+                    "misplaced_part",
+                    format!("the `{name}` part must come before the `file` part"),
+                ))
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -343,4 +371,100 @@ impl Errors {
 
 fn is_constraint(err: &sqlx::Error, name: &str) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.constraint() == Some(name))
+}
+
+/// The text parts that may precede `file`.
+#[derive(Default)]
+struct FormFields {
+    template: Option<String>,
+    on_invalid: Option<String>,
+}
+
+/// The template version an upload is checked against, with its policy.
+struct ChosenTemplate {
+    name: String,
+    version: i32,
+    on_invalid: OnInvalid,
+}
+
+impl FormFields {
+    /// Reads one part before `file`: `template` and `on_invalid` are kept, others ignored.
+    async fn read(
+        &mut self,
+        mut field: axum::extract::multipart::Field<'_>,
+        errors: &Errors,
+    ) -> Result<(), ApiError> {
+        let slot = match field.name() {
+            Some(TEMPLATE_PART) => &mut self.template,
+            Some(ON_INVALID_PART) => &mut self.on_invalid,
+            _ => return Ok(()),
+        };
+        let name = field.name().unwrap_or_default().to_owned();
+        let mut text = Vec::new();
+        while let Some(chunk) = field.chunk().await.map_err(|e| errors.multipart(e))? {
+            if text.len() + chunk.len() > MAX_TEXT_PART {
+                return Err(unprocessable(
+                    "invalid_parameter",
+                    format!("the `{name}` part is longer than {MAX_TEXT_PART} bytes"),
+                ));
+            }
+            text.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8(text).map_err(|_| {
+            unprocessable("invalid_parameter", format!("the `{name}` part is not UTF-8"))
+        })?;
+        *slot = Some(text.trim().to_owned());
+        Ok(())
+    }
+
+    /// The latest version of the named template of the caller's tenant; `422` when there is
+    /// none, or for an `on_invalid` that is not a policy.
+    async fn template(
+        &self,
+        state: &AppState,
+        principal: &Principal,
+    ) -> Result<Option<ChosenTemplate>, ApiError> {
+        let on_invalid = match self.on_invalid.as_deref() {
+            None => None,
+            Some(text) => Some(OnInvalid::parse(text).ok_or_else(|| {
+                unprocessable(
+                    "invalid_parameter",
+                    "on_invalid must be reject_file, drop_invalid_rows or keep_invalid_rows",
+                )
+            })?),
+        };
+        let Some(name) = self.template.as_deref() else {
+            if on_invalid.is_some() {
+                return Err(unprocessable(
+                    "invalid_parameter",
+                    "on_invalid applies only to an upload with a template",
+                ));
+            }
+            return Ok(None);
+        };
+        let unknown = || unprocessable("unknown_template", format!("no template {name:?}"));
+        if !crate::routes::templates::valid_name(name) {
+            return Err(unknown());
+        }
+        let template = db::templates::find(&state.db, &principal.tenant_id, name, None)
+            .await?
+            .ok_or_else(unknown)?;
+        let on_invalid = match on_invalid {
+            Some(p) => p,
+            None => OnInvalid::parse(&template.on_invalid).unwrap_or_default(),
+        };
+        Ok(Some(ChosenTemplate {
+            name: template.name,
+            version: template.version,
+            on_invalid,
+        }))
+    }
+}
+
+fn unprocessable(code: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError::Refused {
+        status: StatusCode::UNPROCESSABLE_ENTITY,
+        code,
+        message: message.into(),
+    }
 }

@@ -8,7 +8,9 @@ pub mod outbox;
 pub mod rows;
 pub mod source_files;
 pub mod tasks;
+pub mod templates;
 pub mod uploads;
+pub mod validation;
 
 use std::time::Duration;
 

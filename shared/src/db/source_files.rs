@@ -35,6 +35,16 @@ pub struct NewSourceFile<'a> {
     pub sha256: &'a str,
     pub blob_name: &'a str,
     pub idempotency_key: Option<&'a str>,
+    /// The template version the file is checked against, with the upload's policy.
+    pub template: Option<TemplateRef<'a>>,
+}
+
+/// An upload's template: the exact version, and what to do with invalid rows.
+#[derive(Debug, Clone, Copy)]
+pub struct TemplateRef<'a> {
+    pub name: &'a str,
+    pub version: i32,
+    pub on_invalid: &'a str,
 }
 
 /// A file by id alone: for the worker, which reads the file its task row names.

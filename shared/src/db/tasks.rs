@@ -157,19 +157,21 @@ pub async fn complete(
 }
 
 /// Fails a task that is not final yet (a file that cannot be parsed, a poison message). When
-/// `attempt` is given, only that attempt of a RUNNING task may fail it.
+/// `attempt` is given, only that attempt of a RUNNING task may fail it. `result` is kept for a
+/// file that was read but refused as a whole (a templated upload's validation counts).
 pub async fn fail(
     db: impl PgExecutor<'_>,
     id: Uuid,
     attempt: Option<i32>,
     code: &str,
     message: &str,
+    result: Option<&serde_json::Value>,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query!(
         r#"WITH failed AS (
                UPDATE tasks
                SET status = 'FAILED', error_code = $3, error_message = $4, finished_at = now(),
-                   lease_expires_at = NULL
+                   lease_expires_at = NULL, result = $5
                WHERE id = $1 AND status IN ('PENDING', 'RUNNING')
                  AND ($2::int IS NULL OR (status = 'RUNNING' AND attempts = $2))
                RETURNING id, attempts
@@ -179,7 +181,8 @@ pub async fn fail(
         id,
         attempt,
         code,
-        message
+        message,
+        result
     )
     .execute(db)
     .await?;

@@ -40,8 +40,9 @@ pub async fn insert(
         r#"WITH file AS (
                INSERT INTO source_files
                    (id, file_name, content_type, format, size_bytes, sha256, blob_name,
-                    idempotency_key, tenant_id, uploaded_by)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $14, $15)
+                    idempotency_key, tenant_id, uploaded_by, template_name, template_version,
+                    on_invalid)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19)
                RETURNING id, tenant_id, file_name, content_type, format, size_bytes, sha256,
                          blob_name, idempotency_key, created_at
            ), task AS (
@@ -79,6 +80,9 @@ pub async fn insert(
         file.tenant_id,
         file.uploaded_by,
         trace_id,
+        file.template.map(|t| t.name),
+        file.template.map(|t| t.version),
+        file.template.map(|t| t.on_invalid),
     )
     .fetch_one(db)
     .await?;

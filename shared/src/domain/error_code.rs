@@ -62,6 +62,8 @@ task_error_codes! {
     RetriesExhausted => "retries_exhausted",
     /// The queue message was not a valid parse-task envelope for its task.
     InvalidMessage => "invalid_message",
+    /// A templated upload with `on_invalid = reject_file` had errors: its report is kept.
+    ValidationFailed => "validation_failed",
 }
 
 impl fmt::Display for TaskErrorCode {

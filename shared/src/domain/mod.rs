@@ -6,10 +6,12 @@ pub mod digest;
 pub mod envelope;
 pub mod error_code;
 pub mod format;
+pub mod on_invalid;
 pub mod status;
 
 pub use column_type::{ColumnType, TypeSet};
 pub use envelope::{Envelope, MessageEncoding, ParseTaskPayload, PARSE_TASK};
 pub use error_code::{TaskErrorCode, UnknownTaskErrorCode};
 pub use format::FileFormat;
+pub use on_invalid::OnInvalid;
 pub use status::{OutboxStatus, TaskStatus};

@@ -329,6 +329,7 @@ pub async fn insert_upload(
             sha256: &sha,
             blob_name,
             idempotency_key: None,
+            template: None,
         },
         task_id,
         message_id: outbox_id,

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use shared::db;
-use shared::domain::{Envelope, FileFormat, ParseTaskPayload, TaskErrorCode, TaskStatus};
+use shared::domain::{
+    Envelope, FileFormat, OnInvalid, ParseTaskPayload, TaskErrorCode, TaskStatus,
+};
 use shared::storage::{ReceivedMessage, StorageError};
 use shared::telemetry::propagation;
 use tokio::io::AsyncWriteExt as _;
@@ -13,13 +15,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
-use crate::parse::ParseFailure;
+use crate::parse::{ParseFailure, ParseSummary, TemplateJob};
 use crate::retry::is_db_unavailable;
 
 use super::keepalive::{current, keep_alive};
 use super::progress::{self, Progress};
 use super::settle::{is_storage_unavailable, lease_left, storage_context};
-use super::store::{result_json, stream_rows, TempFile};
+use super::store::{result_json, stream_rows, Report, TempFile};
 use super::{Consumer, Outcome};
 
 impl Consumer {
@@ -209,9 +211,20 @@ impl Consumer {
                 Ok(Outcome::Completed { task_id, rows })
             }
             Ok(Work::Lost) => Ok(Outcome::Lost { task_id }),
+            Ok(Work::Rejected(code)) => {
+                self.delete(&msg.id, &receipt).await;
+                Ok(Outcome::Failed { task_id, code })
+            }
             Ok(Work::Unparsable(code, message)) => {
-                match db::tasks::fail(&self.db, task_id, Some(attempt), code.as_str(), &message)
-                    .await
+                match db::tasks::fail(
+                    &self.db,
+                    task_id,
+                    Some(attempt),
+                    code.as_str(),
+                    &message,
+                    None,
+                )
+                .await
                 {
                     Ok(_) => {
                         tracing::warn!(%task_id, attempt, code = %code, message = %message, "task failed");
@@ -315,24 +328,44 @@ impl Consumer {
         drop(out);
         let downloaded = t0.elapsed();
 
+        let template = db::templates::of_file(&self.db, source_file_id)
+            .await
+            .context("reading the upload's template")?;
+        let job = template.as_ref().map(|t| TemplateJob {
+            schema: t.schema.clone(),
+            sheet: t.sheet.clone(),
+            on_invalid: OnInvalid::parse(&t.on_invalid).unwrap_or_default(),
+            max_errors: self.cfg.validation_max_errors,
+        });
+
         let mut tx = self
             .db
             .begin()
             .await
             .context("beginning the result transaction")?;
+        let mut report = Report::default();
         let parsed = {
             let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
             let parsed = stream_rows(
                 &self.isolation,
                 download.path(),
                 format,
+                job.as_ref(),
                 source_file_id,
                 &mut copy,
                 progress,
+                &mut report,
             )
             .instrument(tracing::info_span!("parse", format = format.as_str()))
             .await;
             match parsed {
+                Ok(Ok(summary)) if rejects_file(job.as_ref(), &summary) => {
+                    let _ = copy.abort("the file was rejected by its template").await;
+                    drop(tx);
+                    return self
+                        .reject(task_id, attempt, source_file_id, &summary, template.as_ref(), &report)
+                        .await;
+                }
                 Ok(Ok(summary)) => {
                     copy.finish().await.context("finishing COPY")?;
                     Ok(summary)
@@ -367,7 +400,10 @@ impl Consumer {
                 .await
                 .context("storing a parsed sheet")?;
         }
-        let result = result_json(&summary);
+        db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
+            .await
+            .context("storing the error report")?;
+        let result = result_json(&summary, template.as_ref());
         if !db::tasks::complete(&mut *tx, task_id, attempt, &result)
             .await
             .context("completing the task")?
@@ -382,10 +418,55 @@ impl Consumer {
             "task completed");
         Ok(Work::Completed(summary.rows_total))
     }
+
+    /// A file its template rejects as a whole: the task fails with `validation_failed` and its
+    /// counts, the report is stored, no rows are; all in one transaction.
+    async fn reject(
+        &self,
+        task_id: Uuid,
+        attempt: i32,
+        source_file_id: Uuid,
+        summary: &ParseSummary,
+        template: Option<&db::templates::FileTemplate>,
+        report: &Report,
+    ) -> anyhow::Result<Work> {
+        let errors = summary.validation.as_ref().map_or(0, |v| v.errors_total);
+        let message = format!(
+            "the file has {errors} error(s) against its template and on_invalid is reject_file: \
+             see the error report"
+        );
+        let result = result_json(summary, template);
+        let mut tx = self.db.begin().await.context("beginning the rejection")?;
+        db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
+            .await
+            .context("storing the error report")?;
+        let code = TaskErrorCode::ValidationFailed;
+        if !db::tasks::fail(&mut *tx, task_id, Some(attempt), code.as_str(), &message, Some(&result))
+            .await
+            .context("failing the rejected task")?
+        {
+            tx.rollback().await.context("rolling back a lost task")?;
+            return Ok(Work::Lost);
+        }
+        tx.commit().await.context("committing the rejection")?;
+        tracing::warn!(%task_id, attempt, code = %code, errors, "task failed: rejected by its template");
+        Ok(Work::Rejected(code))
+    }
+}
+
+/// Whether a parsed file is refused whole: its template says `reject_file` and it has errors.
+fn rejects_file(job: Option<&TemplateJob>, summary: &ParseSummary) -> bool {
+    job.is_some_and(|j| j.on_invalid == OnInvalid::RejectFile)
+        && summary
+            .validation
+            .as_ref()
+            .is_some_and(|v| v.errors_total > 0)
 }
 
 enum Work {
     Completed(u64),
     Unparsable(TaskErrorCode, String),
+    /// Failed already, with its report: only the message is left to delete.
+    Rejected(TaskErrorCode),
     Lost,
 }

@@ -10,21 +10,30 @@ use shared::domain::FileFormat;
 use uuid::Uuid;
 
 use crate::parse::isolate::{self, EventSink, Isolation};
-use crate::parse::{ParseEvent, ParseFailure, ParseSummary};
+use crate::parse::{ParseEvent, ParseFailure, ParseSummary, TemplateJob};
 
 use super::progress::Progress;
+
+/// A templated file's error report as it arrives from the child, already capped there.
+#[derive(Debug, Default)]
+pub(super) struct Report {
+    pub errors: Vec<db::validation::ErrorRow>,
+    pub rejected: Vec<db::validation::RejectedRow>,
+}
 
 /// Runs the isolated parse, turning its row events into binary COPY tuples of row chunks that are
 /// sent to Postgres a buffer at a time. Sending waits while Postgres is behind, and the parse
 /// child waits on its full socket meanwhile, so however fast the parser is, at most about one
-/// buffer and one row chunk are held here.
+/// buffer and one row chunk are held here (and a templated file's report, which the child caps).
 pub(super) async fn stream_rows(
     isolation: &Isolation,
     path: &Path,
     format: FileFormat,
+    template: Option<&TemplateJob>,
     source_file_id: Uuid,
     copy: &mut sqlx::postgres::PgCopyIn<&mut sqlx::PgConnection>,
     progress: &Progress,
+    report: &mut Report,
 ) -> anyhow::Result<Result<ParseSummary, ParseFailure>> {
     let rows = db::rows::CopyRows::new(source_file_id);
     let mut buf = Vec::with_capacity(CopySink::SEND_BYTES + db::rows::CopyRows::MAX_BYTES);
@@ -35,9 +44,10 @@ pub(super) async fn stream_rows(
         copy,
         progress,
         counted: 0,
+        report,
     };
     let started = Instant::now();
-    let parsed = isolate::parse_isolated_into(isolation, path, format, &mut sink).await?;
+    let parsed = isolate::parse_isolated_into(isolation, path, format, template, &mut sink).await?;
     sink.progress.add_rows(std::mem::take(&mut sink.counted));
     if parsed.is_ok() {
         sink.rows.end(&mut sink.buf);
@@ -58,6 +68,7 @@ struct CopySink<'c, 'conn> {
     progress: &'c Progress,
     /// Rows since the last chunk, added to `progress` a chunk at a time.
     counted: u64,
+    report: &'c mut Report,
 }
 
 impl CopySink<'_, '_> {
@@ -76,14 +87,37 @@ impl CopySink<'_, '_> {
 
 impl EventSink for CopySink<'_, '_> {
     fn event(&mut self, event: ParseEvent<'_>) -> anyhow::Result<()> {
-        if let ParseEvent::Row {
-            sheet,
-            index,
-            values,
-        } = event
-        {
-            self.rows.push(&mut self.buf, sheet, index, &values);
-            self.counted += 1;
+        match event {
+            ParseEvent::Row {
+                sheet,
+                index,
+                values,
+            } => {
+                self.rows.push(&mut self.buf, sheet, index, &values);
+                self.counted += 1;
+            }
+            ParseEvent::Invalid(e) => {
+                let seq = i32::try_from(self.report.errors.len()).unwrap_or(i32::MAX);
+                self.report.errors.push(db::validation::ErrorRow {
+                    seq,
+                    sheet: i32::try_from(e.sheet).unwrap_or(i32::MAX),
+                    row_number: i64::try_from(e.row).unwrap_or(i64::MAX),
+                    column_name: e.column,
+                    field: e.field,
+                    value: e.value,
+                    code: e.code,
+                    constraint_name: e.constraint,
+                    message: e.message,
+                });
+            }
+            ParseEvent::Rejected { sheet, row, cells } => {
+                self.report.rejected.push(db::validation::RejectedRow {
+                    sheet: i32::try_from(sheet).unwrap_or(i32::MAX),
+                    row_number: i64::try_from(row).unwrap_or(i64::MAX),
+                    cells: serde_json::from_str(&cells).context("a rejected row's cells")?,
+                });
+            }
+            ParseEvent::SheetStart { .. } | ParseEvent::SheetEnd(_) => {}
         }
         Ok(())
     }
@@ -103,20 +137,42 @@ impl EventSink for CopySink<'_, '_> {
 
 /// The task's result summary, as the api returns it. Spelled out field by field, so the wire
 /// format does not follow the parser's structs by accident.
-pub(super) fn result_json(summary: &ParseSummary) -> serde_json::Value {
-    serde_json::json!({
+pub(super) fn result_json(
+    summary: &ParseSummary,
+    template: Option<&db::templates::FileTemplate>,
+) -> serde_json::Value {
+    let mut result = serde_json::json!({
         "rows_total": summary.rows_total,
         "sheets": summary.sheets.iter().map(|s| serde_json::json!({
             "index": s.index,
             "name": s.name,
             "hidden": s.hidden,
+            "header_row": s.header_row,
             "rows": s.rows,
             "columns": s.columns,
             "column_types": s.column_types,
             "extra_columns": s.extra_columns,
         })).collect::<Vec<_>>(),
         "skipped_parts": summary.skipped_parts,
-    })
+    });
+    if let (Some(v), Some(t)) = (&summary.validation, template) {
+        result["validation"] = serde_json::json!({
+            "template": t.name,
+            "template_version": t.version,
+            "on_invalid": t.on_invalid,
+            "sheet": v.sheet,
+            "header_row": v.header_row,
+            "rows_valid": v.rows_valid,
+            "rows_rejected": v.rows_rejected,
+            "errors_total": v.errors_total,
+            "errors_by_code": v.errors_by_code,
+            "errors_by_field": v.errors_by_field,
+            "errors_truncated": v.errors_truncated,
+            "mapping": v.mapping,
+            "source_columns": v.source_columns,
+        });
+    }
+    result
 }
 
 /// A downloaded blob, deleted when dropped.

@@ -14,9 +14,11 @@ use std::io::{self, BufReader};
 use std::path::Path;
 
 use calamine::{Cell, Data, DataRef, Reader, SheetType, SheetVisible, Xls, Xlsb, Xlsx};
+use shared::template::Cell as TemplateCell;
 
 use super::excel_value::{header_text, push_value};
 use super::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
+use super::validate::Validation;
 use super::zip_check::ZipKind;
 use super::{ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode};
 
@@ -46,6 +48,7 @@ pub(crate) fn parse(
     path: &Path,
     book: Book,
     limits: &ParseLimits,
+    validation: Option<&mut Validation<'_>>,
     on_event: Sink<'_>,
 ) -> Result<ParseSummary, ParseFailure> {
     let file = File::open(path)
@@ -57,11 +60,15 @@ pub(crate) fn parse(
         summary: ParseSummary::default(),
         emitted: 0,
         row: String::new(),
+        validation,
     };
     match book {
         Book::Xlsx => {
             let mut wb = Xlsx::new(rs).map_err(|e| open_error(&e))?;
             for worksheet in run.worksheets(wb.sheets_metadata()) {
+                if !run.wants(&worksheet) {
+                    continue;
+                }
                 let id = run.start(&worksheet)?;
                 let mut cells = wb
                     .worksheet_cells_reader(&id.name)
@@ -73,6 +80,9 @@ pub(crate) fn parse(
         Book::Xlsb => {
             let mut wb = Xlsb::new(rs).map_err(|e| open_error(&e))?;
             for worksheet in run.worksheets(wb.sheets_metadata()) {
+                if !run.wants(&worksheet) {
+                    continue;
+                }
                 let id = run.start(&worksheet)?;
                 let mut cells = wb
                     .worksheet_cells_reader(&id.name)
@@ -91,6 +101,9 @@ pub(crate) fn parse(
             let mut book = calamine::OdsStream::new(rs).map_err(|e| open_error(&e))?;
             let mut sheets = book.sheets().map_err(|e| open_error(&e))?;
             while let Some(worksheet) = sheets.next_sheet().map_err(|e| open_error(&e))? {
+                if !run.wants(&worksheet) {
+                    continue;
+                }
                 let id = run.start(&worksheet)?;
                 let sheet = run.stream(id, || sheets.next_cell())?;
                 run.finish(sheet)?;
@@ -102,11 +115,14 @@ pub(crate) fn parse(
 
 /// xls, which has no cells reader: calamine loads the whole workbook; each sheet's cells are
 /// moved out of it (not copied, and not spread into a dense range) and walked in order.
-fn xls_sheets<RS>(run: &mut Run<'_, '_>, wb: &mut Xls<RS>) -> Result<(), ParseFailure>
+fn xls_sheets<RS>(run: &mut Run<'_, '_, '_>, wb: &mut Xls<RS>) -> Result<(), ParseFailure>
 where
     RS: io::Read + io::Seek,
 {
     for worksheet in run.worksheets(wb.sheets_metadata()) {
+        if !run.wants(&worksheet) {
+            continue;
+        }
         let id = run.start(&worksheet)?;
         let cells = wb
             .take_worksheet_cells(&id.name)
@@ -137,7 +153,7 @@ fn data_ref(d: &Data) -> DataRef<'_> {
     }
 }
 
-struct Run<'l, 's> {
+struct Run<'l, 's, 'v> {
     limits: &'l ParseLimits,
     on_event: Sink<'s>,
     summary: ParseSummary,
@@ -145,9 +161,11 @@ struct Run<'l, 's> {
     emitted: u64,
     /// The current row's JSON text, reused from row to row.
     row: String,
+    /// A templated file's validation: only its sheet is read.
+    validation: Option<&'s mut Validation<'v>>,
 }
 
-impl Run<'_, '_> {
+impl Run<'_, '_, '_> {
     /// The worksheets to read, in workbook order; other parts are reported as skipped.
     fn worksheets(&mut self, sheets: &[calamine::Sheet]) -> Vec<calamine::Sheet> {
         let mut out = Vec::new();
@@ -169,6 +187,13 @@ impl Run<'_, '_> {
         out
     }
 
+    /// Whether to read `worksheet`: every one, or a templated file's chosen one.
+    fn wants(&self, worksheet: &calamine::Sheet) -> bool {
+        self.validation
+            .as_deref()
+            .is_none_or(|v| v.wants_sheet(&worksheet.name))
+    }
+
     /// Opens the next sheet: numbers it and emits its `SheetStart`.
     fn start(&mut self, worksheet: &calamine::Sheet) -> Result<SheetId, ParseFailure> {
         let id = SheetId {
@@ -181,6 +206,9 @@ impl Run<'_, '_> {
     }
 
     fn finish(&mut self, sheet: SheetBuilder) -> Result<(), ParseFailure> {
+        if let Some(v) = self.validation.as_deref_mut() {
+            v.finish_sheet();
+        }
         let summary = sheet.finish();
         self.summary.rows_total += summary.rows;
         (self.on_event)(ParseEvent::SheetEnd(summary.clone())).map_err(ParseFailure::sink)?;
@@ -220,7 +248,7 @@ impl Run<'_, '_> {
                             prev + 1
                         )));
                     }
-                    self.flush(&mut sheet, &mut cells)?;
+                    self.flush(&mut sheet, &mut cells, prev)?;
                 }
                 current = Some(row);
             }
@@ -232,14 +260,18 @@ impl Run<'_, '_> {
                 cells.push((col, value.clone()));
             }
         }
-        self.flush(&mut sheet, &mut cells)?;
+        if let Some(last) = current {
+            self.flush(&mut sheet, &mut cells, last)?;
+        }
         Ok(sheet)
     }
 
+    /// Emits row `at` (0-based, as calamine numbers rows) from its non-empty cells.
     fn flush(
         &mut self,
         sheet: &mut SheetBuilder,
         cells: &mut Vec<(u32, DataRef<'_>)>,
+        at: u32,
     ) -> Result<(), ParseFailure> {
         if cells.is_empty() {
             return Ok(());
@@ -255,7 +287,16 @@ impl Run<'_, '_> {
                 names[*col as usize] = header_text(value);
             }
             cells.clear();
-            return sheet.set_header(names);
+            let header_row = u64::from(at) + 1;
+            let raw = self.validation.is_some().then(|| names.clone());
+            sheet.set_header(names, header_row)?;
+            if let (Some(v), Some(raw)) = (self.validation.as_deref_mut(), raw) {
+                v.start_sheet(sheet, &raw, header_row, self.on_event)?;
+            }
+            return Ok(());
+        }
+        if self.validation.is_some() {
+            return self.templated_row(sheet, cells, at);
         }
         sheet.ensure_width(width)?;
         let row = &mut self.row;
@@ -292,6 +333,87 @@ impl Run<'_, '_> {
         .map_err(ParseFailure::sink)?;
         sheet.rows += 1;
         Ok(())
+    }
+}
+
+impl Run<'_, '_, '_> {
+    /// One data row of a templated sheet through the template; its original cells are what the
+    /// plain parse would store.
+    fn templated_row(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        cells: &mut Vec<(u32, DataRef<'_>)>,
+        at: u32,
+    ) -> Result<(), ParseFailure> {
+        self.emitted += 1;
+        check_rows(self.emitted, self.limits.max_rows)?;
+        let width = cells.last().map_or(0, |c| c.0 as usize + 1);
+        let mut row: Vec<TemplateCell<'_>> = vec![TemplateCell::Empty; width];
+        for (col, value) in cells.iter() {
+            row[*col as usize] = template_cell(value);
+        }
+        let max_cell = self.limits.max_cell_bytes;
+        let original = |out: &mut String| {
+            out.push('[');
+            let mut next_col = 0usize;
+            for (col, value) in cells.iter() {
+                let col = *col as usize;
+                while next_col < col {
+                    out.push_str(if next_col == 0 { "null" } else { ",null" });
+                    next_col += 1;
+                }
+                if col > 0 {
+                    out.push(',');
+                }
+                if push_value(out, value, max_cell, sheet).is_err() {
+                    out.push_str("null");
+                }
+                next_col = col + 1;
+            }
+            out.push(']');
+        };
+        if let Some(v) = self.validation.as_deref_mut() {
+            v.row(sheet, u64::from(at) + 1, &row, original, self.on_event)?;
+        }
+        cells.clear();
+        Ok(())
+    }
+}
+
+/// A workbook cell as the template engine reads it: typed where the workbook typed it.
+fn template_cell<'a>(value: &'a DataRef<'_>) -> TemplateCell<'a> {
+    match value {
+        DataRef::Int(i) => TemplateCell::Int(*i),
+        DataRef::Float(f) => TemplateCell::Float(*f),
+        DataRef::String(s) => TemplateCell::Text(s),
+        DataRef::SharedString(s) => TemplateCell::Text(s),
+        DataRef::Bool(b) => TemplateCell::Bool(*b),
+        DataRef::DateTime(dt) => match dt.as_datetime() {
+            Some(at) if dt.is_datetime() => TemplateCell::DateTime(at),
+            _ => TemplateCell::Float(dt.as_f64()),
+        },
+        DataRef::DateTimeIso(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+            .map(TemplateCell::Date)
+            .or_else(|_| s.parse::<chrono::NaiveDateTime>().map(TemplateCell::DateTime))
+            .unwrap_or(TemplateCell::Text(s)),
+        DataRef::DurationIso(s) => TemplateCell::Text(s),
+        DataRef::Error(e) => TemplateCell::Error(error_text(e)),
+        DataRef::Empty => TemplateCell::Empty,
+    }
+}
+
+/// An error cell's text, as Excel shows it.
+fn error_text(e: &calamine::CellErrorType) -> &'static str {
+    use calamine::CellErrorType as E;
+    match e {
+        E::Div0 => "#DIV/0!",
+        E::NA => "#N/A",
+        E::Name => "#NAME?",
+        E::Null => "#NULL!",
+        E::Num => "#NUM!",
+        E::Ref => "#REF!",
+        E::Value => "#VALUE!",
+        E::GettingData => "#DATA!",
     }
 }
 

@@ -17,6 +17,7 @@ mod json;
 mod limits;
 mod sheet;
 mod sniff;
+pub mod validate;
 mod xls_check;
 mod zip_check;
 
@@ -28,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::ParseFailure;
 pub use limits::ParseLimits;
+pub use validate::{ErrorEvent, TemplateJob, ValidationReport};
 pub use shared::domain::{ColumnType, FileFormat, TaskErrorCode};
 
 /// What the parser reports while it reads, in order: for each sheet a `SheetStart`, its rows,
@@ -50,6 +52,15 @@ pub enum ParseEvent<'a> {
         values: Cow<'a, str>,
     },
     SheetEnd(SheetSummary),
+    /// A templated file: one error record (up to the job's cap).
+    Invalid(ErrorEvent),
+    /// A templated file: the original cells (a JSON array) of a row that had errors, at its
+    /// 1-based row number in the file (up to the job's cap).
+    Rejected {
+        sheet: u32,
+        row: u64,
+        cells: Cow<'a, str>,
+    },
 }
 
 impl ParseEvent<'_> {
@@ -76,6 +87,12 @@ impl ParseEvent<'_> {
                 values: Cow::Owned(values.into_owned()),
             },
             ParseEvent::SheetEnd(summary) => ParseEvent::SheetEnd(summary),
+            ParseEvent::Invalid(error) => ParseEvent::Invalid(error),
+            ParseEvent::Rejected { sheet, row, cells } => ParseEvent::Rejected {
+                sheet,
+                row,
+                cells: Cow::Owned(cells.into_owned()),
+            },
         }
     }
 }
@@ -87,8 +104,11 @@ pub struct SheetSummary {
     pub index: u32,
     pub name: String,
     pub hidden: bool,
-    /// Data rows, the header excluded.
+    /// Data rows, the header excluded (a templated sheet: the rows stored).
     pub rows: u64,
+    /// The 1-based row number of the header in the file (the rows above it are not data).
+    #[serde(default)]
+    pub header_row: u64,
     pub columns: Vec<String>,
     pub column_types: Vec<ColumnType>,
     /// Columns beyond the header, named `column_N`, that ragged rows brought.
@@ -102,6 +122,9 @@ pub struct ParseSummary {
     pub rows_total: u64,
     /// Workbook parts that could not be read (chart sheets, macro sheets), in words.
     pub skipped_parts: Vec<String>,
+    /// A templated file: what validation found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<ValidationReport>,
 }
 
 /// Parses `path` in this process. `format` is what the upload was recorded as; the content
@@ -113,17 +136,57 @@ pub fn parse_file(
     limits: &ParseLimits,
     on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<ParseSummary, ParseFailure> {
+    parse_with(path, format, limits, None, on_event)
+}
+
+/// [`parse_file`] validating against a template: the chosen sheet's rows come out under the
+/// template's fields, with error records and rejected rows as events and the counts in the
+/// summary's `validation`.
+pub fn parse_templated(
+    path: &Path,
+    format: FileFormat,
+    limits: &ParseLimits,
+    job: &TemplateJob,
+    on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
+) -> Result<ParseSummary, ParseFailure> {
+    let template = validate::Validation::compile(job)?;
+    let mut validation = validate::Validation::new(&template, job)?;
+    let mut summary = parse_with(path, format, limits, Some(&mut validation), on_event)?;
+    let wanted = validation.sheet_wanted().to_owned();
+    summary.validation = Some(validation.report().ok_or_else(|| {
+        ParseFailure::new(
+            TaskErrorCode::ValidationFailed,
+            format!("no sheet with a table to validate: the template wants {wanted}"),
+        )
+    })?);
+    Ok(summary)
+}
+
+fn parse_with(
+    path: &Path,
+    format: FileFormat,
+    limits: &ParseLimits,
+    validation: Option<&mut validate::Validation<'_>>,
+    on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
+) -> Result<ParseSummary, ParseFailure> {
     match sniff::content(path)? {
-        sniff::Content::Text => csv::parse(path, format == FileFormat::Tsv, limits, on_event),
+        sniff::Content::Text => csv::parse(
+            path,
+            format == FileFormat::Tsv,
+            limits,
+            validation,
+            on_event,
+        ),
         sniff::Content::Zip => {
             let kind = zip_check::check(path, limits)?;
-            excel::parse(path, kind.into(), limits, on_event)
+            excel::parse(path, kind.into(), limits, validation, on_event)
         }
         sniff::Content::Cfb => {
             // An encrypted xlsx is a compound file without a workbook stream, so calamine
             // refuses it; only then is the whole file scanned for the encryption streams.
-            let parsed = xls_check::check(path, limits)
-                .and_then(|()| excel::parse(path, excel::Book::Xls, limits, on_event));
+            let parsed = xls_check::check(path, limits).and_then(|()| {
+                excel::parse(path, excel::Book::Xls, limits, validation, on_event)
+            });
             match parsed {
                 Err(_) if cfb_check::is_encrypted(path)? => Err(ParseFailure::password_protected()),
                 parsed => parsed,

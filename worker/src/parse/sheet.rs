@@ -117,6 +117,10 @@ pub(crate) struct SheetBuilder {
     pub rows: u64,
     typing: ColumnTyping,
     max_columns: u32,
+    /// The 1-based row number of the header in the file (0 until it is found).
+    header_row: u64,
+    /// A templated sheet's column types: the template's, not inferred.
+    fixed_types: Option<Vec<ColumnType>>,
 }
 
 impl SheetBuilder {
@@ -130,6 +134,8 @@ impl SheetBuilder {
             rows: 0,
             typing,
             max_columns,
+            header_row: 0,
+            fixed_types: None,
         }
     }
 
@@ -137,8 +143,10 @@ impl SheetBuilder {
         self.has_header
     }
 
-    /// Sets the header from the first non-empty row's texts.
-    pub fn set_header(&mut self, names: Vec<String>) -> Result<(), ParseFailure> {
+    /// Sets the header from the texts of the first non-empty row, which is row `header_row`
+    /// (1-based) of the file.
+    pub fn set_header(&mut self, names: Vec<String>, header_row: u64) -> Result<(), ParseFailure> {
+        self.header_row = header_row;
         self.check_width(names.len())?;
         let mut seen = HashSet::with_capacity(names.len());
         self.columns = Vec::with_capacity(names.len());
@@ -156,6 +164,14 @@ impl SheetBuilder {
         self.columns_acc = vec![ColumnAcc::new(); self.header_len];
         self.has_header = true;
         Ok(())
+    }
+
+    /// A templated sheet: its columns are the template's fields, typed by the template.
+    pub fn set_template_columns(&mut self, names: Vec<String>, types: Vec<ColumnType>) {
+        self.columns = names;
+        self.header_len = self.columns.len();
+        self.columns_acc = vec![ColumnAcc::new(); self.header_len];
+        self.fixed_types = Some(types);
     }
 
     /// Makes room for a row of `width` cells, naming any extra columns it brings.
@@ -198,16 +214,21 @@ impl SheetBuilder {
 
     pub fn finish(self) -> SheetSummary {
         let typing = self.typing;
+        let column_types = match self.fixed_types {
+            Some(types) => types,
+            None => self
+                .columns_acc
+                .iter()
+                .map(|c| c.column_type(typing))
+                .collect(),
+        };
         SheetSummary {
             index: self.id.index,
             name: self.id.name,
             hidden: self.id.hidden,
             rows: self.rows,
-            column_types: self
-                .columns_acc
-                .iter()
-                .map(|c| c.column_type(typing))
-                .collect(),
+            header_row: self.header_row,
+            column_types,
             extra_columns: (self.columns.len() - self.header_len) as u32,
             columns: self.columns,
         }
@@ -275,7 +296,7 @@ mod tests {
     fn blank_and_duplicate_header_names_are_filled_in() {
         let mut s = SheetBuilder::new(test_id(), ColumnTyping::Inferred, 100);
         let names = ["id", "", "id", " name ", "id"].map(String::from).to_vec();
-        assert!(s.set_header(names).is_ok());
+        assert!(s.set_header(names, 1).is_ok());
         assert!(s.ensure_width(7).is_ok());
         let summary = s.finish();
         assert_eq!(
@@ -288,7 +309,7 @@ mod tests {
     #[test]
     fn generated_names_do_not_collide_with_header_names() {
         let mut s = SheetBuilder::new(test_id(), ColumnTyping::Inferred, 100);
-        assert!(s.set_header(vec!["column_2".into()]).is_ok());
+        assert!(s.set_header(vec!["column_2".into()], 1).is_ok());
         assert!(s.ensure_width(2).is_ok());
         assert_eq!(s.finish().columns, ["column_2", "column_2_2"]);
     }
@@ -296,7 +317,7 @@ mod tests {
     #[test]
     fn too_wide_rows_fail() {
         let mut s = SheetBuilder::new(test_id(), ColumnTyping::Inferred, 2);
-        assert!(s.set_header(vec!["a".into()]).is_ok());
+        assert!(s.set_header(vec!["a".into()], 1).is_ok());
         let err = s.ensure_width(3).err().map(|e| e.code);
         assert_eq!(err, Some(TaskErrorCode::TooManyColumns));
     }

@@ -21,9 +21,11 @@ use records::Records;
 use row::Rows;
 
 use super::sheet::{check_cell, check_rows, ColumnTyping, SheetBuilder, SheetId};
+use super::validate::Validation;
 use super::{
     delimiter, encoding, json, ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode,
 };
+use shared::template::Cell;
 
 /// The name of the single sheet of a CSV/TSV file.
 pub const CSV_SHEET_NAME: &str = "Sheet1";
@@ -33,6 +35,7 @@ pub(crate) fn parse(
     path: &Path,
     tsv_hint: bool,
     limits: &ParseLimits,
+    mut validation: Option<&mut Validation<'_>>,
     on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<ParseSummary, ParseFailure> {
     let io_err = |e: io::Error| ParseFailure::corrupt(format!("cannot read the file: {e}"));
@@ -82,21 +85,34 @@ pub(crate) fn parse(
     // Rows' JSON is built as bytes and checked to be UTF-8 a batch at a time: cheaper than
     // checking each record and then slicing every cell out of it as `&str`.
     let mut row = Rows::default();
+    // The record number a person sees (blank records count), for the header row and the
+    // error report.
+    let mut record_no = 0u64;
     loop {
         let record = match records.next_record() {
             Ok(Some(record)) => record,
             Ok(None) => break,
             Err(e) => return Err(read_error(e, &sheet, limits)),
         };
-        // Blank lines and rows of empty fields carry nothing: skip them everywhere.
-        if record.is_blank() {
+        record_no += 1;
+        // Blank lines and rows of empty fields carry nothing: skip them, but a template's
+        // report names a blank row inside its table.
+        if record.is_blank() && (validation.is_none() || !sheet.has_header()) {
             continue;
         }
         if !sheet.has_header() {
-            let names = (0..record.len())
+            let names: Vec<String> = (0..record.len())
                 .map(|i| String::from_utf8_lossy(&record.bytes[record.range(i)]).into_owned())
                 .collect();
-            sheet.set_header(names)?;
+            let raw = validation.is_some().then(|| names.clone());
+            sheet.set_header(names, record_no)?;
+            if let (Some(v), Some(raw)) = (validation.as_deref_mut(), raw) {
+                v.start_sheet(&mut sheet, &raw, record_no, on_event)?;
+            }
+            continue;
+        }
+        if let Some(v) = validation.as_deref_mut() {
+            templated_row(v, &mut sheet, record_no, &record, limits, on_event)?;
             continue;
         }
         let width = record.len();
@@ -143,6 +159,9 @@ pub(crate) fn parse(
         }
     }
     emit(&mut row, sheet.rows, on_event)?;
+    if let Some(v) = validation {
+        v.finish_sheet();
+    }
     if !sheet.has_header() {
         return Err(ParseFailure::new(
             TaskErrorCode::EmptyFile,
@@ -156,6 +175,66 @@ pub(crate) fn parse(
         sheets: vec![summary],
         skipped_parts: Vec::new(),
     })
+}
+
+/// One data record of a templated file through the template: its cells as text (lossy where
+/// the bytes are not UTF-8), its original cells as the plain parse would store them.
+fn templated_row(
+    v: &mut Validation<'_>,
+    sheet: &mut SheetBuilder,
+    record_no: u64,
+    record: &records::Record<'_>,
+    limits: &ParseLimits,
+    on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
+) -> Result<(), ParseFailure> {
+    let bytes = record.bytes;
+    if bytes.len() > limits.max_cell_bytes {
+        for &(start, end) in record.spans() {
+            check_cell(end - start, limits.max_cell_bytes, &sheet.id.name, sheet.rows)?;
+        }
+    }
+    // The records read so far bound the data rows (rows dropped for errors count too).
+    check_rows(record_no - 1, limits.max_rows)?;
+    // Whole records are valid UTF-8 but for a file that only looked like UTF-8; its cells are
+    // then each read lossily.
+    let lossy: Vec<String>;
+    let cells: Vec<Cell<'_>> = match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => record
+            .spans()
+            .iter()
+            .map(|&(start, end)| text_cell(&text[start..end]))
+            .collect(),
+        Err(_) => {
+            lossy = record
+                .spans()
+                .iter()
+                .map(|&(start, end)| String::from_utf8_lossy(&bytes[start..end]).into_owned())
+                .collect();
+            lossy.iter().map(|t| text_cell(t)).collect()
+        }
+    };
+    let original = |out: &mut String| {
+        out.push('[');
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            match cell {
+                Cell::Text(t) => json::push_str(out, t),
+                _ => out.push_str("null"),
+            }
+        }
+        out.push(']');
+    };
+    v.row(sheet, record_no, &cells, original, on_event)
+}
+
+fn text_cell(text: &str) -> Cell<'_> {
+    if text.is_empty() {
+        Cell::Empty
+    } else {
+        Cell::Text(text)
+    }
 }
 
 /// Hands the waiting rows on, numbered: they are the last of the sheet's `rows_so_far` rows.

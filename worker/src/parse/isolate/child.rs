@@ -1,19 +1,22 @@
 //! The parse child's side: `worker parse-child [--limits-json J]`, a hidden subcommand that the
 //! worker's `main` runs before starting any runtime or reading any configuration. It caps its
 //! own address space (RLIMIT_AS) before reading anything, then parses the files it is asked for
-//! on stdin, one at a time (`<format>\t<path>` per line), writing their frames to stdout (a
-//! Unix socket, written by a thread of its own: [`BackgroundWriter`]) until stdin ends.
+//! on stdin, one at a time (a [`ParseRequest`] as one JSON line), writing their frames to stdout
+//! (a Unix socket, written by a thread of its own: [`BackgroundWriter`]) until stdin ends.
 
 use std::io::{self, BufRead, Write};
 use std::os::fd::AsFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
 
 use super::frame::{encode_event, encode_outcome};
 use super::SOCKET_BUFFER;
 use crate::parse::background_writer::BackgroundWriter;
 use crate::parse::{
-    parse_file, FileFormat, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode,
+    parse_file, parse_templated, FileFormat, ParseFailure, ParseLimits, ParseSummary,
+    TaskErrorCode, TemplateJob,
 };
 
 /// The hidden subcommand that makes the worker executable a parse child.
@@ -34,24 +37,33 @@ fn limits_from_json(json: &str) -> Result<ParseLimits, String> {
     serde_json::from_str(json).map_err(|e| format!("bad limits: {e}"))
 }
 
-/// One request line: `<format>\t<path>`.
-fn parse_request(line: &str) -> Result<(FileFormat, PathBuf), String> {
-    let (format, path) = line
-        .split_once('\t')
-        .ok_or_else(|| format!("bad request {line:?}"))?;
-    let format = FileFormat::parse(format).ok_or_else(|| format!("unknown format {format}"))?;
-    Ok((format, PathBuf::from(path)))
+/// What the parent asks of a child, one JSON line per file: room for a template (and, later,
+/// a column mapping) beside the file itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct ParseRequest {
+    pub format: FileFormat,
+    pub path: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<TemplateJob>,
+}
+
+fn parse_request(line: &str) -> Result<ParseRequest, String> {
+    serde_json::from_str(line).map_err(|e| format!("bad request: {e}"))
 }
 
 /// Parses one file, turning a panic into a `parser_crashed` failure.
 fn parse_caught(
-    path: &Path,
-    format: FileFormat,
+    request: &ParseRequest,
     limits: &ParseLimits,
     out: &mut impl Write,
 ) -> Result<ParseSummary, ParseFailure> {
+    let (path, format) = (request.path.as_path(), request.format);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        parse_file(path, format, limits, &mut |event| encode_event(out, event))
+        let on_event = &mut |event| encode_event(out, event);
+        match &request.template {
+            None => parse_file(path, format, limits, on_event),
+            Some(job) => parse_templated(path, format, limits, job, on_event),
+        }
     }));
     result.unwrap_or_else(|panic| {
         let what = panic
@@ -89,14 +101,14 @@ pub fn child_main(args: ChildArgs) -> ExitCode {
         let Ok(line) = line else {
             return ExitCode::from(2);
         };
-        let (format, path) = match parse_request(&line) {
+        let request = match parse_request(&line) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("parse-child: {e}");
                 return ExitCode::from(2);
             }
         };
-        let outcome = parse_caught(&path, format, &limits, &mut out);
+        let outcome = parse_caught(&request, &limits, &mut out);
         if encode_outcome(&mut out, &outcome)
             .and_then(|()| out.flush())
             .is_err()
@@ -132,8 +144,12 @@ mod tests {
         assert!(limits(&["/tmp/x"]).is_err());
         assert!(limits(&["--limits-json", "{}"]).is_err());
         assert_eq!(
-            parse_request("tsv\t/tmp/a b.tsv"),
-            Ok((FileFormat::Tsv, PathBuf::from("/tmp/a b.tsv")))
+            parse_request(r#"{"format":"tsv","path":"/tmp/a\tb.tsv"}"#),
+            Ok(ParseRequest {
+                format: FileFormat::Tsv,
+                path: PathBuf::from("/tmp/a\tb.tsv"),
+                template: None
+            })
         );
         assert!(parse_request("/tmp/x").is_err());
     }

@@ -5,6 +5,8 @@
 //! S\t{"index":0,"name":"Sheet1","hidden":false}
 //! R\t<JSON array of values>      (JSON text never holds a raw newline)
 //! E\t<SheetSummary JSON>
+//! X\t<ErrorEvent JSON>          (a templated file's error record)
+//! J\t<RejectedFrame JSON>       (a templated file's rejected row: sheet, row, original cells)
 //! D\t<ParseSummary JSON>      or      F\t<ParseFailure JSON>      (always the last line)
 //! ```
 //!
@@ -19,6 +21,14 @@ use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
 
 use crate::parse::{ParseEvent, ParseFailure, ParseSummary, SheetSummary};
+
+#[derive(Serialize, Deserialize)]
+struct RejectedFrame<'a> {
+    sheet: u32,
+    row: u64,
+    #[serde(borrow)]
+    cells: &'a serde_json::value::RawValue,
+}
 
 #[derive(Serialize, Deserialize)]
 struct SheetStartFrame {
@@ -75,6 +85,18 @@ impl FrameDecoder {
             "E" => Frame::Event(ParseEvent::SheetEnd(
                 serde_json::from_str::<SheetSummary>(rest).context("sheet end frame")?,
             )),
+            "X" => Frame::Event(ParseEvent::Invalid(
+                serde_json::from_str(rest).context("error record frame")?,
+            )),
+            "J" => {
+                let r: RejectedFrame<'_> =
+                    serde_json::from_str(rest).context("rejected row frame")?;
+                Frame::Event(ParseEvent::Rejected {
+                    sheet: r.sheet,
+                    row: r.row,
+                    cells: Cow::Borrowed(r.cells.get()),
+                })
+            }
             "D" => Frame::Done(serde_json::from_str(rest).context("summary frame")?),
             "F" => Frame::Failed(serde_json::from_str(rest).context("failure frame")?),
             other => bail!("parse child wrote an unknown frame tag {other:?}"),
@@ -108,6 +130,15 @@ pub(super) fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::R
         ParseEvent::SheetEnd(summary) => {
             out.write_all(b"E\t")?;
             serde_json::to_writer(&mut *out, &summary)?;
+        }
+        ParseEvent::Invalid(error) => {
+            out.write_all(b"X\t")?;
+            serde_json::to_writer(&mut *out, &error)?;
+        }
+        ParseEvent::Rejected { sheet, row, cells } => {
+            out.write_all(b"J\t")?;
+            let cells = serde_json::value::RawValue::from_string(cells.into_owned())?;
+            serde_json::to_writer(&mut *out, &RejectedFrame { sheet, row, cells: &cells })?;
         }
     }
     out.write_all(b"\n")
@@ -155,6 +186,22 @@ mod tests {
             row(0, 1, "[2]"),
             start(3),
             row(3, 0, "[3]"),
+            ParseEvent::Invalid(crate::parse::ErrorEvent {
+                sheet: 3,
+                row: 7,
+                column: Some("amount\t€".into()),
+                field: Some("amount".into()),
+                value: Some("twelve\n".into()),
+                code: "type-error".into(),
+                constraint: None,
+                message: "amount: \"twelve\" is not a number".into(),
+            }),
+            ParseEvent::Rejected {
+                sheet: 3,
+                row: 7,
+                cells: Cow::Borrowed(r#"["twelve",null,1.5]"#),
+            },
+            row(3, 1, "[4]"),
         ];
         for e in events.clone() {
             assert!(encode_event(&mut buf, e).is_ok());

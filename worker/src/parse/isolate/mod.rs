@@ -26,7 +26,7 @@ use tokio::time::{timeout_at, Instant};
 pub use child::{child_main, ChildArgs, CHILD_SUBCOMMAND};
 pub use pool::Isolation;
 
-use super::{FileFormat, ParseEvent, ParseFailure, ParseSummary, TaskErrorCode};
+use super::{FileFormat, ParseEvent, ParseFailure, ParseSummary, TaskErrorCode, TemplateJob};
 
 /// The send and receive buffers asked for the child's stdout socket, and the size of the
 /// child's writes to it (Linux caps the buffers at `net.core.wmem_max`/`rmem_max`).
@@ -67,14 +67,16 @@ pub async fn parse_isolated(
     format: FileFormat,
     on_event: impl FnMut(ParseEvent<'_>) -> anyhow::Result<()>,
 ) -> Result<Result<ParseSummary, ParseFailure>, anyhow::Error> {
-    parse_isolated_into(iso, path, format, &mut Callback(on_event)).await
+    parse_isolated_into(iso, path, format, None, &mut Callback(on_event)).await
 }
 
-/// [`parse_isolated`] into a sink that may hold the child back.
+/// [`parse_isolated`] into a sink that may hold the child back, validating against `template`
+/// when there is one.
 pub async fn parse_isolated_into(
     iso: &Isolation,
     path: &Path,
     format: FileFormat,
+    template: Option<&TemplateJob>,
     sink: &mut impl EventSink,
 ) -> Result<Result<ParseSummary, ParseFailure>, anyhow::Error> {
     let deadline = Deadline {
@@ -82,15 +84,16 @@ pub async fn parse_isolated_into(
         limit: iso.limits.timeout,
     };
     let reusable = std::fs::metadata(path).is_ok_and(|m| m.len() <= pool::REUSE_MAX_FILE);
-    let path_text = path
-        .to_str()
-        .filter(|p| !p.contains(['\t', '\n']))
-        .with_context(|| format!("cannot pass {} to a parse child", path.display()))?;
+    let mut request = serde_json::to_string(&child::ParseRequest {
+        format,
+        path: path.to_owned(),
+        template: template.cloned(),
+    })
+    .with_context(|| format!("cannot pass {} to a parse child", path.display()))?;
+    request.push('\n');
     let mut child = iso.child()?;
     sink.child_started(child.pid());
-    child
-        .request(&format!("{}\t{path_text}\n", format.as_str()))
-        .await?;
+    child.request(&request).await?;
 
     let read = reader::read_frames(&mut child.stdout, sink, &deadline);
     let outcome = match timeout_at(deadline.at, read).await {

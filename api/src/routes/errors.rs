@@ -1,0 +1,288 @@
+//! A templated upload's error report: `GET /api/v1/files/{id}/errors` pages through the stored
+//! error records in file order (filtered by field and code), and `…/errors/export` gives back the
+//! rows that had errors as CSV, with their original text in the file's own columns and a last
+//! column `errors`, ready to fix in a spreadsheet and upload again. Both answer `409 not_parsed`
+//! until the task is final; a file uploaded without a template has an empty report.
+
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use futures::StreamExt as _;
+use serde::{Deserialize, Serialize};
+use shared::db;
+use shared::db::source_files::SourceFile;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::export::content_disposition;
+use super::{query, PathId};
+use crate::auth::Principal;
+use crate::csv_safe;
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+
+const DEFAULT_LIMIT: i64 = 100;
+
+/// Rejected rows read per query while exporting.
+const EXPORT_BATCH: i64 = 1000;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ErrorsQuery {
+    /// Return records after this cursor (the previous page's `next_after`).
+    #[param(minimum = 0)]
+    pub after: Option<i32>,
+    /// Page size, 1..1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<i64>,
+    /// Only the records of this template field.
+    #[param(max_length = 256)]
+    pub field: Option<String>,
+    /// Only the records with this code (`type-error`, `constraint-error`, …).
+    #[param(max_length = 64)]
+    pub code: Option<String>,
+}
+
+/// One problem found in the file.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorView {
+    /// Sheet index (0 for CSV/TSV).
+    pub sheet: i32,
+    /// The 1-based row number a person sees: a spreadsheet's row number; for text files the
+    /// record number counting the header row and any rows above it.
+    pub row: i64,
+    /// The column's header text as in the file; null for a missing column.
+    pub column: Option<String>,
+    /// The template field.
+    pub field: Option<String>,
+    /// The cell's original text (at most 200 characters).
+    pub value: Option<String>,
+    /// `type-error`, `constraint-error`, `unique-error`, `primary-key`, `missing-cell`,
+    /// `extra-cell`, `blank-row`, `missing-label` or `duplicate-label`.
+    pub code: String,
+    /// For `constraint-error`: `required`, `minLength`, `maxLength`, `minimum`, `maximum`,
+    /// `pattern` or `enum`.
+    pub constraint: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorsPage {
+    pub errors: Vec<ErrorView>,
+    /// Pass as `after` for the next page; null on the last page.
+    pub next_after: Option<i32>,
+}
+
+/// A page of a file's error report, in file order.
+#[utoipa::path(
+    get,
+    path = "/api/v1/files/{source_file_id}/errors",
+    tag = "files",
+    security(("api_key" = []), ("entra_id" = [])),
+    params(("source_file_id" = Uuid, Path, description = "Source file id"), ErrorsQuery),
+    responses(
+        (status = 200, body = ErrorsPage),
+        (status = 400, description = "Bad id, after or limit", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 404, description = "Unknown file", body = ErrorBody),
+        (status = 409, description = "The file's task is not final yet", body = ErrorBody),
+    )
+)]
+pub async fn list_errors(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    PathId(id): PathId,
+    q: Result<Query<ErrorsQuery>, QueryRejection>,
+) -> Result<Json<ErrorsPage>, ApiError> {
+    let Query(q) = q.map_err(query::rejected)?;
+    let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
+    if q.after.is_some_and(|a| a < 0) {
+        return Err(ApiError::bad_request(
+            "invalid_parameter",
+            "after must be ≥ 0",
+        ));
+    }
+    final_file(&state, &principal, id).await?;
+    let mut errors = db::validation::page(
+        &state.db,
+        id,
+        q.after,
+        limit + 1,
+        q.field.as_deref(),
+        q.code.as_deref(),
+    )
+    .await?;
+    let next_after = if errors.len() as i64 > limit {
+        errors.truncate(limit as usize);
+        errors.last().map(|e| e.seq)
+    } else {
+        None
+    };
+    Ok(Json(ErrorsPage {
+        errors: errors
+            .into_iter()
+            .map(|e| ErrorView {
+                sheet: e.sheet,
+                row: e.row_number,
+                column: e.column_name,
+                field: e.field,
+                value: e.value,
+                code: e.code,
+                constraint: e.constraint_name,
+                message: e.message,
+            })
+            .collect(),
+        next_after,
+    }))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ErrorsExportQuery {
+    /// `csv`, the only format.
+    #[param(pattern = "^csv$")]
+    pub format: Option<String>,
+}
+
+/// The rows that had errors as CSV: the file's own columns with the original text, then
+/// `errors`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/files/{source_file_id}/errors/export",
+    tag = "files",
+    security(("api_key" = []), ("entra_id" = [])),
+    params(("source_file_id" = Uuid, Path, description = "Source file id"), ErrorsExportQuery),
+    responses(
+        (status = 200, description = "The rejected rows", content((String = "text/csv"))),
+        (status = 400, description = "Bad id or format", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 404, description = "Unknown file", body = ErrorBody),
+        (status = 409, description = "The file's task is not final yet", body = ErrorBody),
+    )
+)]
+pub async fn export_errors(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    PathId(id): PathId,
+    q: Result<Query<ErrorsExportQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(query::rejected)?;
+    if q.format.as_deref().is_some_and(|f| f != "csv") {
+        return Err(ApiError::bad_request(
+            "invalid_parameter",
+            "format must be csv",
+        ));
+    }
+    let (file, task) = final_file(&state, &principal, id).await?;
+    let columns: Vec<String> = task
+        .result
+        .as_ref()
+        .and_then(|r| r.pointer("/validation/source_columns"))
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+        .unwrap_or_default();
+    let disposition = content_disposition(&file.file_name, "rejected", "csv");
+    let header = csv_record(columns.iter().map(String::as_str).chain(["errors"]));
+    let width = columns.len();
+    let body = futures::stream::unfold(
+        Some((state.db.clone(), None)),
+        move |cursor| async move {
+            let (db, after) = cursor?;
+            match rejected_batch(&db, id, after, width).await {
+                Ok(Some((bytes, next))) => Some((Ok(bytes), Some((db, Some(next))))),
+                Ok(None) => None,
+                Err(e) => Some((Err(e), None)),
+            }
+        },
+    );
+    let body = futures::stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(header)) })
+        .chain(body);
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        Body::from_stream(body),
+    )
+        .into_response())
+}
+
+/// The next batch of rejected rows as CSV records, and the cursor after it; `None` at the end.
+async fn rejected_batch(
+    db: &PgPool,
+    id: Uuid,
+    after: Option<(i32, i64)>,
+    width: usize,
+) -> Result<Option<(Bytes, (i32, i64))>, std::io::Error> {
+    let rows = db::validation::rejected_page(db, id, after, EXPORT_BATCH)
+        .await
+        .map_err(std::io::Error::other)?;
+    let Some(last) = rows.last() else {
+        return Ok(None);
+    };
+    let next = (last.sheet, last.row_number);
+    let mut out = Vec::new();
+    for row in &rows {
+        let mut cells: Vec<String> = match &row.cells {
+            serde_json::Value::Array(cells) => cells.iter().map(cell_text).collect(),
+            other => vec![cell_text(other)],
+        };
+        cells.resize(width.max(cells.len()), String::new());
+        let errors = row.messages.join("; ");
+        out.extend(csv_record(
+            cells.iter().map(String::as_str).chain([errors.as_str()]),
+        ));
+    }
+    Ok(Some((Bytes::from(out), next)))
+}
+
+/// A stored original cell as the text it was in the file.
+fn cell_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// One CSV record, every field made safe to open in a spreadsheet ([`csv_safe`]).
+fn csv_record<'a>(fields: impl Iterator<Item = &'a str>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, field) in fields.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        csv_safe::write_text_field(&mut out, field);
+    }
+    out.push(b'\n');
+    out
+}
+
+/// The caller's file and its task, once the task is final: `404` for another tenant's file,
+/// `409 not_parsed` before.
+async fn final_file(
+    state: &AppState,
+    principal: &Principal,
+    id: Uuid,
+) -> Result<(SourceFile, db::tasks::Task), ApiError> {
+    let not_found = || ApiError::NotFound(format!("no source file {id}"));
+    let file = db::source_files::find_for_tenant(&state.db, &principal.tenant_id, id)
+        .await?
+        .ok_or_else(not_found)?;
+    let task = db::tasks::find_by_source_file(&state.db, id)
+        .await?
+        .ok_or_else(not_found)?;
+    if !task.status.is_final() {
+        return Err(ApiError::Conflict {
+            code: "not_parsed",
+            message: format!(
+                "the file has no report yet: its task is {}",
+                task.status.as_str()
+            ),
+        });
+    }
+    Ok((file, task))
+}
+

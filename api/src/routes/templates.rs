@@ -1,0 +1,261 @@
+//! `/api/v1/templates`: a tenant's import templates. A template's `schema` is a Frictionless
+//! Table Schema document, compiled here exactly as the worker compiles it
+//! ([`shared::template::compile`]), so a template the api accepts is one the worker can run and
+//! an invalid one is refused with every problem and its JSON pointer. A `PUT` of an existing
+//! name makes a new version; uploads record the version they were checked against.
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde::{Deserialize, Serialize};
+use shared::db;
+use shared::db::templates::{NewTemplate, Stored, Template};
+use shared::domain::OnInvalid;
+
+use super::query;
+use crate::auth::Principal;
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+
+/// The largest template document accepted, in bytes of JSON.
+pub const MAX_TEMPLATE_BYTES: usize = 1 << 20;
+
+/// `PUT /api/v1/templates/{name}` body.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateRequest {
+    /// A Frictionless Table Schema document.
+    #[schema(value_type = Object)]
+    pub schema: serde_json::Value,
+    /// What happens to rows with errors (default `drop_invalid_rows`).
+    pub on_invalid: Option<OnInvalid>,
+    /// The workbook sheet to validate: a name or a glob (`Data*`); null for the first sheet.
+    #[schema(max_length = 256)]
+    pub sheet: Option<String>,
+}
+
+/// A stored template version.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TemplateView {
+    pub name: String,
+    pub version: i32,
+    #[schema(value_type = Object)]
+    pub schema: serde_json::Value,
+    pub on_invalid: String,
+    pub sheet: Option<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl From<Template> for TemplateView {
+    fn from(t: Template) -> Self {
+        Self {
+            name: t.name,
+            version: t.version,
+            schema: t.schema,
+            on_invalid: t.on_invalid,
+            sheet: t.sheet,
+            created_at: t.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TemplateList {
+    /// The latest version of each template, by name.
+    pub templates: Vec<TemplateView>,
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct VersionQuery {
+    /// A version of the template (default: the latest).
+    #[param(minimum = 1)]
+    pub version: Option<i32>,
+}
+
+/// `^[a-z0-9][a-z0-9_-]{0,63}$`, as the contract and the schema say.
+pub fn valid_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && name.len() <= 64
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+fn checked_name(name: &str) -> Result<(), ApiError> {
+    if valid_name(name) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(
+            "invalid_parameter",
+            "a template name is 1 to 64 characters of a-z, 0-9, _ and -, starting with a letter or digit",
+        ))
+    }
+}
+
+/// Create a template, or a new version of one.
+#[utoipa::path(
+    put,
+    path = "/api/v1/templates/{name}",
+    tag = "templates",
+    security(("api_key" = []), ("entra_id" = [])),
+    params(("name" = String, Path, pattern = "^[a-z0-9][a-z0-9_-]{0,63}$", description = "Template name")),
+    request_body(content = TemplateRequest, content_type = "application/json"),
+    responses(
+        (status = 201, description = "The first version", body = TemplateView),
+        (status = 200, description = "A new version", body = TemplateView),
+        (status = 400, description = "Bad name or body that is not the request's JSON", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 409, description = "The tenant holds the most templates allowed", body = ErrorBody),
+        (status = 413, description = "Body over 1 MiB", body = ErrorBody),
+        (status = 422, description = "invalid_template: every problem with its JSON pointer in `error.details`", body = ErrorBody),
+    )
+)]
+pub async fn put_template(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(name): Path<String>,
+    body: Result<Json<TemplateRequest>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    checked_name(&name)?;
+    let Json(request) = body.map_err(json_rejected)?;
+    if let Err(problems) = shared::template::compile(&request.schema) {
+        return Err(ApiError::InvalidTemplate(problems));
+    }
+    if let Some(sheet) = &request.sheet {
+        if sheet.is_empty() || sheet.chars().count() > 256 {
+            return Err(ApiError::InvalidTemplate(vec![shared::template::Problem {
+                pointer: String::new(),
+                message: "`sheet` must be 1 to 256 characters".into(),
+            }]));
+        }
+    }
+    let on_invalid = request.on_invalid.unwrap_or_default();
+    let mut tx = state.db.begin().await?;
+    let stored = db::templates::put(
+        &mut tx,
+        &NewTemplate {
+            tenant_id: &principal.tenant_id,
+            name: &name,
+            schema: &request.schema,
+            on_invalid: on_invalid.as_str(),
+            sheet: request.sheet.as_deref(),
+        },
+    )
+    .await?;
+    let (status, template) = match stored {
+        Stored::Created(t) => (StatusCode::CREATED, t),
+        Stored::NewVersion(t) => (StatusCode::OK, t),
+        Stored::LimitReached => {
+            return Err(ApiError::Conflict {
+                code: "template_limit_reached",
+                message: format!(
+                    "the tenant already holds {} templates; delete one first",
+                    db::templates::MAX_TEMPLATES_PER_TENANT
+                ),
+            })
+        }
+    };
+    tx.commit().await?;
+    tracing::info!(template = %template.name, version = template.version,
+                   tenant_id = %principal.tenant_id, "template stored");
+    Ok((status, Json(TemplateView::from(template))).into_response())
+}
+
+/// The caller's templates, latest version of each.
+#[utoipa::path(
+    get,
+    path = "/api/v1/templates",
+    tag = "templates",
+    security(("api_key" = []), ("entra_id" = [])),
+    responses(
+        (status = 200, body = TemplateList),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+    )
+)]
+pub async fn list_templates(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+) -> Result<Json<TemplateList>, ApiError> {
+    let templates = db::templates::list_latest(&state.db, &principal.tenant_id).await?;
+    Ok(Json(TemplateList {
+        templates: templates.into_iter().map(TemplateView::from).collect(),
+    }))
+}
+
+/// One template: its latest version, or the one asked for.
+#[utoipa::path(
+    get,
+    path = "/api/v1/templates/{name}",
+    tag = "templates",
+    security(("api_key" = []), ("entra_id" = [])),
+    params(("name" = String, Path, description = "Template name"), VersionQuery),
+    responses(
+        (status = 200, body = TemplateView),
+        (status = 400, description = "Bad name or version", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 404, description = "No such template or version", body = ErrorBody),
+    )
+)]
+pub async fn get_template(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(name): Path<String>,
+    q: Result<Query<VersionQuery>, QueryRejection>,
+) -> Result<Json<TemplateView>, ApiError> {
+    let Query(q) = q.map_err(query::rejected)?;
+    checked_name(&name)?;
+    if q.version.is_some_and(|v| v < 1) {
+        return Err(ApiError::bad_request(
+            "invalid_parameter",
+            "version must be ≥ 1",
+        ));
+    }
+    db::templates::find(&state.db, &principal.tenant_id, &name, q.version)
+        .await?
+        .map(|t| Json(TemplateView::from(t)))
+        .ok_or_else(|| ApiError::NotFound(format!("no template {name:?}")))
+}
+
+/// Delete a template: it can no longer be used, and uploads keep the version they used.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/templates/{name}",
+    tag = "templates",
+    security(("api_key" = []), ("entra_id" = [])),
+    params(("name" = String, Path, description = "Template name")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "Bad name", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 404, description = "No such template", body = ErrorBody),
+    )
+)]
+pub async fn delete_template(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    checked_name(&name)?;
+    if db::templates::delete(&state.db, &principal.tenant_id, &name).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!("no template {name:?}")))
+    }
+}
+
+/// A JSON body that could not be read: `413` past the size limit, `400` otherwise, with the
+/// contract's error body.
+fn json_rejected(e: JsonRejection) -> ApiError {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError::Refused {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            code: "payload_too_large",
+            message: format!("a template is at most {MAX_TEMPLATE_BYTES} bytes of JSON"),
+        };
+    }
+    ApiError::bad_request("invalid_body", e.body_text())
+}

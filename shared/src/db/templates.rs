@@ -1,0 +1,183 @@
+//! `templates`: a tenant's import templates, one row per version. A `PUT` of an existing name
+//! adds a version; an upload names the exact version it is checked against; a delete hides every
+//! version (uploads keep theirs). Old versions that no upload names are pruned as new ones come,
+//! so a name holds at most [`KEPT_VERSIONS`] unused versions however often it is edited.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor};
+use uuid::Uuid;
+
+/// Unused versions kept per name, besides the ones uploads name.
+pub const KEPT_VERSIONS: i32 = 100;
+
+/// Live (not deleted) template names a tenant may hold.
+pub const MAX_TEMPLATES_PER_TENANT: i64 = 1000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    pub name: String,
+    pub version: i32,
+    pub schema: serde_json::Value,
+    pub on_invalid: String,
+    pub sheet: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+pub struct NewTemplate<'a> {
+    pub tenant_id: &'a str,
+    pub name: &'a str,
+    pub schema: &'a serde_json::Value,
+    pub on_invalid: &'a str,
+    pub sheet: Option<&'a str>,
+}
+
+/// What a `PUT` did.
+pub enum Stored {
+    Created(Template),
+    NewVersion(Template),
+    /// The tenant already holds [`MAX_TEMPLATES_PER_TENANT`] live templates.
+    LimitReached,
+}
+
+/// Stores a new version of `new.name`: version 1 for a new (or deleted) name, else the latest
+/// plus one. Serialised per name by a transaction-scoped advisory lock, so two concurrent
+/// `PUT`s make two versions rather than a key conflict.
+pub async fn put(conn: &mut PgConnection, new: &NewTemplate<'_>) -> sqlx::Result<Stored> {
+    let lock_key = format!("template:{}:{}", new.tenant_id, new.name);
+    sqlx::query!(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        lock_key
+    )
+    .execute(&mut *conn)
+    .await?;
+    let latest = sqlx::query!(
+        r#"SELECT max(version) AS "version", bool_and(deleted_at IS NULL) AS "live"
+           FROM templates WHERE tenant_id = $1 AND name = $2"#,
+        new.tenant_id,
+        new.name
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let live = latest.version.is_some() && latest.live == Some(true);
+    if !live {
+        let count = sqlx::query_scalar!(
+            r#"SELECT count(DISTINCT name) AS "n!" FROM templates
+               WHERE tenant_id = $1 AND deleted_at IS NULL"#,
+            new.tenant_id
+        )
+        .fetch_one(&mut *conn)
+        .await?;
+        if count >= MAX_TEMPLATES_PER_TENANT {
+            return Ok(Stored::LimitReached);
+        }
+    }
+    let version = latest.version.unwrap_or(0) + 1;
+    let stored = sqlx::query_as!(
+        Template,
+        r#"INSERT INTO templates (tenant_id, name, version, schema, on_invalid, sheet)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           RETURNING name, version, schema, on_invalid, sheet, created_at"#,
+        new.tenant_id,
+        new.name,
+        version,
+        new.schema,
+        new.on_invalid,
+        new.sheet
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    // Old versions no upload names go; those uploads name stay for their reports.
+    sqlx::query!(
+        r#"DELETE FROM templates t
+           WHERE t.tenant_id = $1 AND t.name = $2 AND t.version <= $3 - $4
+             AND NOT EXISTS (SELECT 1 FROM source_files f
+                             WHERE f.tenant_id = t.tenant_id AND f.template_name = t.name
+                               AND f.template_version = t.version)"#,
+        new.tenant_id,
+        new.name,
+        version,
+        KEPT_VERSIONS
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(if live {
+        Stored::NewVersion(stored)
+    } else {
+        Stored::Created(stored)
+    })
+}
+
+/// The latest live version of `name`, or the given version of a live template.
+pub async fn find(
+    db: impl PgExecutor<'_>,
+    tenant_id: &str,
+    name: &str,
+    version: Option<i32>,
+) -> sqlx::Result<Option<Template>> {
+    sqlx::query_as!(
+        Template,
+        r#"SELECT name, version, schema, on_invalid, sheet, created_at FROM templates
+           WHERE tenant_id = $1 AND name = $2 AND deleted_at IS NULL
+             AND ($3::int IS NULL OR version = $3)
+           ORDER BY version DESC LIMIT 1"#,
+        tenant_id,
+        name,
+        version
+    )
+    .fetch_optional(db)
+    .await
+}
+
+/// The latest version of each live template, by name.
+pub async fn list_latest(db: impl PgExecutor<'_>, tenant_id: &str) -> sqlx::Result<Vec<Template>> {
+    sqlx::query_as!(
+        Template,
+        r#"SELECT DISTINCT ON (name) name, version, schema, on_invalid, sheet, created_at
+           FROM templates WHERE tenant_id = $1 AND deleted_at IS NULL
+           ORDER BY name, version DESC"#,
+        tenant_id
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// Hides every version of `name`; `false` when there was no live template of that name.
+pub async fn delete(db: impl PgExecutor<'_>, tenant_id: &str, name: &str) -> sqlx::Result<bool> {
+    let done = sqlx::query!(
+        r#"UPDATE templates SET deleted_at = now()
+           WHERE tenant_id = $1 AND name = $2 AND deleted_at IS NULL"#,
+        tenant_id,
+        name
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// The template version a source file is checked against, with the upload's policy (which may
+/// override the template's): for the worker, whatever happened to the template since.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileTemplate {
+    pub name: String,
+    pub version: i32,
+    pub schema: serde_json::Value,
+    pub on_invalid: String,
+    pub sheet: Option<String>,
+}
+
+pub async fn of_file(
+    db: impl PgExecutor<'_>,
+    source_file_id: Uuid,
+) -> sqlx::Result<Option<FileTemplate>> {
+    sqlx::query_as!(
+        FileTemplate,
+        r#"SELECT t.name, t.version, t.schema, f.on_invalid AS "on_invalid!", t.sheet
+           FROM source_files f
+           JOIN templates t ON t.tenant_id = f.tenant_id AND t.name = f.template_name
+                           AND t.version = f.template_version
+           WHERE f.id = $1"#,
+        source_file_id
+    )
+    .fetch_optional(db)
+    .await
+}

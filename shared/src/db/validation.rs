@@ -1,0 +1,136 @@
+//! `validation_errors` and `rejected_rows`: a templated upload's error report, stored with the
+//! task's outcome in one transaction, read back in file order with keyset pagination on `seq`.
+
+use sqlx::{PgConnection, PgExecutor};
+use uuid::Uuid;
+
+/// One stored error record.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ErrorRow {
+    pub seq: i32,
+    pub sheet: i32,
+    pub row_number: i64,
+    pub column_name: Option<String>,
+    pub field: Option<String>,
+    pub value: Option<String>,
+    pub code: String,
+    pub constraint_name: Option<String>,
+    pub message: String,
+}
+
+/// A rejected row's original cells (texts in the file's own columns).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RejectedRow {
+    pub sheet: i32,
+    pub row_number: i64,
+    pub cells: serde_json::Value,
+}
+
+/// Rows written per statement: the records arrive as arrays, one round trip per batch.
+const BATCH: usize = 2000;
+
+/// Stores a file's error records (already numbered in file order) and rejected rows.
+pub async fn insert(
+    conn: &mut PgConnection,
+    source_file_id: Uuid,
+    errors: &[ErrorRow],
+    rejected: &[RejectedRow],
+) -> sqlx::Result<()> {
+    for batch in errors.chunks(BATCH) {
+        let col = |f: fn(&ErrorRow) -> Option<String>| batch.iter().map(f).collect::<Vec<_>>();
+        sqlx::query!(
+            r#"INSERT INTO validation_errors (source_file_id, seq, sheet, row_number, column_name,
+                   field, value, code, constraint_name, message)
+               SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[], $5::text[],
+                   $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])"#,
+            source_file_id,
+            &batch.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            &batch.iter().map(|e| e.sheet).collect::<Vec<_>>(),
+            &batch.iter().map(|e| e.row_number).collect::<Vec<_>>(),
+            &col(|e| e.column_name.clone()) as &[Option<String>],
+            &col(|e| e.field.clone()) as &[Option<String>],
+            &col(|e| e.value.clone()) as &[Option<String>],
+            &batch.iter().map(|e| e.code.clone()).collect::<Vec<_>>(),
+            &col(|e| e.constraint_name.clone()) as &[Option<String>],
+            &batch.iter().map(|e| e.message.clone()).collect::<Vec<_>>(),
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    for batch in rejected.chunks(BATCH) {
+        sqlx::query!(
+            r#"INSERT INTO rejected_rows (source_file_id, sheet, row_number, cells)
+               SELECT $1, * FROM UNNEST($2::int[], $3::bigint[], $4::jsonb[])"#,
+            source_file_id,
+            &batch.iter().map(|r| r.sheet).collect::<Vec<_>>(),
+            &batch.iter().map(|r| r.row_number).collect::<Vec<_>>(),
+            &batch.iter().map(|r| r.cells.clone()).collect::<Vec<_>>(),
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Up to `limit` error records after `after` (a `seq`), in file order, optionally only those of
+/// one field and/or one code.
+pub async fn page(
+    db: impl PgExecutor<'_>,
+    source_file_id: Uuid,
+    after: Option<i32>,
+    limit: i64,
+    field: Option<&str>,
+    code: Option<&str>,
+) -> sqlx::Result<Vec<ErrorRow>> {
+    sqlx::query_as!(
+        ErrorRow,
+        r#"SELECT seq, sheet, row_number, column_name, field, value, code, constraint_name, message
+           FROM validation_errors
+           WHERE source_file_id = $1 AND seq > $2
+             AND ($3::text IS NULL OR field = $3) AND ($4::text IS NULL OR code = $4)
+           ORDER BY seq LIMIT $5"#,
+        source_file_id,
+        after.unwrap_or(-1),
+        field,
+        code,
+        limit
+    )
+    .fetch_all(db)
+    .await
+}
+
+/// A rejected row with the error records that name it, for the rejected-rows export.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RejectedWithErrors {
+    pub sheet: i32,
+    pub row_number: i64,
+    pub cells: serde_json::Value,
+    /// The messages of the row's error records, in file order.
+    pub messages: Vec<String>,
+}
+
+/// Up to `limit` rejected rows after (`sheet`, `row_number`) `after`, in file order.
+pub async fn rejected_page(
+    db: impl PgExecutor<'_>,
+    source_file_id: Uuid,
+    after: Option<(i32, i64)>,
+    limit: i64,
+) -> sqlx::Result<Vec<RejectedWithErrors>> {
+    let (sheet, row) = after.unwrap_or((-1, 0));
+    sqlx::query_as!(
+        RejectedWithErrors,
+        r#"SELECT r.sheet, r.row_number, r.cells,
+                  COALESCE((SELECT array_agg(e.message ORDER BY e.seq) FROM validation_errors e
+                            WHERE e.source_file_id = r.source_file_id AND e.sheet = r.sheet
+                              AND e.row_number = r.row_number), '{}') AS "messages!"
+           FROM rejected_rows r
+           WHERE r.source_file_id = $1 AND (r.sheet, r.row_number) > ($2, $3)
+           ORDER BY r.sheet, r.row_number LIMIT $4"#,
+        source_file_id,
+        sheet,
+        row,
+        limit
+    )
+    .fetch_all(db)
+    .await
+}

@@ -1,0 +1,328 @@
+//! Validation against an import template inside the streaming parse: the glue between the
+//! format readers (which find the header and hand over each data row's cells) and the template
+//! engine ([`shared::template`]), which types each cell, checks its constraints and writes the
+//! row under the template's fields. What the engine finds leaves the child as events: each error
+//! record ([`ParseEvent::Invalid`], up to the job's cap) and each rejected row's original cells
+//! ([`ParseEvent::Rejected`], capped alike), while the counts in the [`ValidationReport`] stay
+//! exact past the caps. Which rows are stored follows the policy: valid ones always, invalid
+//! ones with `keep_invalid_rows`, and with `reject_file` none once the first error is found
+//! (the consumer stores no rows of a rejected file, so sending them would be wasted work).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io;
+
+use serde::{Deserialize, Serialize};
+use shared::domain::{ColumnType, OnInvalid};
+use shared::template::{self, Cell, FieldType, RowValidator, Template};
+
+use super::sheet::SheetBuilder;
+use super::{ParseEvent, ParseFailure, TaskErrorCode};
+
+/// The bytes of rejected rows' cells one file may send, besides the count cap.
+const MAX_REJECTED_BYTES: usize = 16 << 20;
+
+/// What the parent asks for with a file: the template version's schema and how to apply it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TemplateJob {
+    /// The Frictionless Table Schema document, as stored.
+    pub schema: serde_json::Value,
+    /// The workbook sheet to validate (a name or a glob); `None` for the first.
+    pub sheet: Option<String>,
+    pub on_invalid: OnInvalid,
+    /// How many error records (and rejected rows) to send at most.
+    pub max_errors: u32,
+}
+
+/// One error record as it leaves the child.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorEvent {
+    pub sheet: u32,
+    pub row: u64,
+    pub column: Option<String>,
+    pub field: Option<String>,
+    pub value: Option<String>,
+    pub code: String,
+    pub constraint: Option<String>,
+    pub message: String,
+}
+
+/// How one template field found its column.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MappingEntry {
+    pub field: String,
+    pub column: Option<String>,
+    pub column_index: Option<usize>,
+    #[serde(rename = "match")]
+    pub how: Option<String>,
+    pub confidence: f64,
+}
+
+/// The outcome of validating a file: exact counts, whatever the caps let through.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ValidationReport {
+    /// The sheet validated, and the 1-based row of its header.
+    pub sheet: u32,
+    pub header_row: u64,
+    /// The header texts as in the file: the columns of the rejected-rows export.
+    pub source_columns: Vec<String>,
+    pub mapping: Vec<MappingEntry>,
+    pub rows_valid: u64,
+    pub rows_rejected: u64,
+    pub errors_total: u64,
+    pub errors_by_code: BTreeMap<String, u64>,
+    pub errors_by_field: BTreeMap<String, u64>,
+    /// Fewer error records (or rejected rows) were sent than were found.
+    pub errors_truncated: bool,
+}
+
+type Sink<'s> = &'s mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>;
+
+/// The validation of one file.
+pub(crate) struct Validation<'t> {
+    template: &'t Template,
+    job: &'t TemplateJob,
+    sheet_pattern: Option<glob::Pattern>,
+    validator: Option<RowValidator<'t>>,
+    report: Option<ValidationReport>,
+    errors_sent: u32,
+    rejected_sent: u32,
+    rejected_bytes: usize,
+    /// The current row as the template's JSON array, and as the file's original cells.
+    typed: Vec<u8>,
+    original: String,
+}
+
+impl<'t> Validation<'t> {
+    pub fn new(template: &'t Template, job: &'t TemplateJob) -> Result<Self, ParseFailure> {
+        let sheet_pattern = job
+            .sheet
+            .as_deref()
+            .map(glob::Pattern::new)
+            .transpose()
+            .map_err(|e| {
+                ParseFailure::new(
+                    TaskErrorCode::ValidationFailed,
+                    format!("the template's sheet pattern cannot be used: {e}"),
+                )
+            })?;
+        Ok(Self {
+            template,
+            job,
+            sheet_pattern,
+            validator: None,
+            report: None,
+            errors_sent: 0,
+            rejected_sent: 0,
+            rejected_bytes: 0,
+            typed: Vec::new(),
+            original: String::new(),
+        })
+    }
+
+    /// Compiles the job's schema (the api checked it when it was stored; a failure here means a
+    /// template written by another version of the engine).
+    pub fn compile(job: &TemplateJob) -> Result<Template, ParseFailure> {
+        template::compile(&job.schema).map_err(|problems| {
+            let first = problems
+                .first()
+                .map(|p| format!("{}: {}", p.pointer, p.message))
+                .unwrap_or_default();
+            ParseFailure::new(
+                TaskErrorCode::ValidationFailed,
+                format!("the template cannot be applied: {first}"),
+            )
+        })
+    }
+
+    /// Whether the workbook sheet `name` is the one to validate: the first that matches the
+    /// template's `sheet`, or the first sheet when it names none. Other sheets are not read.
+    pub fn wants_sheet(&self, name: &str) -> bool {
+        if self.report.is_some() {
+            return false;
+        }
+        self.sheet_pattern.as_ref().is_none_or(|p| p.matches(name))
+    }
+
+    /// Whether a sheet was validated (false: no sheet matched, or the file had no header).
+    pub fn report(self) -> Option<ValidationReport> {
+        self.report
+    }
+
+    /// The template's sheet pattern, for the message when no sheet matched.
+    pub fn sheet_wanted(&self) -> &str {
+        self.job.sheet.as_deref().unwrap_or("the first sheet")
+    }
+
+    /// Starts validating `sheet`, whose header is `header` on 1-based row `header_row`: maps the
+    /// fields to columns, sends the label errors, and makes the template's fields the sheet's
+    /// columns.
+    pub fn start_sheet(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        header: &[String],
+        header_row: u64,
+        on_event: Sink<'_>,
+    ) -> Result<(), ParseFailure> {
+        let texts: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mapped = template::map_columns(self.template, &texts);
+        let mapping: Vec<Option<usize>> = mapped.iter().map(|m| m.column).collect();
+        let (validator, label_errors) =
+            RowValidator::new(self.template, &texts, mapping, header_row);
+        self.report = Some(ValidationReport {
+            sheet: sheet.id.index,
+            header_row,
+            source_columns: header.to_vec(),
+            mapping: mapped
+                .iter()
+                .zip(&self.template.fields)
+                .map(|(m, field)| MappingEntry {
+                    field: field.name.clone(),
+                    column: m.column.and_then(|i| header.get(i).cloned()),
+                    column_index: m.column,
+                    how: m.column.map(|_| m.how.as_str().to_owned()),
+                    confidence: m.confidence,
+                })
+                .collect(),
+            ..ValidationReport::default()
+        });
+        self.validator = Some(validator);
+        sheet.set_template_columns(
+            self.template.fields.iter().map(|f| f.name.clone()).collect(),
+            self.template
+                .fields
+                .iter()
+                .map(|f| column_type(f.field_type))
+                .collect(),
+        );
+        for record in label_errors {
+            self.send_error(sheet.id.index, record, on_event)?;
+        }
+        Ok(())
+    }
+
+    /// Validates one data row given as cells in file column order (`width` cells in the file),
+    /// with `original` its cells as the untemplated parse would store them (a JSON array), and
+    /// stores it or not as the policy says.
+    pub fn row(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        row: u64,
+        cells: &[Cell<'_>],
+        original: impl FnOnce(&mut String),
+        on_event: Sink<'_>,
+    ) -> Result<(), ParseFailure> {
+        let Some(validator) = self.validator.as_mut() else {
+            return Ok(());
+        };
+        self.typed.clear();
+        let mut found = Vec::new();
+        let valid = validator.row(row, cells, &mut self.typed, &mut |e| found.push(e));
+        let index = sheet.id.index;
+        for record in found {
+            self.send_error(index, record, on_event)?;
+        }
+        if !valid {
+            self.send_rejected(index, row, original, on_event)?;
+        }
+        let store = match self.job.on_invalid {
+            OnInvalid::KeepInvalidRows => true,
+            OnInvalid::DropInvalidRows => valid,
+            OnInvalid::RejectFile => valid && validator.counts().errors_total == 0,
+        };
+        if store {
+            let values = std::str::from_utf8(&self.typed).map_err(|_| {
+                ParseFailure::new(
+                    TaskErrorCode::ParserCrashed,
+                    "the template engine wrote a row that is not UTF-8",
+                )
+            })?;
+            on_event(ParseEvent::Row {
+                sheet: index,
+                index: sheet.rows,
+                values: Cow::Borrowed(values),
+            })
+            .map_err(ParseFailure::sink)?;
+            sheet.rows += 1;
+        }
+        Ok(())
+    }
+
+    /// Ends the sheet: the engine's exact counts go into the report.
+    pub fn finish_sheet(&mut self) {
+        let (Some(validator), Some(report)) = (self.validator.take(), self.report.as_mut()) else {
+            return;
+        };
+        let counts = validator.counts();
+        report.rows_valid = counts.rows_valid;
+        report.rows_rejected = counts.rows_rejected;
+        report.errors_total = counts.errors_total;
+        report.errors_by_code = counts
+            .errors_by_code
+            .iter()
+            .map(|(code, n)| (code.to_string(), *n))
+            .collect();
+        report.errors_by_field = counts.errors_by_field.clone();
+        report.errors_truncated = report.errors_total > u64::from(self.errors_sent)
+            || report.rows_rejected > u64::from(self.rejected_sent);
+    }
+
+    fn send_error(
+        &mut self,
+        sheet: u32,
+        record: template::ErrorRecord,
+        on_event: Sink<'_>,
+    ) -> Result<(), ParseFailure> {
+        if self.errors_sent >= self.job.max_errors {
+            return Ok(());
+        }
+        self.errors_sent += 1;
+        on_event(ParseEvent::Invalid(ErrorEvent {
+            sheet,
+            row: record.row,
+            column: record.column,
+            field: record.field,
+            value: record.value,
+            code: record.code.as_str().to_owned(),
+            constraint: record.constraint.map(|c| c.as_str().to_owned()),
+            message: record.message,
+        }))
+        .map_err(ParseFailure::sink)
+    }
+
+    fn send_rejected(
+        &mut self,
+        sheet: u32,
+        row: u64,
+        original: impl FnOnce(&mut String),
+        on_event: Sink<'_>,
+    ) -> Result<(), ParseFailure> {
+        if self.rejected_sent >= self.job.max_errors || self.rejected_bytes >= MAX_REJECTED_BYTES
+        {
+            return Ok(());
+        }
+        self.original.clear();
+        original(&mut self.original);
+        self.rejected_sent += 1;
+        self.rejected_bytes += self.original.len();
+        on_event(ParseEvent::Rejected {
+            sheet,
+            row,
+            cells: Cow::Borrowed(&self.original),
+        })
+        .map_err(ParseFailure::sink)
+    }
+}
+
+/// How a template field's values are typed when read back.
+fn column_type(t: FieldType) -> ColumnType {
+    match t {
+        FieldType::Integer | FieldType::Year => ColumnType::Integer,
+        FieldType::Number => ColumnType::Decimal,
+        FieldType::Boolean => ColumnType::Boolean,
+        FieldType::Date => ColumnType::Date,
+        FieldType::DateTime => ColumnType::DateTime,
+        FieldType::String | FieldType::Time => ColumnType::Text,
+        FieldType::Any => ColumnType::Mixed,
+    }
+}
