@@ -6,6 +6,7 @@
 pub mod auth;
 pub mod body_guard;
 pub mod config;
+pub(crate) mod csv_safe;
 pub mod edge;
 pub mod error;
 pub mod keys_cli;
