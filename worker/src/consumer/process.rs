@@ -363,7 +363,14 @@ impl Consumer {
                     let _ = copy.abort("the file was rejected by its template").await;
                     drop(tx);
                     return self
-                        .reject(task_id, attempt, source_file_id, &summary, template.as_ref(), &report)
+                        .reject(
+                            task_id,
+                            attempt,
+                            source_file_id,
+                            &summary,
+                            template.as_ref(),
+                            &report,
+                        )
                         .await;
                 }
                 Ok(Ok(summary)) => {
@@ -441,9 +448,16 @@ impl Consumer {
             .await
             .context("storing the error report")?;
         let code = TaskErrorCode::ValidationFailed;
-        if !db::tasks::fail(&mut *tx, task_id, Some(attempt), code.as_str(), &message, Some(&result))
-            .await
-            .context("failing the rejected task")?
+        if !db::tasks::fail(
+            &mut *tx,
+            task_id,
+            Some(attempt),
+            code.as_str(),
+            &message,
+            Some(&result),
+        )
+        .await
+        .context("failing the rejected task")?
         {
             tx.rollback().await.context("rolling back a lost task")?;
             return Ok(Work::Lost);

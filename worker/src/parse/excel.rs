@@ -347,7 +347,16 @@ impl Run<'_, '_, '_> {
     ) -> Result<(), ParseFailure> {
         self.emitted += 1;
         check_rows(self.emitted, self.limits.max_rows)?;
-        let width = cells.last().map_or(0, |c| c.0 as usize + 1);
+        let Some(v) = self.validation.as_deref_mut() else {
+            return Ok(());
+        };
+        let number = u64::from(at) + 1;
+        v.blank_rows_before(sheet, number, self.on_event)?;
+        // A spreadsheet row is as wide as its header: its empty trailing cells are not missing.
+        let width = cells
+            .last()
+            .map_or(0, |c| c.0 as usize + 1)
+            .max(v.header_width());
         let mut row: Vec<TemplateCell<'_>> = vec![TemplateCell::Empty; width];
         for (col, value) in cells.iter() {
             row[*col as usize] = template_cell(value);
@@ -372,8 +381,13 @@ impl Run<'_, '_, '_> {
             }
             out.push(']');
         };
-        if let Some(v) = self.validation.as_deref_mut() {
-            v.row(sheet, u64::from(at) + 1, &row, original, self.on_event)?;
+        let index = sheet.id.index;
+        let verdict = v.check(index, number, &row, self.on_event)?;
+        if !verdict.valid {
+            v.reject(index, number, original, self.on_event)?;
+        }
+        if verdict.store {
+            v.store(sheet, self.on_event)?;
         }
         cells.clear();
         Ok(())
@@ -388,13 +402,18 @@ fn template_cell<'a>(value: &'a DataRef<'_>) -> TemplateCell<'a> {
         DataRef::String(s) => TemplateCell::Text(s),
         DataRef::SharedString(s) => TemplateCell::Text(s),
         DataRef::Bool(b) => TemplateCell::Bool(*b),
+        // A serial below 1 has no date: Excel's time of day (`12:30`).
         DataRef::DateTime(dt) => match dt.as_datetime() {
+            Some(at) if dt.is_datetime() && dt.as_f64() < 1.0 => TemplateCell::Time(at.time()),
             Some(at) if dt.is_datetime() => TemplateCell::DateTime(at),
             _ => TemplateCell::Float(dt.as_f64()),
         },
         DataRef::DateTimeIso(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
             .map(TemplateCell::Date)
-            .or_else(|_| s.parse::<chrono::NaiveDateTime>().map(TemplateCell::DateTime))
+            .or_else(|_| {
+                s.parse::<chrono::NaiveDateTime>()
+                    .map(TemplateCell::DateTime)
+            })
             .unwrap_or(TemplateCell::Text(s)),
         DataRef::DurationIso(s) => TemplateCell::Text(s),
         DataRef::Error(e) => TemplateCell::Error(error_text(e)),
