@@ -21,7 +21,7 @@ use crate::retry::is_db_unavailable;
 use super::keepalive::{current, keep_alive};
 use super::progress::{self, Progress};
 use super::settle::{is_storage_unavailable, lease_left, storage_context};
-use super::store::{result_json, stream_rows, Report, TempFile};
+use super::store::{result_json, stream_rows, FileToParse, Report, TempFile};
 use super::{Consumer, Outcome};
 
 impl Consumer {
@@ -346,11 +346,14 @@ impl Consumer {
         let mut report = Report::default();
         let parsed = {
             let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
+            let file = FileToParse {
+                path: download.path(),
+                format,
+                template: job.as_ref(),
+            };
             let parsed = stream_rows(
                 &self.isolation,
-                download.path(),
-                format,
-                job.as_ref(),
+                &file,
                 source_file_id,
                 &mut copy,
                 progress,
