@@ -16,7 +16,7 @@ use std::path::Path;
 use calamine::{Cell, Data, DataRef, Reader, SheetType, SheetVisible, Xls, Xlsb, Xlsx};
 use shared::template::Cell as TemplateCell;
 
-use super::excel_value::{header_text, push_value};
+use super::excel_value::{header_text, push_value, template_cell};
 use super::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
 use super::validate::Validation;
 use super::zip_check::ZipKind;
@@ -391,48 +391,6 @@ impl Run<'_, '_, '_> {
         }
         cells.clear();
         Ok(())
-    }
-}
-
-/// A workbook cell as the template engine reads it: typed where the workbook typed it.
-fn template_cell<'a>(value: &'a DataRef<'_>) -> TemplateCell<'a> {
-    match value {
-        DataRef::Int(i) => TemplateCell::Int(*i),
-        DataRef::Float(f) => TemplateCell::Float(*f),
-        DataRef::String(s) => TemplateCell::Text(s),
-        DataRef::SharedString(s) => TemplateCell::Text(s),
-        DataRef::Bool(b) => TemplateCell::Bool(*b),
-        // A serial below 1 has no date: Excel's time of day (`12:30`).
-        DataRef::DateTime(dt) => match dt.as_datetime() {
-            Some(at) if dt.is_datetime() && dt.as_f64() < 1.0 => TemplateCell::Time(at.time()),
-            Some(at) if dt.is_datetime() => TemplateCell::DateTime(at),
-            _ => TemplateCell::Float(dt.as_f64()),
-        },
-        DataRef::DateTimeIso(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
-            .map(TemplateCell::Date)
-            .or_else(|_| {
-                s.parse::<chrono::NaiveDateTime>()
-                    .map(TemplateCell::DateTime)
-            })
-            .unwrap_or(TemplateCell::Text(s)),
-        DataRef::DurationIso(s) => TemplateCell::Text(s),
-        DataRef::Error(e) => TemplateCell::Error(error_text(e)),
-        DataRef::Empty => TemplateCell::Empty,
-    }
-}
-
-/// An error cell's text, as Excel shows it.
-fn error_text(e: &calamine::CellErrorType) -> &'static str {
-    use calamine::CellErrorType as E;
-    match e {
-        E::Div0 => "#DIV/0!",
-        E::NA => "#N/A",
-        E::Name => "#NAME?",
-        E::Null => "#NULL!",
-        E::Num => "#NUM!",
-        E::Ref => "#REF!",
-        E::Value => "#VALUE!",
-        E::GettingData => "#DATA!",
     }
 }
 
