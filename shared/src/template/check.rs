@@ -54,6 +54,18 @@ pub(crate) struct Rules {
     pub enumeration: Option<Enumeration>,
 }
 
+impl Rules {
+    /// Whether there is nothing to check beyond `required`.
+    pub fn is_empty(&self) -> bool {
+        self.min_length.is_none()
+            && self.max_length.is_none()
+            && self.minimum.is_none()
+            && self.maximum.is_none()
+            && self.pattern.is_none()
+            && self.enumeration.is_none()
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct CompiledPattern {
     pub regex: Regex,
@@ -131,10 +143,7 @@ impl Field {
                 None => {
                     return Err((
                         Constraint::Minimum,
-                        format!(
-                            "{name}: \"{}\" cannot be compared with the minimum {minimum}",
-                            shown()
-                        ),
+                        format!("{name}: \"{}\" cannot be compared with the minimum {minimum}", shown()),
                     ))
                 }
             }
@@ -151,10 +160,7 @@ impl Field {
                 None => {
                     return Err((
                         Constraint::Maximum,
-                        format!(
-                            "{name}: \"{}\" cannot be compared with the maximum {maximum}",
-                            shown()
-                        ),
+                        format!("{name}: \"{}\" cannot be compared with the maximum {maximum}", shown()),
                     ))
                 }
             }
@@ -178,11 +184,7 @@ impl Field {
             if !listed {
                 return Err((
                     Constraint::Enum,
-                    format!(
-                        "{name}: \"{}\" is not one of {}",
-                        shown(),
-                        enumeration.shown
-                    ),
+                    format!("{name}: \"{}\" is not one of {}", shown(), enumeration.shown),
                 ));
             }
         }

@@ -1,6 +1,6 @@
 //! Exact decimal numbers, as frictionless reads a `number` field into Python's `Decimal`: the
 //! digits as written (`1.2300` keeps its scale), compared by value (`1.0` equals `1.00`), with
-//! `NaN` and the infinities. The coefficient is a `u128` and the text is read without
+//! `NaN` and the infinities. The coefficient is a 128-bit integer and the text is read without
 //! allocating, so a number cell costs no more than an integer one.
 //!
 //! Deliberate differences from frictionless:
@@ -19,9 +19,19 @@ pub struct Number(Repr);
 
 #[derive(Debug, Clone, Copy)]
 enum Repr {
-    Finite { coef: u128, exp: i32, neg: bool },
+    /// The coefficient as two halves: 8-byte alignment keeps a [`Value`](super::Value) small
+    /// and cheap to move.
+    Finite { coef: [u64; 2], exp: i32, neg: bool },
     Infinite { neg: bool },
     NaN,
+}
+
+fn split(coef: u128) -> [u64; 2] {
+    [coef as u64, (coef >> 64) as u64]
+}
+
+fn join([lo, hi]: [u64; 2]) -> u128 {
+    u128::from(lo) | (u128::from(hi) << 64)
 }
 
 const MAX_DIGITS: u32 = 38;
@@ -47,7 +57,8 @@ impl Default for NumberSyntax {
 }
 
 impl NumberSyntax {
-    fn is_plain(&self) -> bool {
+    /// Whether numbers are written the default way (`.` decimal mark, no groups, bare).
+    pub fn is_plain(&self) -> bool {
         *self == NumberSyntax::default()
     }
 }
@@ -65,34 +76,46 @@ impl Number {
     /// decimal character other than `.`, a `.` is an error), then `Decimal`'s grammar:
     /// `[sign] (digits [. [digits]] | . digits) [e [sign] digits]`, `Infinity`, `Inf`, `NaN`.
     pub(crate) fn parse(text: &str, syntax: &NumberSyntax) -> Option<Number> {
-        let text = text.trim();
+        // Most cells have no whitespace around them, which their end bytes tell.
+        let b = text.as_bytes();
+        let spaced = |c: Option<&u8>| c.is_some_and(|&c| c <= b' ' || c >= 0x80);
+        let text = if spaced(b.first()) || spaced(b.last()) {
+            text.trim()
+        } else {
+            text
+        };
         if syntax.is_plain() {
-            return parse_bytes(text.bytes());
+            return parse_ascii(text.as_bytes());
         }
         let text = if syntax.bare {
             text
         } else {
             strip_non_bare(text)
         };
-        // A `.` that is not the decimal character, or a character no number has, becomes a
-        // byte the grammar refuses.
-        let bytes = text.chars().filter_map(|c| {
-            if Some(c) == syntax.group {
-                None
+        // The text with group characters dropped and the decimal character as `.`; a `.` that
+        // is not the decimal character, or a character no number has, becomes a byte the
+        // grammar refuses. On the stack: no number needs more room.
+        let mut buffer = [0u8; 128];
+        let mut len = 0;
+        for c in text.chars() {
+            let byte = if Some(c) == syntax.group {
+                continue;
             } else if c == syntax.decimal {
-                Some(b'.')
+                b'.'
             } else if c == '.' || !c.is_ascii() {
-                Some(b'!')
+                b'!'
             } else {
-                Some(c as u8)
-            }
-        });
-        parse_bytes(bytes)
+                c as u8
+            };
+            *buffer.get_mut(len)? = byte;
+            len += 1;
+        }
+        parse_ascii(&buffer[..len])
     }
 
     pub fn from_i64(value: i64) -> Number {
         Number(Repr::Finite {
-            coef: u128::from(value.unsigned_abs()),
+            coef: [value.unsigned_abs(), 0],
             exp: 0,
             neg: value < 0,
         })
@@ -105,7 +128,9 @@ impl Number {
             return Number(Repr::NaN);
         }
         if value.is_infinite() {
-            return Number(Repr::Infinite { neg: value < 0.0 });
+            return Number(Repr::Infinite {
+                neg: value < 0.0,
+            });
         }
         if value.fract() == 0.0 && value.abs() < 1e15 {
             // Exact: the magnitude is below 2^53.
@@ -113,7 +138,7 @@ impl Number {
         }
         let mut buffer = ryu::Buffer::new();
         // ryu writes a finite float in a form the decimal grammar reads.
-        parse_bytes(buffer.format_finite(value).bytes()).unwrap_or(Number(Repr::NaN))
+        parse_ascii(buffer.format_finite(value).as_bytes()).unwrap_or(Number(Repr::NaN))
     }
 
     pub fn is_nan(&self) -> bool {
@@ -130,7 +155,7 @@ impl Number {
                 out[20] = if neg { 3 } else { 2 };
             }
             Repr::Finite { coef, exp, neg } => {
-                let (coef, exp) = normalize(coef, exp);
+                let (coef, exp) = normalize(join(coef), exp);
                 out[..16].copy_from_slice(&coef.to_le_bytes());
                 out[16..20].copy_from_slice(&exp.to_le_bytes());
                 out[20] = u8::from(neg && coef != 0);
@@ -147,7 +172,7 @@ impl Number {
             Repr::NaN => out.extend_from_slice(b"\"NaN\""),
             Repr::Infinite { neg: false } => out.extend_from_slice(b"\"INF\""),
             Repr::Infinite { neg: true } => out.extend_from_slice(b"\"-INF\""),
-            Repr::Finite { coef, exp, neg } => write_decimal(out, coef, exp, neg),
+            Repr::Finite { coef, exp, neg } => write_decimal(out, join(coef), exp, neg),
         }
     }
 }
@@ -216,14 +241,10 @@ struct Coefficient {
     coef: u128,
     digits: u32,
     pending: u32,
-    exp: i64,
 }
 
 impl Coefficient {
-    fn push(&mut self, digit: u8, fraction: bool) -> Option<()> {
-        if fraction {
-            self.exp -= 1;
-        }
+    fn push(&mut self, digit: u8) -> Option<()> {
         if digit == 0 {
             if self.coef != 0 {
                 self.pending += 1;
@@ -253,93 +274,79 @@ impl Coefficient {
     }
 }
 
+fn digits_of(b: &[u8]) -> usize {
+    b.iter().take_while(|c| c.is_ascii_digit()).count()
+}
+
 /// Reads `Decimal`'s grammar from ASCII bytes (anything else is an error).
-fn parse_bytes(bytes: impl Iterator<Item = u8>) -> Option<Number> {
-    let mut it = bytes.peekable();
-    let neg = match it.peek() {
-        Some(b'-') => {
-            it.next();
-            true
-        }
-        Some(b'+') => {
-            it.next();
-            false
-        }
-        _ => false,
+fn parse_ascii(b: &[u8]) -> Option<Number> {
+    let (neg, b) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, b),
     };
-    if it.peek().is_some_and(u8::is_ascii_alphabetic) {
-        return special(it, neg);
+    if b.first().is_some_and(u8::is_ascii_alphabetic) {
+        return special(b, neg);
     }
-    let mut c = Coefficient::default();
-    let mut any_digit = false;
-    while let Some(d) = it.next_if(u8::is_ascii_digit) {
-        c.push(d - b'0', false)?;
-        any_digit = true;
-    }
-    if it.next_if_eq(&b'.').is_some() {
-        while let Some(d) = it.next_if(u8::is_ascii_digit) {
-            c.push(d - b'0', true)?;
-            any_digit = true;
-        }
-    }
-    if !any_digit {
+    let (int, rest) = b.split_at(digits_of(b));
+    let (frac, rest) = match rest.split_first() {
+        Some((b'.', after)) => after.split_at(digits_of(after)),
+        _ => (&[][..], rest),
+    };
+    if int.is_empty() && frac.is_empty() {
         return None;
     }
-    let mut exp = c.exp;
-    if it.next_if(|b| matches!(b, b'e' | b'E')).is_some() {
-        let negative = match it.peek() {
-            Some(b'-') => {
-                it.next();
-                true
+    let mut exp = -(frac.len() as i64);
+    match rest.split_first() {
+        None => {}
+        Some((b'e' | b'E', after)) => {
+            let (negative, digits) = match after.split_first() {
+                Some((b'-', d)) => (true, d),
+                Some((b'+', d)) => (false, d),
+                _ => (false, after),
+            };
+            if digits.is_empty() || digits_of(digits) != digits.len() {
+                return None;
             }
-            Some(b'+') => {
-                it.next();
-                false
-            }
-            _ => false,
-        };
-        let mut written: i64 = 0;
-        let mut any = false;
-        while let Some(d) = it.next_if(u8::is_ascii_digit) {
-            written = (written * 10 + i64::from(d - b'0')).min(MAX_EXPONENT * 10);
-            any = true;
+            let written = digits.iter().fold(0i64, |n, d| {
+                (n * 10 + i64::from(d - b'0')).min(MAX_EXPONENT * 10)
+            });
+            exp += if negative { -written } else { written };
         }
-        if !any {
-            return None;
+        Some(_) => return None,
+    }
+    let coef = if int.len() + frac.len() <= 19 {
+        // The usual case: the digits fit 64 bits.
+        let fold = |n: u64, d: &u8| n * 10 + u64::from(d - b'0');
+        u128::from(frac.iter().fold(int.iter().fold(0, fold), fold))
+    } else {
+        let mut c = Coefficient::default();
+        for d in int.iter().chain(frac) {
+            c.push(d - b'0')?;
         }
-        exp += if negative { -written } else { written };
-    }
-    if it.next().is_some() {
-        return None;
-    }
-    if c.apply_pending().is_none() {
-        // More than 38 digits, the last ones zeros: keep the value, shorten the scale.
-        exp += i64::from(c.pending);
-    }
+        if c.apply_pending().is_none() {
+            // More than 38 digits, the last ones zeros: keep the value, shorten the scale.
+            exp += i64::from(c.pending);
+        }
+        c.coef
+    };
     if exp.abs() > MAX_EXPONENT {
         return None;
     }
     Some(Number(Repr::Finite {
-        coef: c.coef,
+        coef: split(coef),
         exp: exp as i32,
         neg,
     }))
 }
 
-fn special(it: impl Iterator<Item = u8>, neg: bool) -> Option<Number> {
-    let mut word = [0u8; 8];
-    let mut len = 0;
-    for b in it {
-        if len == word.len() {
-            return None;
-        }
-        word[len] = b.to_ascii_lowercase();
-        len += 1;
-    }
-    match &word[..len] {
-        b"inf" | b"infinity" => Some(Number(Repr::Infinite { neg })),
-        b"nan" => Some(Number(Repr::NaN)),
-        _ => None,
+fn special(b: &[u8], neg: bool) -> Option<Number> {
+    if b.eq_ignore_ascii_case(b"inf") || b.eq_ignore_ascii_case(b"infinity") {
+        Some(Number(Repr::Infinite { neg }))
+    } else if b.eq_ignore_ascii_case(b"nan") {
+        Some(Number(Repr::NaN))
+    } else {
+        None
     }
 }
 
@@ -405,7 +412,7 @@ impl PartialOrd for Number {
                     exp: eb,
                     neg: nb,
                 },
-            ) => Some(compare_finite((ca, ea, na), (cb, eb, nb))),
+            ) => Some(compare_finite((join(ca), ea, na), (join(cb), eb, nb))),
             (a, b) => Some(rank(&a).cmp(&rank(&b))),
         }
     }
@@ -419,7 +426,7 @@ impl fmt::Display for Number {
             Repr::Infinite { neg: true } => f.write_str("-INF"),
             Repr::Finite { coef, exp, neg } => {
                 let mut out = Vec::new();
-                write_decimal(&mut out, coef, exp, neg);
+                write_decimal(&mut out, join(coef), exp, neg);
                 f.write_str(&String::from_utf8_lossy(&out))
             }
         }

@@ -114,9 +114,9 @@ fn default_date_pattern() -> &'static Pattern {
 impl Temporal {
     pub fn date(&self, text: &str) -> Option<NaiveDate> {
         match self {
-            Temporal::Default => {
-                iso_date_fast(text).or_else(|| default_date_pattern().parse(text).map(|p| p.date))
-            }
+            Temporal::Default => iso_date_fast(text).or_else(|| {
+                default_date_pattern().parse(text).map(|p| p.date)
+            }),
             Temporal::Any => iso_date_fast(text)
                 .or_else(|| iso_datetime(text).map(|dt| dt.local.date()))
                 .or_else(|| first_parse(&any_forms().dates, text).map(|p| p.date))
@@ -132,9 +132,8 @@ impl Temporal {
         };
         match self {
             Temporal::Default => iso_datetime(text),
-            Temporal::Any => {
-                iso_datetime(text).or_else(|| first_parse(&any_forms().datetimes, text).map(from))
-            }
+            Temporal::Any => iso_datetime(text)
+                .or_else(|| first_parse(&any_forms().datetimes, text).map(from)),
             Temporal::Pattern(p) => p.parse(text).map(from),
         }
     }
@@ -146,9 +145,8 @@ impl Temporal {
         };
         match self {
             Temporal::Default => iso_time(text),
-            Temporal::Any => {
-                iso_time(text).or_else(|| first_parse(&any_forms().times, text).map(from))
-            }
+            Temporal::Any => iso_time(text)
+                .or_else(|| first_parse(&any_forms().times, text).map(from)),
             Temporal::Pattern(p) => p.parse(text).map(from),
         }
     }
@@ -162,7 +160,7 @@ fn digits<const N: usize>(b: &[u8]) -> Option<u32> {
 }
 
 /// `YYYY-MM-DD` exactly (most date cells), read without the pattern machinery.
-fn iso_date_fast(text: &str) -> Option<NaiveDate> {
+pub(crate) fn iso_date_fast(text: &str) -> Option<NaiveDate> {
     let b = text.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return None;

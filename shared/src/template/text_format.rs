@@ -48,74 +48,85 @@ fn is_email(text: &str) -> bool {
     let Some((local, domain)) = text.split_once('@') else {
         return false;
     };
-    // Lengths count characters; a text of no more bytes than the limit is within it.
-    let within = |s: &str, max: usize| s.len() <= max || s.chars().count() <= max;
-    !domain.contains('@')
-        && within(local, 64)
-        && within(domain, 253)
-        && is_local_part(local)
-        && is_domain(domain)
+    if domain.contains('@') {
+        return false;
+    }
+    if local.starts_with('"') {
+        return local.chars().count() <= 64 && is_quoted_local(local) && is_domain(domain.chars());
+    }
+    // ASCII text is read byte by byte, without decoding characters.
+    let (atoms, domain) = if text.is_ascii() {
+        (dot_atoms(local.bytes().map(char::from)), is_domain(domain.bytes().map(char::from)))
+    } else {
+        (dot_atoms(local.chars()), is_domain(domain.chars()))
+    };
+    atoms.is_some_and(|n| n <= 64) && domain
 }
 
-/// Python-validators' local-part expression, matched case-insensitively.
-fn is_local_part(local: &str) -> bool {
-    let latin = |c: char| ('\u{00A0}'..='\u{024F}').contains(&c);
-    if let Some(inner) = local.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
-        // `[latin \x01-\x08 \x0b \x0c \x0e-\x1f !#-\[ \]-\x7f] | \\[\t.]`
-        let mut chars = inner.chars();
-        while let Some(c) = chars.next() {
-            let plain = latin(c)
-                || matches!(c, '\u{01}'..='\u{08}' | '\u{0b}' | '\u{0c}' | '\u{0e}'..='\u{1f}')
-                || matches!(c, '!' | '#'..='[' | ']'..='\u{7f}');
-            if plain {
-                continue;
-            }
-            if c != '\\' || !chars.next().is_some_and(|e| e == '\t' || e == '.') {
-                return false;
-            }
-        }
-        return true;
-    }
-    // Dot-separated atoms, in one pass.
+fn latin(c: char) -> bool {
+    ('\u{00A0}'..='\u{024F}').contains(&c)
+}
+
+/// Dot-separated atoms of python-validators' local-part expression (matched regardless of
+/// case); the number of characters.
+fn dot_atoms(chars: impl Iterator<Item = char>) -> Option<usize> {
+    let mut count = 0;
     let mut after_dot = true;
-    for c in local.chars() {
+    for c in chars {
+        count += 1;
         if c == '.' {
             if after_dot {
-                return false;
+                return None;
             }
             after_dot = true;
         } else if c.is_ascii_alphanumeric() || latin(c) || "!#$%&'*+/=?^_`{}|~-".contains(c) {
             after_dot = false;
         } else {
+            return None;
+        }
+    }
+    (!after_dot).then_some(count)
+}
+
+/// The quoted form of the local part: `"(latin | \x01-\x08 | \x0b | \x0c | \x0e-\x1f | ! |
+/// #-[ | ]-\x7f | \\[\t.])*"`.
+fn is_quoted_local(local: &str) -> bool {
+    let Some(inner) = local.strip_prefix('"').and_then(|l| l.strip_suffix('"')) else {
+        return false;
+    };
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        let plain = latin(c)
+            || matches!(c, '\u{01}'..='\u{08}' | '\u{0b}' | '\u{0c}' | '\u{0e}'..='\u{1f}')
+            || matches!(c, '!' | '#'..='[' | ']'..='\u{7f}');
+        if !plain && (c != '\\' || !chars.next().is_some_and(|e| e == '\t' || e == '.')) {
             return false;
         }
     }
-    !after_dot
+    true
 }
 
-/// Python-validators' `domain`: labels `[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?` joined by dots,
-/// at least two, the last `[a-z0-9][a-z0-9-]{0,61}[a-z]`; no whitespace.
-fn is_domain(domain: &str) -> bool {
-    let Some((rest, last)) = domain.rsplit_once('.') else {
-        return false;
-    };
-    rest.split('.').all(|l| label(l).is_some())
-        && label(last).is_some_and(|(len, end)| len >= 2 && end.is_alphabetic())
-}
-
-/// A domain label's length and last character, if it is one: letters, digits and inner
-/// hyphens, at most 63 characters.
-fn label(label: &str) -> Option<(usize, char)> {
-    let mut len = 0;
-    let mut last = '-';
-    for c in label.chars() {
-        if !(c.is_alphanumeric() || (c == '-' && len > 0)) {
-            return None;
+/// Python-validators' `domain`, in one pass: at most 253 characters of labels
+/// `[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?` joined by dots, at least two, the last
+/// `[a-z0-9][a-z0-9-]{0,61}[a-z]`; no whitespace.
+fn is_domain(chars: impl Iterator<Item = char>) -> bool {
+    let (mut count, mut labels, mut len, mut last) = (0, 0, 0, '.');
+    for c in chars {
+        count += 1;
+        if c == '.' {
+            if len == 0 || len > 63 || last == '-' {
+                return false;
+            }
+            labels += 1;
+            len = 0;
+        } else if c.is_alphanumeric() || (c == '-' && len > 0) {
+            len += 1;
+        } else {
+            return false;
         }
-        len += 1;
         last = c;
     }
-    ((1..=63).contains(&len) && last != '-').then_some((len, last))
+    count <= 253 && labels > 0 && (2..=63).contains(&len) && last.is_alphabetic()
 }
 
 fn is_uri(text: &str) -> bool {

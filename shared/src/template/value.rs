@@ -46,8 +46,12 @@ pub struct Time {
 #[derive(Clone, Copy)]
 pub enum Text<'a> {
     Borrowed(&'a str),
-    Inline { len: u8, bytes: [u8; 39] },
+    Inline { len: u8, bytes: [u8; INLINE] },
 }
+
+/// Room for the longest text of a typed cell: a datetime with nanoseconds (29 bytes), a float
+/// (24), an integer (20).
+const INLINE: usize = 30;
 
 /// Where text is written: a row's buffer, or the inline buffer of a [`Text`].
 pub(crate) trait Sink {
@@ -63,7 +67,7 @@ impl Sink for Vec<u8> {
 
 /// A fixed buffer that notes when more was written than fits.
 struct InlineBuffer {
-    bytes: [u8; 39],
+    bytes: [u8; INLINE],
     len: usize,
     overflow: bool,
 }
@@ -84,7 +88,7 @@ impl Text<'_> {
     /// Formats ASCII text in place; `None` if it is longer than fits (no typed cell's is).
     pub(crate) fn inline(f: impl FnOnce(&mut dyn Sink)) -> Option<Text<'static>> {
         let mut buffer = InlineBuffer {
-            bytes: [0; 39],
+            bytes: [0; INLINE],
             len: 0,
             overflow: false,
         };
@@ -214,9 +218,10 @@ impl Value<'_> {
                 write_time(out, t.local);
                 write_offset(out, t.offset);
             }
-            Value::Integer(_) | Value::Year(_) | Value::Number(_) | Value::Boolean(_) => {
-                self.write_json(out)
-            }
+            Value::Integer(_)
+            | Value::Year(_)
+            | Value::Number(_)
+            | Value::Boolean(_) => self.write_json(out),
         }
     }
 
@@ -299,12 +304,47 @@ impl fmt::Display for Value<'_> {
 
 /// Appends `s` as a JSON string literal.
 pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
-    // serde_json's own escaping; writing a string into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
+    if needs_escape(s.as_bytes()) {
+        // serde_json's own escaping; writing a string into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, s);
+    } else {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    }
 }
 
+/// Whether any byte needs escaping in a JSON string (a control character, `"` or `\\`), eight
+/// bytes at a time (the last eight overlapping the others): most cells need none, and this is
+/// asked of every text value.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Whether a byte of `v` is below `n` (exact for n <= 128; "hasless" of Bit Twiddling Hacks).
+    let below = |v: u64, n: u8| v.wrapping_sub(ONES * u64::from(n)) & !v & HIGHS != 0;
+    let word = |w: &[u8; 8]| {
+        let v = u64::from_le_bytes(*w);
+        below(v, 0x20) | below(v ^ (ONES * u64::from(b'"')), 1) | below(v ^ (ONES * u64::from(b'\\')), 1)
+    };
+    match bytes.last_chunk::<8>() {
+        Some(last) => bytes.as_chunks::<8>().0.iter().any(word) || word(last),
+        None => bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\'),
+    }
+}
+
+/// The two digits of `n` (0-99), from a table: dates and times are written digit pair by pair.
 fn two(n: u32) -> [u8; 2] {
-    [b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]
+    const PAIRS: [[u8; 2]; 100] = {
+        let mut pairs = [[0u8; 2]; 100];
+        let mut i = 0;
+        while i < 100 {
+            pairs[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+            i += 1;
+        }
+        pairs
+    };
+    PAIRS[(n % 100) as usize]
 }
 
 fn push_2(out: &mut (impl Sink + ?Sized), n: u32) {

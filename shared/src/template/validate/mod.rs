@@ -22,6 +22,7 @@
 
 mod mapping;
 mod record;
+mod shortcut;
 
 pub use mapping::{map_columns, mapping, MappedField, Mapping, MatchKind};
 pub use record::{Counts, ErrorCode, ErrorRecord};
@@ -31,23 +32,85 @@ use std::collections::HashMap;
 use super::cell::Cell;
 use super::check::clip;
 use super::fingerprint::FirstRows;
-use super::value::{composite_fingerprint, MissingValues};
+use super::value::{composite_fingerprint, MissingValues, Value};
 use super::{Field, Template};
+use shortcut::Shortcut;
 
 /// Validates the rows of one file (one sheet) against a template.
 pub struct RowValidator<'t> {
     template: &'t Template,
     header: Vec<String>,
-    mapping: Mapping,
-    /// Per field: whether it is part of the primary key.
-    in_key: Vec<bool>,
-    /// Per field with `unique`: where each value first appeared.
-    unique: Vec<Option<FirstRows>>,
-    /// The primary key's first rows; `None` without a key or with an unmapped key field.
-    primary: Option<FirstRows>,
-    key_parts: Vec<u128>,
-    scratch: Vec<u8>,
+    /// One per field, in field order.
+    slots: Vec<Slot<'t>>,
+    /// `None` without a key or with an unmapped key field.
+    key: Option<PrimaryKey>,
     counts: Counts,
+}
+
+/// The primary key's state: where each key first appeared, and the current row's key values.
+#[derive(Default)]
+struct PrimaryKey {
+    first_rows: FirstRows,
+    parts: Vec<u128>,
+    scratch: Vec<u8>,
+}
+
+/// A field as this file has it.
+struct Slot<'t> {
+    field: &'t Field,
+    column: Option<usize>,
+    shortcut: Shortcut,
+    /// Whether a valid text may be copied without a typed value: nothing to check beyond
+    /// `required`, no value to remember.
+    direct: bool,
+    in_key: bool,
+    /// Where each value first appeared, for a `unique` field.
+    first_rows: Option<FirstRows>,
+}
+
+/// Where errors go: counted, then handed to the caller.
+struct Reporter<'r> {
+    header: &'r [String],
+    counts: &'r mut Counts,
+    on_error: &'r mut dyn FnMut(ErrorRecord),
+}
+
+impl Reporter<'_> {
+    fn emit(&mut self, record: ErrorRecord) {
+        self.counts.add(&record);
+        (self.on_error)(record);
+    }
+
+    /// An error of `field`'s cell in `column` (its text in `value`).
+    fn cell(
+        &self,
+        row: u64,
+        column: Option<usize>,
+        field: &Field,
+        value: Option<String>,
+        code: ErrorCode,
+        message: String,
+    ) -> ErrorRecord {
+        ErrorRecord {
+            column: column.map(|c| self.header[c].clone()),
+            field: Some(field.name.clone()),
+            value: value.map(|v| clip(&v).into_owned()),
+            ..bare(row, code, message)
+        }
+    }
+}
+
+/// An error record without column, field or value.
+fn bare(row: u64, code: ErrorCode, message: String) -> ErrorRecord {
+    ErrorRecord {
+        row,
+        column: None,
+        field: None,
+        value: None,
+        code,
+        constraint: None,
+        message,
+    }
 }
 
 impl<'t> RowValidator<'t> {
@@ -63,34 +126,33 @@ impl<'t> RowValidator<'t> {
         header_row: u64,
     ) -> (Self, Vec<ErrorRecord>) {
         let mut taken = vec![false; header.len()];
-        let mapping: Mapping = (0..template.fields.len())
-            .map(|i| {
-                let c = mapping
+        let slots: Vec<Slot<'t>> = template
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, field)| {
+                let column = mapping
                     .get(i)
                     .copied()
                     .flatten()
-                    .filter(|&c| c < header.len())?;
-                (!std::mem::replace(&mut taken[c], true)).then_some(c)
+                    .filter(|&c| c < header.len() && !std::mem::replace(&mut taken[c], true));
+                let in_key = template.primary_key.contains(&i);
+                Slot {
+                    field,
+                    column,
+                    shortcut: Shortcut::of(field),
+                    direct: field.rules.is_empty() && !field.unique && !in_key,
+                    in_key,
+                    first_rows: field.unique.then(FirstRows::default),
+                }
             })
             .collect();
-        let mut in_key = vec![false; template.fields.len()];
-        for &i in &template.primary_key {
-            in_key[i] = true;
-        }
-        let key_mapped = template.primary_key.iter().all(|&i| mapping[i].is_some());
+        let key_mapped = template.primary_key.iter().all(|&i| slots[i].column.is_some());
         let mut validator = RowValidator {
             template,
             header: header.iter().map(|h| h.to_string()).collect(),
-            unique: template
-                .fields
-                .iter()
-                .map(|f| f.unique.then(FirstRows::default))
-                .collect(),
-            primary: (!template.primary_key.is_empty() && key_mapped).then(FirstRows::default),
-            mapping,
-            in_key,
-            key_parts: Vec::new(),
-            scratch: Vec::new(),
+            slots,
+            key: (!template.primary_key.is_empty() && key_mapped).then(PrimaryKey::default),
             counts: Counts::default(),
         };
         let mut records = Vec::new();
@@ -99,29 +161,23 @@ impl<'t> RowValidator<'t> {
     }
 
     fn label_errors(&mut self, header_row: u64, on_error: &mut dyn FnMut(ErrorRecord)) {
-        let template = self.template;
-        for (field, column) in template.fields.iter().zip(self.mapping.clone()) {
-            if column.is_none() {
-                let mut labels = vec![format!("\"{}\"", field.name)];
-                labels.extend(field.title.iter().map(|t| format!("\"{t}\"")));
-                labels.extend(field.alternate_names.iter().map(|a| format!("\"{a}\"")));
-                let message = format!(
-                    "{}: no column of the header is headed {}",
-                    field.name,
-                    labels.join(" or ")
-                );
-                self.emit(
-                    on_error,
-                    self.record(
-                        header_row,
-                        None,
-                        Some(field),
-                        None,
-                        ErrorCode::MissingLabel,
-                        message,
-                    ),
-                );
-            }
+        let mut report = Reporter {
+            header: &self.header,
+            counts: &mut self.counts,
+            on_error,
+        };
+        for slot in self.slots.iter().filter(|s| s.column.is_none()) {
+            let field = slot.field;
+            let mut labels = vec![format!("\"{}\"", field.name)];
+            labels.extend(field.title.iter().map(|t| format!("\"{t}\"")));
+            labels.extend(field.alternate_names.iter().map(|a| format!("\"{a}\"")));
+            let message = format!(
+                "{}: no column of the header is headed {}",
+                field.name,
+                labels.join(" or ")
+            );
+            let record = report.cell(header_row, None, field, None, ErrorCode::MissingLabel, message);
+            report.emit(record);
         }
         // Columns by header text, in column order (a header may have thousands of columns).
         let mut columns_of: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -130,9 +186,9 @@ impl<'t> RowValidator<'t> {
                 columns_of.entry(text.as_str()).or_default().push(c);
             }
         }
-        let mut duplicates: Vec<(usize, usize, String)> = Vec::new();
+        let field_of = |c: usize| self.slots.iter().find(|s| s.column == Some(c)).map(|s| s.field);
+        let mut duplicates: Vec<(usize, &Field, String)> = Vec::new();
         for (text, same) in &columns_of {
-            let field_of = |c: usize| self.mapping.iter().position(|m| *m == Some(c));
             let Some(owner) = same.iter().find_map(|&c| field_of(c)) else {
                 continue;
             };
@@ -148,26 +204,19 @@ impl<'t> RowValidator<'t> {
         }
         duplicates.sort_by_key(|(c, _, _)| *c);
         for (c, field, message) in duplicates {
-            let record = self.record(
-                header_row,
-                Some(c),
-                Some(&template.fields[field]),
-                None,
-                ErrorCode::DuplicateLabel,
-                message,
-            );
-            self.emit(on_error, record);
+            let record = report.cell(header_row, Some(c), field, None, ErrorCode::DuplicateLabel, message);
+            report.emit(record);
         }
     }
 
     /// Reserves room for the unique and primary-key values of `rows` more rows (when the
     /// caller knows the size, e.g. a sheet's dimension), so the sets do not grow by steps.
     pub fn reserve(&mut self, rows: usize) {
-        for set in self.unique.iter_mut().flatten() {
+        for set in self.slots.iter_mut().filter_map(|s| s.first_rows.as_mut()) {
             set.reserve(rows);
         }
-        if let Some(set) = &mut self.primary {
-            set.reserve(rows);
+        if let Some(key) = &mut self.key {
+            key.first_rows.reserve(rows);
         }
     }
 
@@ -187,116 +236,95 @@ impl<'t> RowValidator<'t> {
         out: &mut Vec<u8>,
         on_error: &mut dyn FnMut(ErrorRecord),
     ) -> bool {
-        let template = self.template;
-        if cells.iter().all(|c| is_blank(c, &template.missing_values)) {
+        let errors_before = self.counts.errors_total;
+        let mut report = Reporter {
+            header: &self.header,
+            counts: &mut self.counts,
+            on_error,
+        };
+        let missing = &self.template.missing_values;
+        if cells.iter().all(|c| is_blank(c, missing)) {
             out.push(b'[');
-            for i in 0..template.fields.len() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(b"null");
+            for i in 0..self.slots.len() {
+                out.extend_from_slice(if i == 0 { b"null" } else { b",null" });
             }
             out.push(b']');
-            self.emit(
-                on_error,
-                self.record(
-                    row,
-                    None,
-                    None,
-                    None,
-                    ErrorCode::BlankRow,
-                    "the row is blank".into(),
-                ),
-            );
+            report.emit(bare(row, ErrorCode::BlankRow, "the row is blank".into()));
             self.counts.rows_rejected += 1;
             return false;
         }
-        let errors_before = self.counts.errors_total;
-        self.key_parts.clear();
-        let mut key_complete = self.primary.is_some();
+        if let Some(key) = &mut self.key {
+            key.parts.clear();
+        }
+        let mut key_complete = self.key.is_some();
         out.push(b'[');
-        for (i, field) in template.fields.iter().enumerate() {
+        for (i, slot) in self.slots.iter_mut().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            let Some(column) = self.mapping[i] else {
+            let field = slot.field;
+            let Some(column) = slot.column else {
                 out.extend_from_slice(b"null");
                 continue;
             };
             let Some(&cell) = cells.get(column) else {
                 out.extend_from_slice(b"null");
-                key_complete &= !self.in_key[i];
+                key_complete &= !slot.in_key;
                 let message = format!(
                     "{}: the row ends before column {} (\"{}\")",
                     field.name,
                     column + 1,
-                    self.header[column]
+                    report.header[column]
                 );
-                self.emit(
-                    on_error,
-                    self.record(
-                        row,
-                        Some(column),
-                        Some(field),
-                        None,
-                        ErrorCode::MissingCell,
-                        message,
-                    ),
-                );
+                let record = report.cell(row, Some(column), field, None, ErrorCode::MissingCell, message);
+                report.emit(record);
                 continue;
             };
+            if let Cell::Text(text) = cell {
+                if field.missing_values.contains(text) {
+                    if !field.required {
+                        out.extend_from_slice(b"null");
+                        continue;
+                    }
+                } else if slot.direct && slot.shortcut.write(field, text, out) {
+                    continue;
+                }
+            }
             let value = match field.cast(cell) {
                 Ok(value) => value,
                 Err(_) => {
                     cell.write_json(out);
-                    key_complete &= !self.in_key[i];
+                    key_complete &= !slot.in_key;
                     let text = cell.text();
-                    let message = format!(
-                        "{}: \"{}\" is not {}",
-                        field.name,
-                        clip(&text),
-                        field.expected()
-                    );
-                    self.emit(
-                        on_error,
-                        self.record(
-                            row,
-                            Some(column),
-                            Some(field),
-                            Some(text),
-                            ErrorCode::TypeError,
-                            message,
-                        ),
-                    );
+                    let message =
+                        format!("{}: \"{}\" is not {}", field.name, clip(&text), field.expected());
+                    let record = report.cell(row, Some(column), field, Some(text), ErrorCode::TypeError, message);
+                    report.emit(record);
                     continue;
                 }
             };
             match field.check(&value) {
-                Ok(()) => value.write_json(out),
+                Ok(()) => {
+                    let copied = !matches!(value, Value::Null)
+                        && matches!(cell, Cell::Text(t) if slot.shortcut.copy(t, out));
+                    if !copied {
+                        value.write_json(out);
+                    }
+                }
                 Err((constraint, message)) => {
                     cell.write_json(out);
-                    let record = self.record(
-                        row,
-                        Some(column),
-                        Some(field),
-                        Some(cell.text()),
-                        ErrorCode::ConstraintError,
-                        message,
-                    );
-                    self.emit(
-                        on_error,
-                        ErrorRecord {
-                            constraint: Some(constraint),
-                            ..record
-                        },
-                    );
+                    let record = ErrorRecord {
+                        constraint: Some(constraint),
+                        ..report.cell(row, Some(column), field, Some(cell.text()), ErrorCode::ConstraintError, message)
+                    };
+                    report.emit(record);
                 }
             }
-            if !field.unique && !self.in_key[i] {
+            if slot.first_rows.is_none() && !slot.in_key {
                 continue;
             }
             let fingerprint = value.fingerprint();
-            if let (Some(first_rows), Some(f)) = (&mut self.unique[i], fingerprint) {
+            if let (Some(first_rows), Some(f)) = (&mut slot.first_rows, fingerprint) {
                 if let Some(first) = first_rows.insert(f, row) {
                     let text = cell.text();
                     let message = format!(
@@ -305,143 +333,86 @@ impl<'t> RowValidator<'t> {
                         clip(&text),
                         row_name(first)
                     );
-                    self.emit(
-                        on_error,
-                        self.record(
-                            row,
-                            Some(column),
-                            Some(field),
-                            Some(text),
-                            ErrorCode::UniqueError,
-                            message,
-                        ),
-                    );
+                    let record = report.cell(row, Some(column), field, Some(text), ErrorCode::UniqueError, message);
+                    report.emit(record);
                 }
             }
-            if self.in_key[i] {
+            if let (true, Some(key)) = (slot.in_key, &mut self.key) {
                 match fingerprint {
-                    Some(f) => self.key_parts.push(f),
+                    Some(f) => key.parts.push(f),
                     None => key_complete = false,
                 }
             }
         }
         out.push(b']');
-        for (column, cell) in cells.iter().enumerate().skip(self.header.len()) {
-            let text = cell.text();
-            let message = format!(
-                "column {}: the row has more cells than the header",
-                column + 1
-            );
-            self.emit(
-                on_error,
-                self.record(row, None, None, Some(text), ErrorCode::ExtraCell, message),
-            );
+        for (column, cell) in cells.iter().enumerate().skip(report.header.len()) {
+            let message = format!("column {}: the row has more cells than the header", column + 1);
+            report.emit(ErrorRecord {
+                value: Some(clip(&cell.text()).into_owned()),
+                ..bare(row, ErrorCode::ExtraCell, message)
+            });
         }
-        if key_complete {
-            self.check_key(row, cells, on_error);
+        if let (true, Some(key)) = (key_complete, &mut self.key) {
+            key.check(&self.template.primary_key, &self.slots, row, cells, &mut report);
         }
-        let valid = self.counts.errors_total == errors_before;
+        let valid = report.counts.errors_total == errors_before;
         if valid {
-            self.counts.rows_valid += 1;
+            report.counts.rows_valid += 1;
         } else {
-            self.counts.rows_rejected += 1;
+            report.counts.rows_rejected += 1;
         }
         valid
     }
 
-    /// The primary key of a row whose key values all cast: an error if an earlier row had it.
-    fn check_key(&mut self, row: u64, cells: &[Cell<'_>], on_error: &mut dyn FnMut(ErrorRecord)) {
-        let template = self.template;
-        let fingerprint = match self.key_parts.as_slice() {
+}
+
+impl PrimaryKey {
+    /// The key of a row whose key values all cast (the fields `key` of `slots`): an error if an
+    /// earlier row had it.
+    fn check(
+        &mut self,
+        key: &[usize],
+        slots: &[Slot<'_>],
+        row: u64,
+        cells: &[Cell<'_>],
+        report: &mut Reporter<'_>,
+    ) {
+        let fingerprint = match self.parts.as_slice() {
             [single] => *single,
             parts => composite_fingerprint(parts, &mut self.scratch),
         };
-        let Some(first) = self
-            .primary
-            .as_mut()
-            .and_then(|p| p.insert(fingerprint, row))
-        else {
+        let Some(first) = self.first_rows.insert(fingerprint, row) else {
             return;
         };
-        let key = &template.primary_key;
+        let key: Vec<&Slot<'_>> = key.iter().map(|&i| &slots[i]).collect();
         let texts: Vec<String> = key
             .iter()
-            .map(|&i| {
-                self.mapping[i]
-                    .and_then(|c| cells.get(c))
-                    .map(Cell::text)
-                    .unwrap_or_default()
-            })
+            .map(|s| s.column.and_then(|c| cells.get(c)).map(Cell::text).unwrap_or_default())
             .collect();
         let quoted: Vec<String> = texts.iter().map(|t| format!("\"{}\"", clip(t))).collect();
-        if let [i] = key.as_slice() {
-            let field = &template.fields[*i];
+        if let [slot] = key.as_slice() {
             let message = format!(
                 "{}: {} already appears in {} (primary key)",
-                field.name,
+                slot.field.name,
                 quoted.join(", "),
                 row_name(first)
             );
-            let column = self.mapping[*i];
-            self.emit(
-                on_error,
-                self.record(
-                    row,
-                    column,
-                    Some(field),
-                    texts.into_iter().next(),
-                    ErrorCode::PrimaryKey,
-                    message,
-                ),
-            );
+            let value = texts.into_iter().next();
+            let record = report.cell(row, slot.column, slot.field, value, ErrorCode::PrimaryKey, message);
+            report.emit(record);
         } else {
-            let names: Vec<&str> = key
-                .iter()
-                .map(|&i| template.fields[i].name.as_str())
-                .collect();
+            let names: Vec<&str> = key.iter().map(|s| s.field.name.as_str()).collect();
             let message = format!(
                 "primary key ({}): {} already appears in {}",
                 names.join(", "),
                 quoted.join(", "),
                 row_name(first)
             );
-            self.emit(
-                on_error,
-                self.record(
-                    row,
-                    None,
-                    None,
-                    Some(texts.join(", ")),
-                    ErrorCode::PrimaryKey,
-                    message,
-                ),
-            );
+            report.emit(ErrorRecord {
+                value: Some(clip(&texts.join(", ")).into_owned()),
+                ..bare(row, ErrorCode::PrimaryKey, message)
+            });
         }
-    }
-
-    fn record(
-        &self,
-        row: u64,
-        column: Option<usize>,
-        field: Option<&Field>,
-        value: Option<String>,
-        code: ErrorCode,
-        message: String,
-    ) -> ErrorRecord {
-        ErrorRecord {
-            row,
-            column: column.map(|c| self.header[c].clone()),
-            field: field.map(|f| f.name.clone()),
-            value: value.map(|v| clip(&v).into_owned()),
-            code,
-            constraint: None,
-            message,
-        }
-    }
-
-    fn emit(&mut self, on_error: &mut dyn FnMut(ErrorRecord), record: ErrorRecord) {
-        self.counts.add(&record);
-        on_error(record);
     }
 }
 
