@@ -35,10 +35,9 @@ export function close() {
 
 /**
  * Shows a COMPLETED file's first sheet, or a rejected file's report, then moves focus to the
- * preview's title. Opens can
- * overlap (Preview on A, then on B before A's rows came): the later open owns the preview, and
- * an earlier one, once its rows are in, neither draws nor takes focus from where the reader has
- * gone since.
+ * preview's title. Opens can overlap (Preview on A, then on B before A's rows came): the later
+ * open owns the preview, and an earlier one, once its rows are in, neither draws nor takes focus
+ * from where the reader has gone since.
  */
 export async function open(file) {
   state.file = file;
