@@ -12,6 +12,7 @@ mod inline;
 mod jobs;
 mod lineage;
 mod observability;
+mod oracle;
 mod otlp_receiver;
 mod relay;
 mod row_chunks;

@@ -6,22 +6,14 @@
 #
 #   SHEETRELAY_URL=http://127.0.0.1:8080 SHEETRELAY_KEY=srk_… tests/stack/api_fuzz.sh
 #
-# Bounded: at most FUZZ_MAX_EXAMPLES (default 30) examples per operation. schemathesis (pinned in
-# tests/fuzz/requirements.txt) is installed from PyPI into target/fuzz-venv on first use.
+# Bounded: at most FUZZ_MAX_EXAMPLES (default 30) examples per operation. schemathesis (pinned with
+# hashes in tests/fuzz/requirements.txt) is installed from PyPI into target/fuzz-venv on first use.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 : "${SHEETRELAY_URL:?set SHEETRELAY_URL to the base URL of the api}"
 : "${SHEETRELAY_KEY:?set SHEETRELAY_KEY to an API key}"
-venv="$REPO_ROOT/target/fuzz-venv"
-requirements="$REPO_ROOT/tests/fuzz/requirements.txt"
-if ! cmp -s "$requirements" "$venv/requirements.txt" 2>/dev/null; then
-  log "installing schemathesis into $venv (tests/fuzz/requirements.txt)"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
-  cp "$requirements" "$venv/requirements.txt"
-fi
+venv=$(ensure_venv fuzz-venv "$REPO_ROOT/tests/fuzz/requirements.txt")
 
 log "schemathesis against $SHEETRELAY_URL/openapi.json"
 exec "$venv/bin/st" run "$SHEETRELAY_URL/openapi.json" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Helpers for the local stack scripts (up.sh, down.sh, test.sh, browser.sh) and, through
-# services.sh, the Rust test harness: install and start Postgres and Azurite on loopback, plus
-# small polling helpers. Source it; every function logs what it does on stderr (stdout is kept
+# Helpers for the local stack scripts (up.sh, down.sh, test.sh, browser.sh, api_fuzz.sh) and,
+# through services.sh, the Rust test harness: install and start Postgres and Azurite on loopback,
+# install pinned Python tools into venvs, plus small polling helpers. Source it; every function logs what it does on stderr (stdout is kept
 # for values a caller captures).
 #
 #   source tests/stack/lib.sh
@@ -413,4 +413,35 @@ ensure_promtool() {
   fi
   export PROMTOOL
   log "promtool: $PROMTOOL ($("$PROMTOOL" --version 2>&1 | head -n 1))"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Python tools: the schema fuzzer (tests/fuzz) and the frictionless oracle (tests/oracle)
+
+# ensure_venv NAME REQUIREMENTS — a venv in target/NAME holding exactly what REQUIREMENTS pins, made
+# afresh whenever that file changed since the venv's last install; prints the venv's directory.
+# pip runs in hash-checking mode: every package, transitive ones included, must be pinned `==` with
+# its sha256 (generate the file with pip-compile --generate-hashes), so a tool cannot change under
+# the tests, nor be swapped on the index, without a change to a committed file.
+ensure_venv() {
+  local venv="$REPO_ROOT/target/$1" requirements=$2
+  if cmp -s "$requirements" "$venv/requirements.txt"; then
+    log "$1 up to date with $requirements"
+  else
+    log "installing $requirements into $venv"
+    # Debian's python3 comes without venv (and the ensurepip it needs): that is python3-venv.
+    if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+      log "python3 cannot make venvs: installing Debian's python3-venv package"
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get update >&2
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        python3-venv >&2
+    fi
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes \
+      -r "$requirements" >&2 || die "pip could not install $requirements into $venv"
+    # Written last: an interrupted install is redone on the next call.
+    cp "$requirements" "$venv/requirements.txt"
+  fi
+  echo "$venv"
 }

@@ -2,7 +2,8 @@
 # README command #2: run the whole test suite.
 #
 # Installs what the integration tests need (Postgres server binaries from Debian's packages,
-# Azurite via npm ci) and runs `cargo test --workspace --locked` with any extra arguments, e.g.
+# Azurite via npm ci, frictionless into target/oracle-venv) and runs
+# `cargo test --workspace --locked` with any extra arguments, e.g.
 #   tests/stack/test.sh -p sheetrelay-tests --test it services
 # then the browser tests (tests/stack/browser.sh: Debian's chromium, installed when missing).
 # The test harness (tests/harness/services.rs) starts its own throwaway Postgres and Azurite on
@@ -14,6 +15,9 @@ ensure_postgres
 ensure_azurite
 # For tests/it/observability.rs: promtool checks the shipped alert rules.
 ensure_promtool
+# For tests/it/oracle.rs: frictionless, the reference the template validation is checked against.
+SHEETRELAY_FRICTIONLESS="$(ensure_venv oracle-venv "$REPO_ROOT/tests/oracle/requirements.txt")/bin/python"
+export SHEETRELAY_FRICTIONLESS
 
 cd "$REPO_ROOT"
 # The tests run the api and worker binaries as child processes (key administration, job runs):
