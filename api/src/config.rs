@@ -1,11 +1,16 @@
 //! The api's configuration: env vars and flags, documented by `api --help`.
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
 use shared::config::{DatabaseConfig, StorageConfig, TelemetryConfig};
 
 use crate::auth::entra::EntraConfig;
+
+/// Where `/metrics` listens when `METRICS_ADDR` is unset; the worker's default differs, so the
+/// two run side by side on one host.
+pub const DEFAULT_METRICS_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9090));
 
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "api", version, about = "sheetrelay upload API")]
@@ -62,9 +67,11 @@ pub struct Config {
     /// Address to listen on.
     #[arg(long, env = "LISTEN_ADDR", default_value = "0.0.0.0:8080")]
     pub listen_addr: SocketAddr,
-    /// Address of the Prometheus `/metrics` listener, kept off the public port.
-    #[arg(long, env = "METRICS_ADDR", default_value = "127.0.0.1:9090")]
-    pub metrics_addr: SocketAddr,
+    /// Address of the Prometheus `/metrics` listener, kept off the public port (unset:
+    /// 127.0.0.1:9090, or a port the system picks when another process holds that one; the log
+    /// says which). An address given here that cannot be bound stops the api
+    #[arg(long, env = "METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
     /// Largest accepted upload, in bytes (the file part; multipart framing is extra).
     #[arg(long, env = "MAX_UPLOAD_BYTES", default_value_t = 100 * 1024 * 1024)]
     pub max_upload_bytes: u64,

@@ -6,6 +6,7 @@
 pub mod auth;
 pub mod body_guard;
 pub mod config;
+pub(crate) mod csv_safe;
 pub mod edge;
 pub mod error;
 pub mod keys_cli;
@@ -228,10 +229,10 @@ pub async fn run(cfg: Config, shutdown: CancellationToken) -> anyhow::Result<()>
     let listener = TcpListener::bind(cfg.listen_addr)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.listen_addr))?;
-    let metrics = TcpListener::bind(cfg.metrics_addr)
-        .await
-        .with_context(|| format!("cannot listen on {}", cfg.metrics_addr))?;
-    tracing::info!(addr = %cfg.listen_addr, metrics_addr = %cfg.metrics_addr, "api listening");
+    let metrics =
+        shared::metrics::listener::bind(cfg.metrics_addr, config::DEFAULT_METRICS_ADDR).await?;
+    let metrics_addr = metrics.local_addr().context("metrics listener address")?;
+    tracing::info!(addr = %cfg.listen_addr, %metrics_addr, "api listening");
     let metrics = tokio::spawn(serve_metrics(metrics, shutdown.clone()));
     let served = serve(listener, state, shutdown.clone(), cfg.shutdown_grace).await;
     shutdown.cancel();

@@ -277,7 +277,7 @@ pub async fn test_config(database_url: &str) -> api::Config {
         entra: EntraConfig::disabled(),
         http: HttpConfig::default(),
         listen_addr: "127.0.0.1:0".parse().expect("socket address"),
-        metrics_addr: "127.0.0.1:0".parse().expect("socket address"),
+        metrics_addr: Some("127.0.0.1:0".parse().expect("socket address")),
         max_upload_bytes: TEST_MAX_UPLOAD_BYTES,
         shutdown_grace: Duration::from_secs(5),
     }

@@ -1,6 +1,6 @@
 //! The integration-test harness: throwaway Postgres and Azurite ([`services`]), the api served
 //! in-process ([`app`]), drivers for the worker's loops and binary ([`worker`], with its fakes),
-//! and the api and worker executables, built before a test runs them ([`binaries`]); a queue
+//! and the api and worker executables, built before a test runs them ([`binaries`]); storage
 //! that is down on demand ([`outage`]) and a local KEDA-like scaler of drain jobs ([`scaler`]);
 //! files with planted faults for template validation, with the errors they must raise
 //! ([`faults`]).

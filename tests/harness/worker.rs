@@ -315,6 +315,27 @@ impl WorkerEnv {
         cmd
     }
 
+    /// The `api` binary (`args` as its command line) on this env's database, queue and
+    /// container; the caller adds its `LISTEN_ADDR` and anything else it needs.
+    pub fn api_command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(crate::binaries::api_exe());
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("DATABASE_URL", &self.database_url)
+            .env(
+                "AZURE_STORAGE_CONNECTION_STRING",
+                self.storage
+                    .connection_string
+                    .as_deref()
+                    .unwrap_or_default(),
+            )
+            .env("QUEUE_NAME", &self.storage.queue_name)
+            .env("BLOB_CONTAINER", &self.storage.blob_container)
+            .kill_on_drop(true);
+        cmd
+    }
+
     /// Waits until every task in `ids` is COMPLETED.
     pub async fn wait_all_completed(&self, ids: &[Uuid], within: Duration) {
         let ids = ids.to_vec();
@@ -471,7 +492,7 @@ pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config:
         shutdown_grace: Duration::from_secs(10),
         bounds: worker::config::JobBounds::default(),
         // A free port: many workers run at once in the tests.
-        metrics_addr: "127.0.0.1:0".parse().expect("socket address"),
+        metrics_addr: Some("127.0.0.1:0".parse().expect("socket address")),
         database: shared::db::DatabaseConfig::new(database_url),
         storage,
         telemetry: shared::telemetry::TelemetryConfig::logs_only(),

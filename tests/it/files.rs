@@ -1,5 +1,6 @@
 //! The caller's files over HTTP: the list, newest first in keyset pages; a whole sheet exported
-//! as CSV and NDJSON; and a delete that takes the blob, task, outbox message and rows with it.
+//! as CSV and NDJSON, CSV text that a spreadsheet would run written with a `'` in front; and a
+//! delete that takes the blob, task, outbox message and rows with it.
 
 use harness::app::{TestApp, UploadRows};
 use reqwest::StatusCode;
@@ -131,6 +132,56 @@ async fn a_sheet_exports_as_csv_and_ndjson_typed_like_the_rows_endpoint() {
         .get_json(&format!("/api/v1/files/{id}/rows/export?sheet=3"))
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+/// Text a spreadsheet would run as a formula (in a header too), numbers that are text (a text
+/// column: `-x` is not a number), and a cell that begins with the `'` the export adds.
+const FORMULAS: &str = "id,=cmd,note\n\
+                        1,\"=HYPERLINK(\"\"http://x\"\",\"\"click\"\")\",-12.5\n\
+                        2,@SUM(A1),+3\n\
+                        3,'quoted,-x\n";
+
+#[tokio::test]
+async fn a_csv_export_puts_a_quote_mark_before_text_a_spreadsheet_would_run() {
+    let app = TestApp::spawn().await;
+    let id = parsed(&app, "formulas.csv", FORMULAS).await;
+    let export = |format: &str| {
+        let url = app.url(&format!("/api/v1/files/{id}/rows/export?format={format}"));
+        let request = app.client.get(url);
+        async move {
+            let resp = request.send().await.expect("export");
+            assert_eq!(resp.status(), StatusCode::OK);
+            resp.text().await.expect("text")
+        }
+    };
+    assert_eq!(
+        export("csv").await,
+        "id,\"'=cmd\",note\n\
+         1,\"'=HYPERLINK(\"\"http://x\"\",\"\"click\"\")\",-12.5\n\
+         2,\"'@SUM(A1)\",+3\n\
+         3,\"''quoted\",\"'-x\"\n"
+    );
+    // Only CSV is read by spreadsheets: NDJSON and the rows endpoint keep the text as it is.
+    let (_, page) = app.get_json(&format!("/api/v1/files/{id}/rows")).await;
+    assert_eq!(page["sheet"]["columns"], json!(["id", "=cmd", "note"]));
+    let values: Vec<Value> = page["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["values"].clone())
+        .collect();
+    let stored = [
+        json!([1, "=HYPERLINK(\"http://x\",\"click\")", "-12.5"]),
+        json!([2, "@SUM(A1)", "+3"]),
+        json!([3, "'quoted", "-x"]),
+    ];
+    assert_eq!(values, stored);
+    let ndjson: Vec<Value> = export("ndjson")
+        .await
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(ndjson, stored);
 }
 
 #[tokio::test]

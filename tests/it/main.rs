@@ -11,6 +11,7 @@ mod forged;
 mod inline;
 mod jobs;
 mod lineage;
+mod metrics_ports;
 mod observability;
 mod oracle;
 mod otlp_receiver;

@@ -26,19 +26,27 @@ async fn metrics_url(worker: &WorkerProcess) -> String {
         Duration::from_secs(30),
         "the worker's metrics address",
         || async {
-            let log = worker.log();
-            let at = log.find("metrics_addr=")? + "metrics_addr=".len();
-            let addr: String = log[at..]
-                .chars()
-                .take_while(|c| !c.is_whitespace())
-                .collect();
+            let addr = logged_metrics_addr(&worker.log())?;
             Some(format!("http://{addr}/metrics"))
         },
     )
     .await
 }
 
-async fn scrape(url: &str) -> Option<String> {
+/// The address the api or the worker says it serves `/metrics` on (the first `metrics_addr=`
+/// of its log).
+pub(crate) fn logged_metrics_addr(log: &str) -> Option<String> {
+    let at = log.find("metrics_addr=")? + "metrics_addr=".len();
+    Some(
+        log[at..]
+            .chars()
+            .take_while(|c| !c.is_whitespace())
+            .collect(),
+    )
+}
+
+/// The text of one `/metrics` scrape, or `None` when it is not (yet) served.
+pub(crate) async fn scrape(url: &str) -> Option<String> {
     let resp = reqwest::get(url).await.ok()?;
     if resp.status() != StatusCode::OK {
         return None;

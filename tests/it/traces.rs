@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::app::{api_exe, authenticated_client};
+use harness::app::authenticated_client;
 use harness::worker::{eventually_some, WorkerEnv, WorkerProcess};
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use reqwest::StatusCode;
@@ -58,21 +58,12 @@ async fn one_upload_is_one_trace(api: Api, protocol: &str) {
     // The api as a process of its own.
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
-    let connection = env.storage.connection_string.clone().unwrap_or_default();
     let api_command = |args: &[&str]| {
-        let mut cmd = tokio::process::Command::new(api_exe());
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("DATABASE_URL", &env.database_url)
-            .env("AZURE_STORAGE_CONNECTION_STRING", &connection)
-            .env("QUEUE_NAME", &env.storage.queue_name)
-            .env("BLOB_CONTAINER", &env.storage.blob_container)
-            .env("LISTEN_ADDR", format!("127.0.0.1:{port}"))
+        let mut cmd = env.api_command(args);
+        cmd.env("LISTEN_ADDR", format!("127.0.0.1:{port}"))
             .env("METRICS_ADDR", format!("127.0.0.1:{}", free_port()))
             .envs(otel_env)
-            .env("OTEL_METRIC_EXPORT_INTERVAL", "200")
-            .kill_on_drop(true);
+            .env("OTEL_METRIC_EXPORT_INTERVAL", "200");
         if api == Api::MetricsExporterNone {
             cmd.env("OTEL_METRICS_EXPORTER", "none");
         }

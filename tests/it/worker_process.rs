@@ -1,10 +1,12 @@
 //! The real `worker` binary as a child process: SIGTERM drains or releases in-flight work,
-//! `--drain` exits when the work is done, a database restart loses nothing, a dying loop stops
-//! the process with a non-zero status, and the outbox CLI. The binary must be built (see
+//! `--drain` exits when the work is done, a database restart loses nothing, a storage outage is
+//! logged when it starts and when it ends (not at every retry, ours or the Azure SDK's), a dying
+//! loop stops the process with a non-zero status, and the outbox CLI. The binary must be built (see
 //! `harness::worker`).
 
 use std::time::Duration;
 
+use harness::outage::OutagePort;
 use harness::services::DedicatedPostgres;
 use harness::worker::{eventually, slow_parser, WorkerEnv, WorkerProcess, SAMPLE_CSV};
 use shared::domain::TaskStatus;
@@ -160,6 +162,84 @@ async fn when_one_loop_dies_the_process_stops_with_a_non_zero_status() {
     assert!(!status.success(), "exit {status:?}; log:\n{}", worker.log());
     let log = worker.log();
     assert!(log.contains("relay"), "log names the failed loop:\n{log}");
+}
+
+/// How many lines of `log` contain `text`, and how many of those are warnings.
+fn lines_and_warnings(log: &str, text: &str) -> (usize, usize) {
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains(text)).collect();
+    let warnings = lines.iter().filter(|l| l.contains(" WARN ")).count();
+    (lines.len(), warnings)
+}
+
+#[tokio::test]
+async fn a_storage_outage_is_logged_when_it_starts_and_ends_not_at_every_retry() {
+    let env = WorkerEnv::new().await;
+    let azurite = reqwest::Url::parse(&harness::services::services().await.queue_endpoint)
+        .expect("queue endpoint");
+    let azurite = (
+        azurite.host_str().expect("host"),
+        azurite.port().expect("port"),
+    );
+    let azurite = tokio::net::lookup_host(azurite)
+        .await
+        .expect("resolve")
+        .next()
+        .expect("an address");
+    let storage = OutagePort::start(azurite).await;
+    let through = env.storage_with(
+        "QueueEndpoint",
+        &format!("http://{}/devstoreaccount1", storage.addr),
+    );
+    let mut cmd = env.command(&["run", "--role", "consumer"]);
+    cmd.env(
+        "AZURE_STORAGE_CONNECTION_STRING",
+        through.connection_string.as_deref().unwrap_or_default(),
+    )
+    // INFO as in production, and our own debug lines, which say when a retry failed again.
+    .env("RUST_LOG", "info,worker=debug");
+    let worker = WorkerProcess::spawn(cmd);
+    let start_up = "storage unavailable at start-up";
+    let receive = "queue unavailable: receive failed";
+
+    // Unreachable from the start: each try is several requests, each retried by the SDK.
+    eventually(Duration::from_secs(60), "two failed tries", || async {
+        lines_and_warnings(&worker.log(), start_up).0 >= 2
+    })
+    .await;
+    let log = worker.log();
+    assert!(
+        !log.contains("Failed response"),
+        "the SDK's line per failed request stays out of INFO:\n{log}"
+    );
+    assert_eq!(
+        lines_and_warnings(&log, start_up).1,
+        1,
+        "one warning:\n{log}"
+    );
+    storage.up();
+    eventually(Duration::from_secs(30), "the start", || async {
+        worker.log().contains("storage is reachable; starting")
+    })
+    .await;
+
+    // Unreachable while running: the consumer's receives fail, then work again.
+    storage.down();
+    eventually(Duration::from_secs(60), "two failed receives", || async {
+        lines_and_warnings(&worker.log(), receive).0 >= 2
+    })
+    .await;
+    storage.up();
+    eventually(Duration::from_secs(30), "receiving again", || async {
+        worker.log().contains("the queue is reachable again")
+    })
+    .await;
+    let log = worker.log();
+    assert_eq!(
+        lines_and_warnings(&log, receive).1,
+        1,
+        "one warning:\n{log}"
+    );
+    assert!(!log.contains("Failed response"), "{log}");
 }
 
 #[tokio::test]

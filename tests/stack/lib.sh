@@ -385,7 +385,7 @@ ensure_chromium() {
 # ensure_promtool — make `promtool` (checks and unit-tests Prometheus rules) available and export
 # PROMTOOL with its path. One on the PATH is used as is; otherwise it is extracted from Debian's
 # `prometheus` package into target/promtool/ rather than installed: installing the package would
-# also start a Prometheus server (on :9090, the default METRICS_ADDR) and pull in its web UI's
+# also start a Prometheus server (on :9090, the api's default METRICS_ADDR) and pull in its web UI's
 # dependencies. Without the package (no mirror), it warns and the rule checks are skipped.
 PROMTOOL_DIR="$REPO_ROOT/target/promtool"
 ensure_promtool() {

@@ -5,7 +5,7 @@
 //! defaults ([`shared::config::from_args`]). Durations are humantime strings (`250ms`, `25s`,
 //! `5m`, `7d`).
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,6 +17,11 @@ use shared::storage::StorageConfig;
 
 use crate::parse::isolate::{ChildArgs, CHILD_SUBCOMMAND};
 use crate::parse::ParseLimits;
+
+/// Where `/metrics` listens when `METRICS_ADDR` is unset: beside the api's 9090, so that both
+/// run on one host with their defaults.
+pub const DEFAULT_METRICS_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9091));
 
 /// Outbox relay (Postgres → Azure Queue Storage) and queue consumer (queue → parsed rows).
 #[derive(Debug, Parser)]
@@ -81,9 +86,11 @@ pub struct RunConfig {
     #[command(flatten)]
     pub bounds: JobBounds,
 
-    /// Listen address for Prometheus `/metrics` (give each worker on one host its own port)
-    #[arg(long, env = "METRICS_ADDR", default_value = "127.0.0.1:9090")]
-    pub metrics_addr: SocketAddr,
+    /// Listen address for Prometheus `/metrics` (unset: 127.0.0.1:9091, beside the api's
+    /// 9090, or a port the system picks when another process, such as a second worker, holds
+    /// that one; the log says which). An address given here that cannot be bound stops the worker
+    #[arg(long, env = "METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
 
     #[command(flatten)]
     pub database: DatabaseConfig,
@@ -345,7 +352,8 @@ mod tests {
         assert_eq!(run.role, Role::All);
         assert!(!run.drain);
         assert_eq!(run.shutdown_grace, Duration::from_secs(25));
-        assert_eq!(run.metrics_addr.to_string(), "127.0.0.1:9090");
+        assert_eq!(run.metrics_addr, None);
+        assert_eq!(DEFAULT_METRICS_ADDR.to_string(), "127.0.0.1:9091");
         assert_eq!(run.storage.queue_name, "parse-tasks");
         assert_eq!(run.storage.blob_container, "uploads");
         assert_eq!(run.consumer.max_dequeue_count, 5);

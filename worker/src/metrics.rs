@@ -15,10 +15,10 @@ use shared::domain::{FileFormat, OutboxStatus, TaskErrorCode};
 use shared::metrics::catalogue as names;
 use shared::storage::{QueueClient, ReceivedMessage};
 use sqlx::PgPool;
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::DEFAULT_METRICS_ADDR;
 use crate::consumer::Outcome;
 use crate::relay::BatchReport;
 
@@ -64,20 +64,19 @@ pub struct Exporter {
     stop: CancellationToken,
     server: Option<JoinHandle<anyhow::Result<()>>>,
     gauges: Option<JoinHandle<()>>,
-    /// Where `/metrics` is served (the bound port when `METRICS_ADDR` asked for port 0).
+    /// Where `/metrics` is served (the bound port when `METRICS_ADDR` asked for port 0, or when
+    /// the default was taken).
     pub addr: SocketAddr,
 }
 
 impl Exporter {
-    /// Registers the series of the loops in `sources`, listens on `addr` and starts serving and
-    /// reading the gauges. Fails when `addr` cannot be bound (another process holds the port:
-    /// give each worker on one host its own `METRICS_ADDR`).
-    pub async fn start(addr: SocketAddr, sources: Sources) -> anyhow::Result<Self> {
+    /// Registers the series of the loops in `sources`, listens on `addr` (`METRICS_ADDR`; unset:
+    /// [`DEFAULT_METRICS_ADDR`] or, when that is taken, a free port) and starts serving and
+    /// reading the gauges. Fails when a given `addr` cannot be bound.
+    pub async fn start(addr: Option<SocketAddr>, sources: Sources) -> anyhow::Result<Self> {
         shared::metrics::handle();
         register(sources.outbox.is_some(), sources.queues.is_some());
-        let listener = TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("cannot listen on {addr} (METRICS_ADDR)"))?;
+        let listener = shared::metrics::listener::bind(addr, DEFAULT_METRICS_ADDR).await?;
         let addr = listener.local_addr().context("metrics listener address")?;
         tracing::info!(metrics_addr = %addr, "serving /metrics");
         let stop = CancellationToken::new();

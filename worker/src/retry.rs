@@ -10,12 +10,14 @@ use shared::db;
 use tokio_util::sync::CancellationToken;
 
 /// A delay that doubles after each failure, from `min` up to `max`, and is `min` again after a
-/// success.
+/// success. It counts the failures since the last success, so that a loop logs an outage when
+/// it starts and when it ends rather than at every try.
 #[derive(Debug, Clone)]
 pub struct Backoff {
     min: Duration,
     max: Duration,
     next: Duration,
+    failures: u32,
 }
 
 impl Backoff {
@@ -24,6 +26,7 @@ impl Backoff {
             min,
             max,
             next: min,
+            failures: 0,
         }
     }
 
@@ -31,12 +34,20 @@ impl Backoff {
     pub fn next_delay(&mut self) -> Duration {
         let delay = self.next;
         self.next = doubled(delay, self.max, 1);
+        self.failures = self.failures.saturating_add(1);
         delay
+    }
+
+    /// How many failures were waited out since the last success (0: none, the next failure
+    /// starts an outage).
+    pub fn failures(&self) -> u32 {
+        self.failures
     }
 
     /// After a success: the next failure waits `min` again.
     pub fn reset(&mut self) {
         self.next = self.min;
+        self.failures = 0;
     }
 
     /// Waits the next delay, or until `stop` fires if that is sooner.
@@ -86,7 +97,9 @@ mod tests {
         let mut backoff = Backoff::new(ms(100), ms(500));
         let delays: Vec<Duration> = (0..5).map(|_| backoff.next_delay()).collect();
         assert_eq!(delays, [ms(100), ms(200), ms(400), ms(500), ms(500)]);
+        assert_eq!(backoff.failures(), 5);
         backoff.reset();
+        assert_eq!(backoff.failures(), 0);
         assert_eq!(backoff.next_delay(), ms(100));
     }
 

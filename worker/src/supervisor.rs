@@ -58,13 +58,26 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
             other => other,
         };
         match created {
-            Ok(()) => break,
+            Ok(()) => {
+                if backoff.failures() > 0 {
+                    tracing::info!(
+                        failed_tries = backoff.failures(),
+                        "storage is reachable; starting"
+                    );
+                }
+                break;
+            }
             Err(e) if limits.deadline.is_some_and(|d| Instant::now() >= d) => {
                 return Err(anyhow::Error::new(e)
                     .context("storage was unavailable for the whole --max-runtime"));
             }
             Err(e) if e.is_transient() && !signal.is_cancelled() => {
-                tracing::warn!(error = %e, "storage unavailable at start-up; retrying");
+                // One line when the outage starts and one when it ends, not one per try.
+                if backoff.failures() == 0 {
+                    tracing::warn!(error = %e, "storage unavailable at start-up; retrying until it answers");
+                } else {
+                    tracing::debug!(error = %e, "storage unavailable at start-up; retrying again");
+                }
                 backoff.wait(&signal).await;
                 if signal.is_cancelled() {
                     return Ok(());

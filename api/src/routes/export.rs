@@ -3,7 +3,9 @@
 //! NDJSON (one JSON array of values per line) by a task that hands them to the response through
 //! a small channel in pieces of about [`SEND_BYTES`], so memory holds a few pieces whatever the
 //! sheet's size, and a client that reads slowly slows the query down instead of filling memory.
-//! Values are typed by column exactly as the rows endpoint types them ([`encode`]).
+//! Values are typed by column exactly as the rows endpoint types them ([`encode`]); CSV text
+//! that a spreadsheet would run as a formula is written with a `'` in front
+//! ([`crate::csv_safe`]).
 
 mod cells;
 mod encode;
@@ -65,7 +67,7 @@ pub struct ExportQuery {
     security(("api_key" = []), ("entra_id" = [])),
     params(("source_file_id" = Uuid, Path, description = "Source file id"), ExportQuery),
     responses(
-        (status = 200, description = "The whole sheet: text/csv, or application/x-ndjson for format=ndjson",
+        (status = 200, description = "The whole sheet: text/csv (a text cell or header name a spreadsheet would run as a formula, or that begins with ', is written with a ' in front), or application/x-ndjson for format=ndjson",
             content((String = "text/csv"), (String = "application/x-ndjson"))),
         (status = 400, description = "Bad id, sheet or format", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
@@ -161,13 +163,7 @@ impl Sink {
 /// Reads the sheet's chunks and sends them encoded; stops when the client goes away or stalls.
 /// A chunk that cannot be read or encoded ends the body with an error after the chunks before it.
 async fn produce(db: PgPool, id: Uuid, sheet_index: i32, encoder: Encoder, tx: Sink) {
-    let mut out = match encoder.header() {
-        Ok(header) => header,
-        Err(e) => {
-            tx.send(Err(e)).await;
-            return;
-        }
-    };
+    let mut out = encoder.header();
     let mut chunks = db::rows::chunks(&db, id, sheet_index);
     while let Some(chunk) = chunks.next().await {
         let done = out.len();

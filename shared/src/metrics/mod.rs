@@ -1,7 +1,7 @@
 //! Metrics for both binaries: one process-wide recorder with histogram buckets (so every
 //! histogram is exported as a Prometheus histogram, which can be aggregated across replicas, and
-//! never as a summary, which cannot), the `/metrics` listener both serve on `METRICS_ADDR`, the
-//! [`catalogue`] of every metric they export, and, when OTLP is configured, a [`push`] of the
+//! never as a summary, which cannot), the `/metrics` listener both serve on `METRICS_ADDR` or
+//! their own default ([`listener`]), the [`catalogue`] of every metric they export, and, when OTLP is configured, a [`push`] of the
 //! same metrics (short-lived job replicas end before most scrapes would reach them).
 //!
 //! Code records through the `metrics` facade (`metrics::counter!(catalogue::…)`), never through
@@ -9,6 +9,7 @@
 //! to OpenTelemetry, without touching a call site.
 
 pub mod catalogue;
+pub mod listener;
 pub mod push;
 
 use std::sync::OnceLock;
@@ -119,8 +120,8 @@ fn describe() {
 }
 
 /// Serves `GET /metrics` (Prometheus text) on `listener` until `shutdown` is cancelled, keeping
-/// the recorder's upkeep running meanwhile. Both binaries serve it on their own `METRICS_ADDR`
-/// listener, off the public port.
+/// the recorder's upkeep running meanwhile. Both binaries serve it on their own listener
+/// ([`listener::bind`]), off the public port.
 pub async fn serve(listener: TcpListener, shutdown: CancellationToken) -> anyhow::Result<()> {
     let handle = handle();
     let upkeep = tokio::spawn({

@@ -1,4 +1,4 @@
-//! The export scenario (issue 19): a 1M-row sheet, parsed by a real `worker run` child from the
+//! The export scenario: a 1M-row sheet, parsed by a real `worker run` child from the
 //! bench's 12-column CSV, exported whole by the release `api` as CSV and as NDJSON
 //! (`GET /api/v1/files/{id}/rows/export`). Rows/s is rows over the time from sending the request
 //! to reading the last byte, measured here on loopback: it includes the client's own reading,

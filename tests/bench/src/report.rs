@@ -22,7 +22,7 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ("upload", "p99_ms", Cmp::AtMost, 150.0),
     ("upload-1gib", "api_rss_growth_mb", Cmp::AtMost, 50.0),
     ("e2e", "tasks_per_s", Cmp::AtLeast, 100.0),
-    // Issue 18: tracing and progress cost no more than a few percent of throughput.
+    // Tracing and progress cost no more than a few percent of throughput.
     ("telemetry-overhead", "e2e.cost_pct", Cmp::AtMost, 5.0),
     ("telemetry-overhead", "parse.cost_pct", Cmp::AtMost, 5.0),
     ("e2e", "steady_p50_ms", Cmp::AtMost, 500.0),
@@ -93,7 +93,7 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     // Flat: the 1M-row CSV export is 125 MiB, so an api that held it would grow by that much.
     ("export", "api_rss_growth_mb", Cmp::AtMost, 20.0),
     ("scale-out", "duplicates", Cmp::AtMost, 0.0),
-    // After kill -9 of a worker mid-work, every task it held is terminal within 10 s (issue 16).
+    // After kill -9 of a worker mid-work, every task it held is terminal within 10 s.
     ("jobs", "rescue_p99_s", Cmp::AtMost, 10.0),
     ("jobs", "rescue_not_completed_once", Cmp::AtMost, 0.0),
 ];

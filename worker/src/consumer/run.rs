@@ -89,12 +89,23 @@ pub async fn run(
             .settle(want, received.as_ref().map_or(0, Vec::len));
         let messages = match received {
             Ok(m) => {
+                if storage_backoff.failures() > 0 {
+                    tracing::info!(
+                        failed_receives = storage_backoff.failures(),
+                        "the queue is reachable again; receiving"
+                    );
+                }
                 storage_backoff.reset();
                 m
             }
             Err(e) if e.is_transient() => {
                 drop(first);
-                tracing::warn!(error = %e, "receive failed; backing off");
+                // One line when the outage starts and one when it ends, not one per try.
+                if storage_backoff.failures() == 0 {
+                    tracing::warn!(error = %e, "queue unavailable: receive failed; backing off until it answers");
+                } else {
+                    tracing::debug!(error = %e, "queue unavailable: receive failed again");
+                }
                 storage_backoff.wait(&shutdown.stop).await;
                 continue;
             }

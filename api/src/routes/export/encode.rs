@@ -3,12 +3,14 @@
 //! string without escapes is copied as it is (NDJSON) or written as the CSV field it is, and a
 //! typed column's string goes through [`column_type::render_str`] straight into the output.
 //! Anything else (an escaped string, a number, a nested value, a row that is not an array) is
-//! typed per cell or per chunk exactly as the rows endpoint types it. The reference,
-//! [`Encoder::chunk_by_value`], is the endpoint's first implementation; the tests check that
-//! both give the same bytes.
+//! typed per cell or per chunk exactly as the rows endpoint types it. CSV text (cells and
+//! header names) is written by [`csv_safe`], so that no spreadsheet runs it as a formula. The
+//! reference, [`Encoder::chunk_by_value`], is the endpoint's first implementation; the tests
+//! check that both give the same bytes.
 
 use std::io;
 
+use csv::QuoteStyle;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use shared::domain::column_type::{self, Rendered};
@@ -17,6 +19,7 @@ use shared::domain::ColumnType;
 use super::super::rows::typed;
 use super::cells::{Cell, Cells};
 use super::ExportFormat;
+use crate::csv_safe::{self, Holds};
 
 /// Turns stored chunks into the export format.
 pub(super) struct Encoder {
@@ -30,17 +33,19 @@ fn invalid(e: serde_json::Error) -> io::Error {
 }
 
 impl Encoder {
-    /// The CSV header row; nothing for NDJSON.
-    pub fn header(&self) -> io::Result<Vec<u8>> {
-        match self.format {
-            ExportFormat::Csv => {
-                let mut out = csv::Writer::from_writer(Vec::new());
-                out.write_record(&self.columns)?;
-                out.into_inner()
-                    .map_err(|e| io::Error::other(e.to_string()))
+    /// The CSV header row (names are text: [`csv_safe`] writes them); nothing for NDJSON.
+    pub fn header(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        if matches!(self.format, ExportFormat::Csv) {
+            for (i, name) in self.columns.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                csv_safe::write_text(&mut out, name.as_bytes(), Holds::Anything);
             }
-            ExportFormat::Ndjson => Ok(Vec::new()),
+            end_record(&mut out, 0);
         }
+        out
     }
 
     /// Appends every row of one stored chunk (the JSON text of an array of rows), typed and
@@ -92,10 +97,10 @@ impl Encoder {
         Ok(())
     }
 
-    /// One row as a CSV record, as the `csv` crate's writer writes it (the reference path uses
-    /// it): fields quoted when they hold a `,`, `"`, CR or LF, quotes doubled, `\n` after the
-    /// record, and a record with no bytes at all written `""`. Like that writer, it refuses a
-    /// record whose length differs from the first one's (the chunk's, here).
+    /// One row as a CSV record, as the reference path writes it: text through [`csv_safe`],
+    /// `\n` after the record, and a record with no bytes at all written `""`. Like the `csv`
+    /// crate's writer, it refuses a record whose length differs from the first one's (the
+    /// chunk's, here).
     fn csv_row(
         &self,
         row: &[(&str, bool)],
@@ -118,10 +123,7 @@ impl Encoder {
                 self.csv_cell(cell, self.types.get(i).copied(), out)?;
             }
         }
-        if out.len() == start {
-            out.extend_from_slice(b"\"\"");
-        }
-        out.push(b'\n');
+        end_record(out, start);
         Ok(())
     }
 
@@ -142,12 +144,17 @@ impl Encoder {
                 Some(Rendered::Iso(t)) => out.extend_from_slice(t.as_str().as_bytes()),
                 Some(r) => json_rendered(r, out)?,
                 // A stored string without escapes holds no quote, CR or LF.
-                None => csv_field(out, s.as_bytes(), stored_is_json),
+                None if stored_is_json => {
+                    csv_safe::write_text(out, s.as_bytes(), Holds::NoQuotesOrLineBreaks)
+                }
+                None => csv_safe::write_text(out, s.as_bytes(), Holds::Anything),
             },
             Cell::Other(text) => match typed_value(text, ty)? {
-                Value::String(s) => csv_field(out, s.as_bytes(), false),
+                Value::String(s) => csv_safe::write_text(out, s.as_bytes(), Holds::Anything),
                 Value::Null => {}
-                other => csv_field(out, other.to_string().as_bytes(), false),
+                // Never prefixed: a JSON number is a plain number, and an array or an object
+                // begins with `[` or `{`.
+                other => csv_safe::write_text(out, other.to_string().as_bytes(), Holds::Anything),
             },
         }
         Ok(())
@@ -167,48 +174,79 @@ impl Encoder {
                     out.push(b'\n');
                 }
             }
+            // Each field is quoted and escaped by the `csv` crate, independently of the fast
+            // path: always for a text that csv_safe prefixes (its one rule), else when needed.
             ExportFormat::Csv => {
-                let mut writer = csv::Writer::from_writer(&mut *out);
+                let mut first = None;
                 for raw in rows {
                     let values: Value = serde_json::from_str(raw.get()).map_err(invalid)?;
-                    for value in typed(values, &self.types, width) {
-                        match value {
-                            Value::String(s) => writer.write_field(s.as_bytes()),
-                            Value::Null => writer.write_field(b""),
-                            other => writer.write_field(other.to_string().as_bytes()),
-                        }?;
+                    let fields = typed(values, &self.types, width);
+                    let expected = *first.get_or_insert(fields.len());
+                    if fields.len() != expected {
+                        return Err(io::Error::other(format!(
+                            "found record with {} fields, but the previous record has {expected} fields",
+                            fields.len()
+                        )));
                     }
-                    writer.write_record(None::<&[u8]>)?;
+                    let start = out.len();
+                    for (i, value) in fields.into_iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        match value {
+                            Value::String(s) if csv_safe::needs_prefix(s.as_bytes()) => {
+                                csv_crate_field(
+                                    out,
+                                    format!("'{s}").as_bytes(),
+                                    QuoteStyle::Always,
+                                )?
+                            }
+                            Value::String(s) => {
+                                csv_crate_field(out, s.as_bytes(), QuoteStyle::Necessary)?
+                            }
+                            Value::Null => {}
+                            other => csv_crate_field(
+                                out,
+                                other.to_string().as_bytes(),
+                                QuoteStyle::Necessary,
+                            )?,
+                        }
+                    }
+                    end_record(out, start);
                 }
-                writer.flush()?;
             }
         }
         Ok(())
     }
 }
 
-/// `field` as a CSV field, quoted when it holds a delimiter, quote, CR or LF; `only_commas`
-/// says it can hold none but the first.
-fn csv_field(out: &mut Vec<u8>, field: &[u8], only_commas: bool) {
-    let quote = if only_commas {
-        memchr::memchr(b',', field).is_some()
-    } else {
-        field
-            .iter()
-            .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
-    };
-    if !quote {
-        out.extend_from_slice(field);
-        return;
+/// Ends the record that began at `start` in `out`: a record with no bytes at all is written
+/// `""` (a lone empty field, which an empty line would not be), then `\n`.
+fn end_record(out: &mut Vec<u8>, start: usize) {
+    if out.len() == start {
+        out.extend_from_slice(b"\"\"");
     }
-    out.push(b'"');
-    for (i, piece) in field.split(|&b| b == b'"').enumerate() {
-        if i > 0 {
-            out.extend_from_slice(b"\"\"");
-        }
-        out.extend_from_slice(piece);
+    out.push(b'\n');
+}
+
+/// `field` as the `csv` crate writes it in `style`, for the reference path: written as a
+/// record of its own (the crate closes a quoted field only at the record's end), less the
+/// record's `\n`. An empty field is nothing, as within a longer record (the crate writes a
+/// record of one empty field `""`, which [`end_record`] does for a whole empty record).
+fn csv_crate_field(out: &mut Vec<u8>, field: &[u8], style: QuoteStyle) -> io::Result<()> {
+    if field.is_empty() && matches!(style, QuoteStyle::Necessary) {
+        return Ok(());
     }
-    out.push(b'"');
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(style)
+        .from_writer(Vec::with_capacity(field.len() + 3));
+    writer.write_record([field])?;
+    let mut record = writer
+        .into_inner()
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    record.pop(); // the `\n`
+    out.extend_from_slice(&record);
+    Ok(())
 }
 
 /// A typed value as serde_json writes the `Value` [`column_type::render`] makes of it. Dates
@@ -289,6 +327,19 @@ mod tests {
         r#""2024-01-05T10:30:00.5+09:00""#,
         r#""2024-01-05T10:30:00.0001Z""#,
         r#""2024-01-05 25:00""#,
+        r#""=1+1""#,
+        r#""=HYPERLINK(\"http://x\",\"click\")""#,
+        r#""@SUM(A1)""#,
+        r#""+cmd""#,
+        r#""-x""#,
+        r#""+3""#,
+        r#""-12.5""#,
+        r#""-1e5""#,
+        r#""-""#,
+        r#""'quoted""#,
+        r#""=a,b""#,
+        r#""\t=1""#,
+        r#""\r=1""#,
         "0",
         "-0",
         "42",
@@ -352,6 +403,36 @@ mod tests {
         let mut out = Vec::new();
         ndjson.chunk(r#"[["1","x"]]"#, &mut out).expect("encodes");
         assert_eq!(&out[..], b"[1,\"x\"]\n");
+    }
+
+    #[test]
+    fn csv_text_a_spreadsheet_would_run_is_prefixed_and_typed_values_are_not() {
+        let types = [
+            ColumnType::Text,
+            ColumnType::Integer,
+            ColumnType::Decimal,
+            ColumnType::Date,
+        ];
+        let enc = encoder(ExportFormat::Csv, &types);
+        let chunk = r#"[["=HYPERLINK(\"http://x\",\"click\")","-7","-1e5","2024-01-05"],["@SUM(A1)","=1","+2.5","=TODAY()"],["-12.5",-3,-0.5,null],["'x","+3",null,"-"]]"#;
+        let (fast, reference) = both(&enc, chunk);
+        assert_eq!(
+            String::from_utf8_lossy(&fast),
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"click\"\")\",-7,-100000.0,2024-01-05\n\
+             \"'@SUM(A1)\",\"'=1\",2.5,\"'=TODAY()\"\n\
+             -12.5,-3,-0.5,\n\
+             \"''x\",3,,\"'-\"\n"
+        );
+        assert_eq!(fast, reference);
+        let mut ndjson = Vec::new();
+        encoder(ExportFormat::Ndjson, &types)
+            .chunk(r#"[["=1","x","y","z"]]"#, &mut ndjson)
+            .expect("encodes");
+        assert_eq!(
+            &ndjson[..],
+            b"[\"=1\",\"x\",\"y\",\"z\"]\n",
+            "NDJSON is not CSV"
+        );
     }
 
     #[test]
@@ -440,8 +521,10 @@ mod tests {
     fn the_header_is_a_csv_record_and_ndjson_has_none() {
         let mut enc = encoder(ExportFormat::Csv, &[ColumnType::Text, ColumnType::Text]);
         enc.columns = vec!["id".into(), "a, b".into()];
-        assert_eq!(enc.header().expect("header"), b"id,\"a, b\"\n");
+        assert_eq!(enc.header(), b"id,\"a, b\"\n");
+        enc.columns = vec!["=cmd".into(), "-1".into(), "'x".into(), "@a, b".into()];
+        assert_eq!(enc.header(), b"\"'=cmd\",-1,\"''x\",\"'@a, b\"\n");
         enc.format = ExportFormat::Ndjson;
-        assert!(enc.header().expect("header").is_empty());
+        assert!(enc.header().is_empty());
     }
 }
