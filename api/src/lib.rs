@@ -70,10 +70,7 @@ pub fn app(state: AppState) -> Router {
             get(routes::errors::export_errors),
         )
         .route("/api/v1/tasks/{task_id}", get(routes::tasks::get_task))
-        .route(
-            "/api/v1/templates",
-            get(routes::templates::list_templates),
-        )
+        .route("/api/v1/templates", get(routes::templates::list_templates))
         .route(
             "/api/v1/templates/{name}",
             put(routes::templates::put_template)

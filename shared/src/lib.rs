@@ -11,3 +11,4 @@ pub mod shutdown;
 pub mod storage;
 pub mod task_view;
 pub mod telemetry;
+pub mod template;

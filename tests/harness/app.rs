@@ -120,23 +120,38 @@ impl TestApp {
         task_id: &str,
         tweak: impl FnOnce(&mut worker::config::RunConfig),
     ) -> serde_json::Value {
+        let mut tasks = self.run_worker_until_all_final(&[task_id], tweak).await;
+        tasks.remove(0)
+    }
+
+    /// Runs one real worker until every task of `task_ids` is final, stops it cleanly, and
+    /// returns the tasks as the api shows them, in the same order.
+    pub async fn run_worker_until_all_final(
+        &self,
+        task_ids: &[&str],
+        tweak: impl FnOnce(&mut worker::config::RunConfig),
+    ) -> Vec<serde_json::Value> {
         let signal = CancellationToken::new();
         let mut cfg =
             crate::worker::run_config(&self.config.database.url, self.config.storage.clone());
         tweak(&mut cfg);
         let worker = tokio::spawn(worker::run(cfg, signal.clone()));
-        let path = format!("/api/v1/tasks/{task_id}");
-        let task = crate::worker::eventually_some(Duration::from_secs(30), "final", || async {
-            let (_, task) = self.get_json(&path).await;
-            matches!(task["status"].as_str(), Some("COMPLETED" | "FAILED")).then_some(task)
-        })
-        .await;
+        let mut tasks = Vec::new();
+        for task_id in task_ids {
+            let path = format!("/api/v1/tasks/{task_id}");
+            let task = crate::worker::eventually_some(Duration::from_secs(60), "final", || async {
+                let (_, task) = self.get_json(&path).await;
+                matches!(task["status"].as_str(), Some("COMPLETED" | "FAILED")).then_some(task)
+            })
+            .await;
+            tasks.push(task);
+        }
         signal.cancel();
         worker
             .await
             .expect("join")
             .expect("the worker stops cleanly");
-        task
+        tasks
     }
 
     pub fn url(&self, path: &str) -> String {

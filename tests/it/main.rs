@@ -21,6 +21,7 @@ mod rows;
 mod scaler;
 mod services;
 mod storage;
+mod template_faults;
 mod templates;
 mod traces;
 mod upload;

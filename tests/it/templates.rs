@@ -53,7 +53,10 @@ async fn upload_and_run(
     assert_eq!(resp.status(), StatusCode::ACCEPTED);
     let upload: Value = resp.json().await.expect("upload body");
     let task_id = upload["task"]["id"].as_str().expect("task id").to_owned();
-    let file_id = upload["source_file"]["id"].as_str().expect("file id").to_owned();
+    let file_id = upload["source_file"]["id"]
+        .as_str()
+        .expect("file id")
+        .to_owned();
     (app.run_worker_until_final(&task_id).await, file_id)
 }
 
@@ -152,7 +155,10 @@ async fn templates_are_versioned_listed_and_deleted_per_tenant() {
     let app = TestApp::spawn().await;
     let (status, v1) = put_template(&app, "invoices", &invoice_template("reject_file")).await;
     assert_eq!(status, StatusCode::CREATED, "{v1}");
-    assert_eq!((v1["name"].clone(), v1["version"].clone()), (json!("invoices"), json!(1)));
+    assert_eq!(
+        (v1["name"].clone(), v1["version"].clone()),
+        (json!("invoices"), json!(1))
+    );
     assert_eq!(v1["on_invalid"], "reject_file");
     let (status, v2) = put_template(&app, "invoices", &invoice_template("keep_invalid_rows")).await;
     assert_eq!((status, v2["version"].clone()), (StatusCode::OK, json!(2)));
@@ -185,7 +191,10 @@ async fn templates_are_versioned_listed_and_deleted_per_tenant() {
         .expect("DELETE");
     assert_eq!(resp.status(), StatusCode::NO_CONTENT);
     let (status, body) = app.get_json("/api/v1/templates/invoices").await;
-    assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("not_found")));
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (StatusCode::NOT_FOUND, &json!("not_found"))
+    );
 }
 
 #[tokio::test]
@@ -225,9 +234,13 @@ async fn an_unknown_template_is_refused_before_anything_is_stored() {
 async fn invalid_rows_are_dropped_reported_and_exported_for_fixing() {
     let app = TestApp::spawn().await;
     put_template(&app, "invoices", &invoice_template("drop_invalid_rows")).await;
-    let (task, file_id) =
-        upload_and_run(&app, "invoices.csv", INVOICES.as_bytes(), &[("template", "invoices")])
-            .await;
+    let (task, file_id) = upload_and_run(
+        &app,
+        "invoices.csv",
+        INVOICES.as_bytes(),
+        &[("template", "invoices")],
+    )
+    .await;
     assert_eq!(task["status"], "COMPLETED", "{task}");
     let validation = &task["result"]["validation"];
     assert_eq!(validation["template"], "invoices");
@@ -240,7 +253,10 @@ async fn invalid_rows_are_dropped_reported_and_exported_for_fixing() {
         validation["errors_by_code"],
         json!({"type-error": 1, "constraint-error": 1, "unique-error": 1})
     );
-    assert_eq!(validation["errors_by_field"], json!({"amount": 1, "invoice_no": 2}));
+    assert_eq!(
+        validation["errors_by_field"],
+        json!({"amount": 1, "invoice_no": 2})
+    );
     assert_eq!(validation["errors_truncated"], false);
     let mapping: Vec<(Value, Value)> = validation["mapping"]
         .as_array()
@@ -261,9 +277,7 @@ async fn invalid_rows_are_dropped_reported_and_exported_for_fixing() {
     assert_eq!(report(&app, &file_id).await, invoice_errors());
 
     // The stored rows: under the template's fields, in its order, typed by it.
-    let (_, rows) = app
-        .get_json(&format!("/api/v1/files/{file_id}/rows"))
-        .await;
+    let (_, rows) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
     assert_eq!(
         rows["sheet"]["columns"],
         json!(["invoice_no", "amount", "issued_on", "paid"])
@@ -299,7 +313,9 @@ async fn invalid_rows_are_dropped_reported_and_exported_for_fixing() {
     assert_eq!(page["errors"].as_array().map(Vec::len), Some(2));
     let after = page["next_after"].as_i64().expect("a next page");
     let (_, rest) = app
-        .get_json(&format!("/api/v1/files/{file_id}/errors?limit=2&after={after}"))
+        .get_json(&format!(
+            "/api/v1/files/{file_id}/errors?limit=2&after={after}"
+        ))
         .await;
     assert_eq!(rest["errors"].as_array().map(Vec::len), Some(1));
     assert_eq!(rest["next_after"], Value::Null);
@@ -312,9 +328,15 @@ async fn invalid_rows_are_dropped_reported_and_exported_for_fixing() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "amount,invoice_no,issued_on,note,paid,errors");
     assert_eq!(lines.len(), 4, "{csv}");
-    assert!(lines[1].starts_with("twelve,INV-0002,01/01/2027,,no,"), "{csv}");
+    assert!(
+        lines[1].starts_with("twelve,INV-0002,01/01/2027,,no,"),
+        "{csv}"
+    );
     assert!(lines[2].starts_with("\"7,5\",,02/01/2027,x,yes,"), "{csv}");
-    assert!(lines[3].starts_with("3,INV-0001,04/01/2027,dup,no,"), "{csv}");
+    assert!(
+        lines[3].starts_with("3,INV-0001,04/01/2027,dup,no,"),
+        "{csv}"
+    );
     assert!(lines[1].contains("twelve"));
 }
 
@@ -336,32 +358,39 @@ async fn a_file_rejected_whole_fails_with_its_report_and_stores_no_rows() {
     assert_eq!(task["result"]["validation"]["rows_rejected"], 3);
     assert_eq!(task["result"]["validation"]["rows_valid"], 3);
     assert_eq!(report(&app, &file_id).await, invoice_errors());
-    let stored: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM parsed_row_chunks WHERE source_file_id = $1::uuid")
-            .bind(&file_id)
-            .fetch_one(&app.db)
-            .await
-            .expect("count");
+    let stored: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM parsed_row_chunks WHERE source_file_id = $1::uuid",
+    )
+    .bind(&file_id)
+    .fetch_one(&app.db)
+    .await
+    .expect("count");
     assert_eq!(stored, 0);
-    let (status, body) = app
-        .get_json(&format!("/api/v1/files/{file_id}/rows"))
-        .await;
-    assert_eq!((status, &body["error"]["code"]), (StatusCode::CONFLICT, &json!("not_parsed")));
+    let (status, body) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (StatusCode::CONFLICT, &json!("not_parsed"))
+    );
 }
 
 #[tokio::test]
 async fn kept_invalid_rows_keep_their_original_text() {
     let app = TestApp::spawn().await;
     put_template(&app, "invoices", &invoice_template("keep_invalid_rows")).await;
-    let (task, file_id) =
-        upload_and_run(&app, "invoices.csv", INVOICES.as_bytes(), &[("template", "invoices")])
-            .await;
+    let (task, file_id) = upload_and_run(
+        &app,
+        "invoices.csv",
+        INVOICES.as_bytes(),
+        &[("template", "invoices")],
+    )
+    .await;
     assert_eq!(task["status"], "COMPLETED", "{task}");
     assert_eq!(task["result"]["rows_total"], 6);
-    let (_, rows) = app
-        .get_json(&format!("/api/v1/files/{file_id}/rows"))
-        .await;
-    assert_eq!(rows["rows"][1]["values"], json!(["INV-0002", "twelve", "2027-01-01", false]));
+    let (_, rows) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
+    assert_eq!(
+        rows["rows"][1]["values"],
+        json!(["INV-0002", "twelve", "2027-01-01", false])
+    );
     assert_eq!(report(&app, &file_id).await, invoice_errors());
 }
 
@@ -370,11 +399,18 @@ async fn an_upload_keeps_the_template_version_it_named() {
     let app = TestApp::spawn().await;
     put_template(&app, "invoices", &invoice_template("drop_invalid_rows")).await;
     let resp = app
-        .upload_with("invoices.csv", INVOICES.as_bytes().to_vec(), &[("template", "invoices")])
+        .upload_with(
+            "invoices.csv",
+            INVOICES.as_bytes().to_vec(),
+            &[("template", "invoices")],
+        )
         .await;
     let upload: Value = resp.json().await.expect("upload body");
     let task_id = upload["task"]["id"].as_str().expect("task id").to_owned();
-    let file_id = upload["source_file"]["id"].as_str().expect("file id").to_owned();
+    let file_id = upload["source_file"]["id"]
+        .as_str()
+        .expect("file id")
+        .to_owned();
     // While the upload waits in the queue, its template is loosened, then deleted: the upload
     // is still checked against the version it named.
     let mut loose = invoice_template("keep_invalid_rows");
@@ -390,7 +426,10 @@ async fn an_upload_keeps_the_template_version_it_named() {
 
     let task = app.run_worker_until_final(&task_id).await;
     assert_eq!(task["result"]["validation"]["template_version"], 1);
-    assert_eq!(task["result"]["validation"]["on_invalid"], "drop_invalid_rows");
+    assert_eq!(
+        task["result"]["validation"]["on_invalid"],
+        "drop_invalid_rows"
+    );
     assert_eq!(report(&app, &file_id).await, invoice_errors());
 }
 
@@ -407,7 +446,10 @@ async fn a_file_where_every_row_is_wrong_has_exact_counts_and_a_capped_report() 
         .await;
     let upload: Value = resp.json().await.expect("upload body");
     let task_id = upload["task"]["id"].as_str().expect("task id").to_owned();
-    let file_id = upload["source_file"]["id"].as_str().expect("file id").to_owned();
+    let file_id = upload["source_file"]["id"]
+        .as_str()
+        .expect("file id")
+        .to_owned();
     let task = app
         .run_worker_with_until_final(&task_id, |cfg| cfg.consumer.validation_max_errors = 100)
         .await;
@@ -441,12 +483,41 @@ async fn a_header_missing_a_required_column_is_reported_not_stuck() {
     assert_eq!(task["error"]["code"], "validation_failed");
     let report = report(&app, &file_id).await;
     assert!(
-        report
-            .iter()
-            .any(|(row, column, field, code, _)| *row == 1
-                && column.is_null()
-                && field == &json!("amount")
-                && code == "missing-label"),
+        report.iter().any(|(row, column, field, code, _)| *row == 1
+            && column.is_null()
+            && field == &json!("amount")
+            && code == "missing-label"),
         "{report:?}"
     );
+}
+
+#[tokio::test]
+async fn row_numbers_count_empty_lines_as_a_person_sees_them() {
+    let app = TestApp::spawn().await;
+    put_template(&app, "invoices", &invoice_template("drop_invalid_rows")).await;
+    // An empty line inside the table is a blank row (row 3) and moves the rows below it down;
+    // the empty lines a file ends with are not rows of the table.
+    let csv = "invoice_no,amount,issued_on,paid\r\n\
+               INV-0001,1,01/01/2026,yes\r\n\
+               \r\n\
+               INV-0002,x,01/01/2026,yes\r\n\
+               \r\n\r\n";
+    let (task, file_id) = upload_and_run(
+        &app,
+        "gaps.csv",
+        csv.as_bytes(),
+        &[("template", "invoices")],
+    )
+    .await;
+    assert_eq!(task["status"], "COMPLETED", "{task}");
+    let report: Vec<(i64, String)> = report(&app, &file_id)
+        .await
+        .into_iter()
+        .map(|(row, _, _, code, _)| (row, code))
+        .collect();
+    assert_eq!(
+        report,
+        [(3, "blank-row".to_owned()), (4, "type-error".to_owned())]
+    );
+    assert_eq!(task["result"]["validation"]["rows_valid"], 1);
 }

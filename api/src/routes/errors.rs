@@ -186,17 +186,14 @@ pub async fn export_errors(
     let disposition = content_disposition(&file.file_name, "rejected", "csv");
     let header = csv_record(columns.iter().map(String::as_str).chain(["errors"]));
     let width = columns.len();
-    let body = futures::stream::unfold(
-        Some((state.db.clone(), None)),
-        move |cursor| async move {
-            let (db, after) = cursor?;
-            match rejected_batch(&db, id, after, width).await {
-                Ok(Some((bytes, next))) => Some((Ok(bytes), Some((db, Some(next))))),
-                Ok(None) => None,
-                Err(e) => Some((Err(e), None)),
-            }
-        },
-    );
+    let body = futures::stream::unfold(Some((state.db.clone(), None)), move |cursor| async move {
+        let (db, after) = cursor?;
+        match rejected_batch(&db, id, after, width).await {
+            Ok(Some((bytes, next))) => Some((Ok(bytes), Some((db, Some(next))))),
+            Ok(None) => None,
+            Err(e) => Some((Err(e), None)),
+        }
+    });
     let body = futures::stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(header)) })
         .chain(body);
     Ok((
@@ -254,7 +251,7 @@ fn csv_record<'a>(fields: impl Iterator<Item = &'a str>) -> Vec<u8> {
         if i > 0 {
             out.push(b',');
         }
-        csv_safe::write_text_field(&mut out, field);
+        csv_safe::write_text(&mut out, field.as_bytes(), csv_safe::Holds::Anything);
     }
     out.push(b'\n');
     out
@@ -285,4 +282,3 @@ async fn final_file(
     }
     Ok((file, task))
 }
-

@@ -411,7 +411,10 @@ impl FormFields {
             text.extend_from_slice(&chunk);
         }
         let text = String::from_utf8(text).map_err(|_| {
-            unprocessable("invalid_parameter", format!("the `{name}` part is not UTF-8"))
+            unprocessable(
+                "invalid_parameter",
+                format!("the `{name}` part is not UTF-8"),
+            )
         })?;
         *slot = Some(text.trim().to_owned());
         Ok(())

@@ -89,7 +89,7 @@ pub async fn put(conn: &mut PgConnection, new: &NewTemplate<'_>) -> sqlx::Result
     // Old versions no upload names go; those uploads name stay for their reports.
     sqlx::query!(
         r#"DELETE FROM templates t
-           WHERE t.tenant_id = $1 AND t.name = $2 AND t.version <= $3 - $4
+           WHERE t.tenant_id = $1 AND t.name = $2 AND t.version <= $3::int - $4::int
              AND NOT EXISTS (SELECT 1 FROM source_files f
                              WHERE f.tenant_id = t.tenant_id AND f.template_name = t.name
                                AND f.template_version = t.version)"#,

@@ -21,7 +21,7 @@ use crate::retry::is_db_unavailable;
 use super::keepalive::{current, keep_alive};
 use super::progress::{self, Progress};
 use super::settle::{is_storage_unavailable, lease_left, storage_context};
-use super::store::{result_json, stream_rows, Report, TempFile};
+use super::store::{result_json, stream_rows, FileToParse, Report, TempFile};
 use super::{Consumer, Outcome};
 
 impl Consumer {
@@ -346,11 +346,14 @@ impl Consumer {
         let mut report = Report::default();
         let parsed = {
             let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
+            let file = FileToParse {
+                path: download.path(),
+                format,
+                template: job.as_ref(),
+            };
             let parsed = stream_rows(
                 &self.isolation,
-                download.path(),
-                format,
-                job.as_ref(),
+                &file,
                 source_file_id,
                 &mut copy,
                 progress,
@@ -363,7 +366,14 @@ impl Consumer {
                     let _ = copy.abort("the file was rejected by its template").await;
                     drop(tx);
                     return self
-                        .reject(task_id, attempt, source_file_id, &summary, template.as_ref(), &report)
+                        .reject(
+                            task_id,
+                            attempt,
+                            source_file_id,
+                            &summary,
+                            template.as_ref(),
+                            &report,
+                        )
                         .await;
                 }
                 Ok(Ok(summary)) => {
@@ -441,9 +451,16 @@ impl Consumer {
             .await
             .context("storing the error report")?;
         let code = TaskErrorCode::ValidationFailed;
-        if !db::tasks::fail(&mut *tx, task_id, Some(attempt), code.as_str(), &message, Some(&result))
-            .await
-            .context("failing the rejected task")?
+        if !db::tasks::fail(
+            &mut *tx,
+            task_id,
+            Some(attempt),
+            code.as_str(),
+            &message,
+            Some(&result),
+        )
+        .await
+        .context("failing the rejected task")?
         {
             tx.rollback().await.context("rolling back a lost task")?;
             return Ok(Work::Lost);

@@ -14,6 +14,13 @@ use crate::parse::{ParseEvent, ParseFailure, ParseSummary, TemplateJob};
 
 use super::progress::Progress;
 
+/// What to parse: the downloaded file, its format, and its template if it has one.
+pub(super) struct FileToParse<'a> {
+    pub path: &'a Path,
+    pub format: FileFormat,
+    pub template: Option<&'a TemplateJob>,
+}
+
 /// A templated file's error report as it arrives from the child, already capped there.
 #[derive(Debug, Default)]
 pub(super) struct Report {
@@ -27,9 +34,7 @@ pub(super) struct Report {
 /// buffer and one row chunk are held here (and a templated file's report, which the child caps).
 pub(super) async fn stream_rows(
     isolation: &Isolation,
-    path: &Path,
-    format: FileFormat,
-    template: Option<&TemplateJob>,
+    file: &FileToParse<'_>,
     source_file_id: Uuid,
     copy: &mut sqlx::postgres::PgCopyIn<&mut sqlx::PgConnection>,
     progress: &Progress,
@@ -47,14 +52,16 @@ pub(super) async fn stream_rows(
         report,
     };
     let started = Instant::now();
-    let parsed = isolate::parse_isolated_into(isolation, path, format, template, &mut sink).await?;
+    let parsed =
+        isolate::parse_isolated_into(isolation, file.path, file.format, file.template, &mut sink)
+            .await?;
     sink.progress.add_rows(std::mem::take(&mut sink.counted));
     if parsed.is_ok() {
         sink.rows.end(&mut sink.buf);
         sink.flush().await?;
     }
     crate::metrics::parsed(
-        format,
+        file.format,
         started.elapsed(),
         parsed.as_ref().ok().map(|s| s.rows_total),
     );

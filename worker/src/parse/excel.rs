@@ -16,7 +16,7 @@ use std::path::Path;
 use calamine::{Cell, Data, DataRef, Reader, SheetType, SheetVisible, Xls, Xlsb, Xlsx};
 use shared::template::Cell as TemplateCell;
 
-use super::excel_value::{header_text, push_value};
+use super::excel_value::{header_text, push_value, template_cell};
 use super::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
 use super::validate::Validation;
 use super::zip_check::ZipKind;
@@ -347,7 +347,16 @@ impl Run<'_, '_, '_> {
     ) -> Result<(), ParseFailure> {
         self.emitted += 1;
         check_rows(self.emitted, self.limits.max_rows)?;
-        let width = cells.last().map_or(0, |c| c.0 as usize + 1);
+        let Some(v) = self.validation.as_deref_mut() else {
+            return Ok(());
+        };
+        let number = u64::from(at) + 1;
+        v.blank_rows_before(sheet, number, self.on_event)?;
+        // A spreadsheet row is as wide as its header: its empty trailing cells are not missing.
+        let width = cells
+            .last()
+            .map_or(0, |c| c.0 as usize + 1)
+            .max(v.header_width());
         let mut row: Vec<TemplateCell<'_>> = vec![TemplateCell::Empty; width];
         for (col, value) in cells.iter() {
             row[*col as usize] = template_cell(value);
@@ -372,48 +381,16 @@ impl Run<'_, '_, '_> {
             }
             out.push(']');
         };
-        if let Some(v) = self.validation.as_deref_mut() {
-            v.row(sheet, u64::from(at) + 1, &row, original, self.on_event)?;
+        let index = sheet.id.index;
+        let verdict = v.check(index, number, &row, self.on_event)?;
+        if !verdict.valid {
+            v.reject(index, number, original, self.on_event)?;
+        }
+        if verdict.store {
+            v.store(sheet, self.on_event)?;
         }
         cells.clear();
         Ok(())
-    }
-}
-
-/// A workbook cell as the template engine reads it: typed where the workbook typed it.
-fn template_cell<'a>(value: &'a DataRef<'_>) -> TemplateCell<'a> {
-    match value {
-        DataRef::Int(i) => TemplateCell::Int(*i),
-        DataRef::Float(f) => TemplateCell::Float(*f),
-        DataRef::String(s) => TemplateCell::Text(s),
-        DataRef::SharedString(s) => TemplateCell::Text(s),
-        DataRef::Bool(b) => TemplateCell::Bool(*b),
-        DataRef::DateTime(dt) => match dt.as_datetime() {
-            Some(at) if dt.is_datetime() => TemplateCell::DateTime(at),
-            _ => TemplateCell::Float(dt.as_f64()),
-        },
-        DataRef::DateTimeIso(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
-            .map(TemplateCell::Date)
-            .or_else(|_| s.parse::<chrono::NaiveDateTime>().map(TemplateCell::DateTime))
-            .unwrap_or(TemplateCell::Text(s)),
-        DataRef::DurationIso(s) => TemplateCell::Text(s),
-        DataRef::Error(e) => TemplateCell::Error(error_text(e)),
-        DataRef::Empty => TemplateCell::Empty,
-    }
-}
-
-/// An error cell's text, as Excel shows it.
-fn error_text(e: &calamine::CellErrorType) -> &'static str {
-    use calamine::CellErrorType as E;
-    match e {
-        E::Div0 => "#DIV/0!",
-        E::NA => "#N/A",
-        E::Name => "#NAME?",
-        E::Null => "#NULL!",
-        E::Num => "#NUM!",
-        E::Ref => "#REF!",
-        E::Value => "#VALUE!",
-        E::GettingData => "#DATA!",
     }
 }
 

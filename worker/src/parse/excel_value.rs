@@ -1,11 +1,13 @@
 //! A workbook cell's value as the JSON text of a row: numbers, booleans and strings as
 //! themselves, dates and datetimes as ISO 8601 under either date system (written digit by digit:
 //! they are most of a business sheet's cells), durations as ISO 8601 durations, error cells as
-//! their text; and the [`Kind`] of each value, from which the sheet's column types follow.
+//! their text; and the [`Kind`] of each value, from which the sheet's column types follow. For a
+//! templated sheet, each cell as the template engine reads it ([`template_cell`]).
 
 use std::fmt::Write;
 
 use calamine::DataRef;
+use shared::template::Cell as TemplateCell;
 
 use super::json;
 use super::sheet::{check_cell, Kind, SheetBuilder};
@@ -162,5 +164,47 @@ pub(super) fn header_text(value: &DataRef<'_>) -> String {
         DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => s.clone(),
         DataRef::Error(e) => e.to_string(),
         DataRef::Empty => String::new(),
+    }
+}
+
+/// A workbook cell as the template engine reads it: typed where the workbook typed it.
+pub(super) fn template_cell<'a>(value: &'a DataRef<'_>) -> TemplateCell<'a> {
+    match value {
+        DataRef::Int(i) => TemplateCell::Int(*i),
+        DataRef::Float(f) => TemplateCell::Float(*f),
+        DataRef::String(s) => TemplateCell::Text(s),
+        DataRef::SharedString(s) => TemplateCell::Text(s),
+        DataRef::Bool(b) => TemplateCell::Bool(*b),
+        // A serial below 1 has no date: Excel's time of day (`12:30`).
+        DataRef::DateTime(dt) => match dt.as_datetime() {
+            Some(at) if dt.is_datetime() && dt.as_f64() < 1.0 => TemplateCell::Time(at.time()),
+            Some(at) if dt.is_datetime() => TemplateCell::DateTime(at),
+            _ => TemplateCell::Float(dt.as_f64()),
+        },
+        DataRef::DateTimeIso(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+            .map(TemplateCell::Date)
+            .or_else(|_| {
+                s.parse::<chrono::NaiveDateTime>()
+                    .map(TemplateCell::DateTime)
+            })
+            .unwrap_or(TemplateCell::Text(s)),
+        DataRef::DurationIso(s) => TemplateCell::Text(s),
+        DataRef::Error(e) => TemplateCell::Error(error_text(e)),
+        DataRef::Empty => TemplateCell::Empty,
+    }
+}
+
+/// An error cell's text, as Excel shows it.
+fn error_text(e: &calamine::CellErrorType) -> &'static str {
+    use calamine::CellErrorType as E;
+    match e {
+        E::Div0 => "#DIV/0!",
+        E::NA => "#N/A",
+        E::Name => "#NAME?",
+        E::Null => "#NULL!",
+        E::Num => "#NUM!",
+        E::Ref => "#REF!",
+        E::Value => "#VALUE!",
+        E::GettingData => "#DATA!",
     }
 }

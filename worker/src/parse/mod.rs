@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 
 pub use error::ParseFailure;
 pub use limits::ParseLimits;
-pub use validate::{ErrorEvent, TemplateJob, ValidationReport};
 pub use shared::domain::{ColumnType, FileFormat, TaskErrorCode};
+pub use validate::{ErrorEvent, TemplateJob, ValidationReport};
 
 /// What the parser reports while it reads, in order: for each sheet a `SheetStart`, its rows,
 /// then a `SheetEnd` carrying the sheet's final columns (ragged rows can add some at the end).
@@ -184,9 +184,8 @@ fn parse_with(
         sniff::Content::Cfb => {
             // An encrypted xlsx is a compound file without a workbook stream, so calamine
             // refuses it; only then is the whole file scanned for the encryption streams.
-            let parsed = xls_check::check(path, limits).and_then(|()| {
-                excel::parse(path, excel::Book::Xls, limits, validation, on_event)
-            });
+            let parsed = xls_check::check(path, limits)
+                .and_then(|()| excel::parse(path, excel::Book::Xls, limits, validation, on_event));
             match parsed {
                 Err(_) if cfb_check::is_encrypted(path)? => Err(ParseFailure::password_protected()),
                 parsed => parsed,

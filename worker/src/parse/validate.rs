@@ -14,7 +14,8 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 use shared::domain::{ColumnType, OnInvalid};
-use shared::template::{self, Cell, FieldType, RowValidator, Template};
+use shared::template::validate::{self as engine, RowValidator};
+use shared::template::{self, Cell, FieldType, Template};
 
 use super::sheet::SheetBuilder;
 use super::{ParseEvent, ParseFailure, TaskErrorCode};
@@ -78,6 +79,14 @@ pub struct ValidationReport {
 
 type Sink<'s> = &'s mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>;
 
+/// What became of one checked row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    pub valid: bool,
+    /// The policy stores it.
+    pub store: bool,
+}
+
 /// The validation of one file.
 pub(crate) struct Validation<'t> {
     template: &'t Template,
@@ -91,6 +100,10 @@ pub(crate) struct Validation<'t> {
     /// The current row as the template's JSON array, and as the file's original cells.
     typed: Vec<u8>,
     original: String,
+    /// The last row of the sheet checked (the header's row at first), and how many cells the
+    /// header has.
+    last_row: u64,
+    header_width: usize,
 }
 
 impl<'t> Validation<'t> {
@@ -117,6 +130,8 @@ impl<'t> Validation<'t> {
             rejected_bytes: 0,
             typed: Vec::new(),
             original: String::new(),
+            last_row: 0,
+            header_width: 0,
         })
     }
 
@@ -165,7 +180,7 @@ impl<'t> Validation<'t> {
         on_event: Sink<'_>,
     ) -> Result<(), ParseFailure> {
         let texts: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mapped = template::map_columns(self.template, &texts);
+        let mapped = engine::map_columns(self.template, &texts);
         let mapping: Vec<Option<usize>> = mapped.iter().map(|m| m.column).collect();
         let (validator, label_errors) =
             RowValidator::new(self.template, &texts, mapping, header_row);
@@ -180,15 +195,21 @@ impl<'t> Validation<'t> {
                     field: field.name.clone(),
                     column: m.column.and_then(|i| header.get(i).cloned()),
                     column_index: m.column,
-                    how: m.column.map(|_| m.how.as_str().to_owned()),
+                    how: m.how.map(|h| h.as_str().to_owned()),
                     confidence: m.confidence,
                 })
                 .collect(),
             ..ValidationReport::default()
         });
         self.validator = Some(validator);
+        self.last_row = header_row;
+        self.header_width = header.len();
         sheet.set_template_columns(
-            self.template.fields.iter().map(|f| f.name.clone()).collect(),
+            self.template
+                .fields
+                .iter()
+                .map(|f| f.name.clone())
+                .collect(),
             self.template
                 .fields
                 .iter()
@@ -201,50 +222,105 @@ impl<'t> Validation<'t> {
         Ok(())
     }
 
-    /// Validates one data row given as cells in file column order (`width` cells in the file),
-    /// with `original` its cells as the untemplated parse would store them (a JSON array), and
-    /// stores it or not as the policy says.
-    pub fn row(
+    /// Validates one data row given as cells in file column order, `row` being its 1-based row
+    /// number in the file, and sends its error records. The caller then sends its original
+    /// cells if it is invalid ([`Validation::reject`]) and stores it if the policy says so
+    /// ([`Validation::store`]).
+    pub fn check(
         &mut self,
-        sheet: &mut SheetBuilder,
+        sheet: u32,
         row: u64,
         cells: &[Cell<'_>],
-        original: impl FnOnce(&mut String),
         on_event: Sink<'_>,
-    ) -> Result<(), ParseFailure> {
+    ) -> Result<Verdict, ParseFailure> {
         let Some(validator) = self.validator.as_mut() else {
-            return Ok(());
+            return Ok(Verdict {
+                valid: true,
+                store: false,
+            });
         };
+        self.last_row = row;
         self.typed.clear();
         let mut found = Vec::new();
         let valid = validator.row(row, cells, &mut self.typed, &mut |e| found.push(e));
-        let index = sheet.id.index;
-        for record in found {
-            self.send_error(index, record, on_event)?;
-        }
-        if !valid {
-            self.send_rejected(index, row, original, on_event)?;
-        }
         let store = match self.job.on_invalid {
             OnInvalid::KeepInvalidRows => true,
             OnInvalid::DropInvalidRows => valid,
             OnInvalid::RejectFile => valid && validator.counts().errors_total == 0,
         };
-        if store {
-            let values = std::str::from_utf8(&self.typed).map_err(|_| {
-                ParseFailure::new(
-                    TaskErrorCode::ParserCrashed,
-                    "the template engine wrote a row that is not UTF-8",
-                )
-            })?;
-            on_event(ParseEvent::Row {
-                sheet: index,
-                index: sheet.rows,
-                values: Cow::Borrowed(values),
-            })
-            .map_err(ParseFailure::sink)?;
-            sheet.rows += 1;
+        for record in found {
+            self.send_error(sheet, record, on_event)?;
         }
+        Ok(Verdict { valid, store })
+    }
+
+    /// How many cells the sheet's header has.
+    pub fn header_width(&self) -> usize {
+        self.header_width
+    }
+
+    /// A workbook has no cells for an empty row, so the rows between the last one checked and
+    /// `row` were blank: each is checked (and reported) as the blank row it is, as a text file's
+    /// line of bare delimiters is.
+    pub fn blank_rows_before(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        row: u64,
+        on_event: Sink<'_>,
+    ) -> Result<(), ParseFailure> {
+        let blank = vec![Cell::Empty; self.header_width];
+        while self.validator.is_some() && self.last_row + 1 < row {
+            let number = self.last_row + 1;
+            let verdict = self.check(sheet.id.index, number, &blank, on_event)?;
+            if !verdict.valid {
+                self.reject(sheet.id.index, number, |out| out.push_str("[]"), on_event)?;
+            }
+            if verdict.store {
+                self.store(sheet, on_event)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends an invalid row's original cells (a JSON array, written by `original`), within the
+    /// caps.
+    pub fn reject(
+        &mut self,
+        sheet: u32,
+        row: u64,
+        original: impl FnOnce(&mut String),
+        on_event: Sink<'_>,
+    ) -> Result<(), ParseFailure> {
+        if self.rejected_sent >= self.job.max_errors || self.rejected_bytes >= MAX_REJECTED_BYTES {
+            return Ok(());
+        }
+        self.original.clear();
+        original(&mut self.original);
+        self.rejected_sent += 1;
+        self.rejected_bytes += self.original.len();
+        on_event(ParseEvent::Rejected {
+            sheet,
+            row,
+            cells: Cow::Borrowed(&self.original),
+        })
+        .map_err(ParseFailure::sink)
+    }
+
+    /// Stores the row just checked, under the template's fields, as the sheet's next row.
+    pub fn store(&self, sheet: &mut SheetBuilder, on_event: Sink<'_>) -> Result<(), ParseFailure> {
+        let values = std::str::from_utf8(&self.typed).map_err(|_| {
+            ParseFailure::new(
+                TaskErrorCode::ParserCrashed,
+                "the template engine wrote a row that is not UTF-8",
+            )
+        })?;
+        on_event(ParseEvent::Row {
+            sheet: sheet.id.index,
+            index: sheet.rows,
+            values: Cow::Borrowed(values),
+        })
+        .map_err(ParseFailure::sink)?;
+        sheet.rows += 1;
         Ok(())
     }
 
@@ -270,7 +346,7 @@ impl<'t> Validation<'t> {
     fn send_error(
         &mut self,
         sheet: u32,
-        record: template::ErrorRecord,
+        record: engine::ErrorRecord,
         on_event: Sink<'_>,
     ) -> Result<(), ParseFailure> {
         if self.errors_sent >= self.job.max_errors {
@@ -287,29 +363,6 @@ impl<'t> Validation<'t> {
             constraint: record.constraint.map(|c| c.as_str().to_owned()),
             message: record.message,
         }))
-        .map_err(ParseFailure::sink)
-    }
-
-    fn send_rejected(
-        &mut self,
-        sheet: u32,
-        row: u64,
-        original: impl FnOnce(&mut String),
-        on_event: Sink<'_>,
-    ) -> Result<(), ParseFailure> {
-        if self.rejected_sent >= self.job.max_errors || self.rejected_bytes >= MAX_REJECTED_BYTES
-        {
-            return Ok(());
-        }
-        self.original.clear();
-        original(&mut self.original);
-        self.rejected_sent += 1;
-        self.rejected_bytes += self.original.len();
-        on_event(ParseEvent::Rejected {
-            sheet,
-            row,
-            cells: Cow::Borrowed(&self.original),
-        })
         .map_err(ParseFailure::sink)
     }
 }

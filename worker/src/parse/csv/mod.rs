@@ -94,7 +94,7 @@ pub(crate) fn parse(
             Ok(None) => break,
             Err(e) => return Err(read_error(e, &sheet, limits)),
         };
-        record_no += 1;
+        record_no += 1 + record.blank_lines_before;
         // Blank lines and rows of empty fields carry nothing: skip them, but a template's
         // report names a blank row inside its table.
         if record.is_blank() && (validation.is_none() || !sheet.has_header()) {
@@ -174,6 +174,7 @@ pub(crate) fn parse(
         rows_total: summary.rows,
         sheets: vec![summary],
         skipped_parts: Vec::new(),
+        validation: None,
     })
 }
 
@@ -190,11 +191,17 @@ fn templated_row(
     let bytes = record.bytes;
     if bytes.len() > limits.max_cell_bytes {
         for &(start, end) in record.spans() {
-            check_cell(end - start, limits.max_cell_bytes, &sheet.id.name, sheet.rows)?;
+            check_cell(
+                end - start,
+                limits.max_cell_bytes,
+                &sheet.id.name,
+                sheet.rows,
+            )?;
         }
     }
     // The records read so far bound the data rows (rows dropped for errors count too).
     check_rows(record_no - 1, limits.max_rows)?;
+    v.blank_rows_before(sheet, record_no, on_event)?;
     // Whole records are valid UTF-8 but for a file that only looked like UTF-8; its cells are
     // then each read lossily.
     let lossy: Vec<String>;
@@ -226,7 +233,14 @@ fn templated_row(
         }
         out.push(']');
     };
-    v.row(sheet, record_no, &cells, original, on_event)
+    let verdict = v.check(sheet.id.index, record_no, &cells, on_event)?;
+    if !verdict.valid {
+        v.reject(sheet.id.index, record_no, original, on_event)?;
+    }
+    if verdict.store {
+        v.store(sheet, on_event)?;
+    }
+    Ok(())
 }
 
 fn text_cell(text: &str) -> Cell<'_> {

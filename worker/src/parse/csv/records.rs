@@ -50,6 +50,9 @@ pub(crate) struct Records<R> {
     quotes: Vec<usize>,
     doubled: Vec<usize>,
     first: bool,
+    /// Line ends seen since the last record, and the empty lines before the current one.
+    line_ends: LineEnds,
+    blank_lines: u64,
 }
 
 enum Source {
@@ -59,6 +62,30 @@ enum Source {
     Unescaped,
     /// `out`.
     Core,
+}
+
+/// Counts the line ends between two records, to tell how many empty lines lay between them.
+#[derive(Debug, Default, Clone, Copy)]
+struct LineEnds {
+    /// Lines ended so far.
+    lines: u64,
+    /// The previous record's own line end is among them (its reader stopped at it).
+    pending: bool,
+    /// The last byte seen (or the previous record's last) was a `\r`: a `\n` now completes it.
+    after_cr: bool,
+}
+
+impl LineEnds {
+    fn see(&mut self, byte: u8) {
+        if !(byte == b'\n' && self.after_cr) {
+            self.lines += 1;
+        }
+        self.after_cr = byte == b'\r';
+    }
+
+    fn blank_lines(&self) -> u64 {
+        self.lines.saturating_sub(u64::from(self.pending))
+    }
 }
 
 /// One record. Field `i` is `bytes[record.range(i)]`.
@@ -72,6 +99,9 @@ pub(crate) struct Record<'a> {
     /// Whether `bytes` is a record's text whose quote characters all enclose fields (none is
     /// part of one), rather than field content only.
     pub quotes_enclose: bool,
+    /// Empty lines between the previous record and this one, which no record stands for: a
+    /// person counting rows counts them.
+    pub blank_lines_before: u64,
 }
 
 impl Record<'_> {
@@ -115,6 +145,8 @@ impl<R: Read> Records<R> {
             quotes: Vec::with_capacity(64),
             doubled: Vec::new(),
             first: true,
+            line_ends: LineEnds::default(),
+            blank_lines: 0,
         }
     }
 
@@ -137,15 +169,20 @@ impl<R: Read> Records<R> {
             padded,
             fields: &self.fields,
             quotes_enclose,
+            blank_lines_before: self.blank_lines,
         }))
     }
 
     fn advance(&mut self) -> io::Result<bool> {
+        // Line ends skipped before this record: CRLF, CR and LF each end one line, and the
+        // first of them ends the previous record when its reader left it (see `LineEnds`).
+        let mut ends = std::mem::take(&mut self.line_ends);
         loop {
             // Blank lines and the `\n` of a CRLF, as `csv_core` skips them (it sees the input
             // from its first byte, for its BOM check).
             while !self.first && self.pos < self.end && matches!(self.buf[self.pos], b'\n' | b'\r')
             {
+                ends.see(self.buf[self.pos]);
                 self.pos += 1;
             }
             // `csv_core` strips a BOM only when it sees all three of its bytes at once, and
@@ -159,14 +196,28 @@ impl<R: Read> Records<R> {
             if self.pos == self.end {
                 return Ok(false);
             }
-            if self.first {
+            self.blank_lines = ends.blank_lines();
+            let read = if self.first {
                 self.first = false;
-                return self.read_with_core();
-            }
-            if self.split_record() {
-                return Ok(true);
-            }
-            return self.read_with_core();
+                self.read_with_core()?
+            } else if self.split_record() {
+                true
+            } else {
+                self.read_with_core()?
+            };
+            // The mask path stops at the record's line end; `csv_core` takes it (a CRLF's
+            // `\r` only: its `\n` is then no line of its own).
+            self.line_ends = match self.source {
+                Source::Core => LineEnds {
+                    after_cr: self.pos > 0 && self.buf.get(self.pos - 1) == Some(&b'\r'),
+                    ..LineEnds::default()
+                },
+                Source::Line(_) | Source::Unescaped => LineEnds {
+                    pending: true,
+                    ..LineEnds::default()
+                },
+            };
+            return Ok(read);
         }
     }
 
@@ -483,6 +534,27 @@ mod tests {
                 (3, 2, "csv_core")
             ]
         );
+    }
+
+    #[test]
+    fn empty_lines_before_a_record_are_counted_whichever_path_read_it() {
+        // The first record of each goes through `csv_core`, the others mostly through the
+        // mask path; a stray quote sends one through `csv_core` in the middle.
+        for (input, want) in [
+            (&b"a\n1\n\n\n2\n"[..], vec![0, 0, 2]),
+            (b"a\r\n1\r\n\r\n2\r\n", vec![0, 0, 1]),
+            (b"a\"x\r\n\r\n1\r\n", vec![0, 1]),
+            (b"a\n\"x\"y\n\n2\n", vec![0, 0, 1]),
+            (b"a\r1\r\r2", vec![0, 0, 1]),
+            (b"\n\na\n1", vec![0, 0]),
+        ] {
+            let mut records = Records::new(input, b',', 1024);
+            let mut got = Vec::new();
+            while let Ok(Some(r)) = records.next_record() {
+                got.push(r.blank_lines_before);
+            }
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(input));
+        }
     }
 
     #[test]

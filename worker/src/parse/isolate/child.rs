@@ -59,7 +59,7 @@ fn parse_caught(
 ) -> Result<ParseSummary, ParseFailure> {
     let (path, format) = (request.path.as_path(), request.format);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let on_event = &mut |event| encode_event(out, event);
+        let on_event = &mut |event: crate::parse::ParseEvent<'_>| encode_event(out, event);
         match &request.template {
             None => parse_file(path, format, limits, on_event),
             Some(job) => parse_templated(path, format, limits, job, on_event),

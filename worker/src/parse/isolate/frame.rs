@@ -138,7 +138,14 @@ pub(super) fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::R
         ParseEvent::Rejected { sheet, row, cells } => {
             out.write_all(b"J\t")?;
             let cells = serde_json::value::RawValue::from_string(cells.into_owned())?;
-            serde_json::to_writer(&mut *out, &RejectedFrame { sheet, row, cells: &cells })?;
+            serde_json::to_writer(
+                &mut *out,
+                &RejectedFrame {
+                    sheet,
+                    row,
+                    cells: &cells,
+                },
+            )?;
         }
     }
     out.write_all(b"\n")

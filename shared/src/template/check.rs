@@ -1,0 +1,199 @@
+//! A field's constraints other than `unique` (which spans rows: see `validate`), checked on a
+//! cast value as frictionless checks them. `pattern` matches the whole value, with Rust's
+//! linear-time `regex` (no backreferences or look-around: such patterns are template
+//! problems).
+//!
+//! Deliberate differences from frictionless: a cell gets one constraint error, the first of
+//! required, minLength, maxLength, minimum, maximum, pattern, enum that fails (frictionless
+//! reports each); a pattern with a top-level `|` must match whole too (frictionless writes
+//! `^a|b$`, which takes any text starting with `a`).
+
+use std::borrow::Cow;
+
+use regex::Regex;
+
+use super::fingerprint::{Fingerprint, FingerprintSet};
+use super::value::Value;
+use super::Field;
+
+/// The constraints a `constraint-error` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Constraint {
+    Required,
+    MinLength,
+    MaxLength,
+    Minimum,
+    Maximum,
+    Pattern,
+    Enum,
+}
+
+impl Constraint {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Constraint::Required => "required",
+            Constraint::MinLength => "minLength",
+            Constraint::MaxLength => "maxLength",
+            Constraint::Minimum => "minimum",
+            Constraint::Maximum => "maximum",
+            Constraint::Pattern => "pattern",
+            Constraint::Enum => "enum",
+        }
+    }
+}
+
+/// A field's compiled constraints (`required` and `unique` live on the field).
+#[derive(Debug, Default)]
+pub(crate) struct Rules {
+    pub min_length: Option<usize>,
+    pub max_length: Option<usize>,
+    pub minimum: Option<Value<'static>>,
+    pub maximum: Option<Value<'static>>,
+    pub pattern: Option<CompiledPattern>,
+    pub enumeration: Option<Enumeration>,
+}
+
+#[derive(Debug)]
+pub(crate) struct CompiledPattern {
+    pub regex: Regex,
+    /// As written in the schema, for messages.
+    pub source: String,
+}
+
+#[derive(Debug)]
+pub(crate) struct Enumeration {
+    pub values: FingerprintSet,
+    /// The first values, as a message shows them.
+    pub shown: String,
+}
+
+/// At most this many characters of a value are quoted in a message or kept in an error record.
+pub(crate) const SHOWN_CHARS: usize = 200;
+
+/// `text` cut to [`SHOWN_CHARS`] characters, with `…` when cut.
+pub(crate) fn clip(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+    }
+}
+
+impl Field {
+    /// Checks a cast value against the field's constraints except `unique`; the error names
+    /// the constraint and says, for a person, what is wrong
+    /// (`amount: "-5" is below the minimum 0`).
+    #[inline]
+    pub fn check(&self, value: &Value<'_>) -> Result<(), (Constraint, String)> {
+        let name = &self.name;
+        if matches!(value, Value::Null) {
+            return if self.required {
+                Err((Constraint::Required, format!("{name}: a value is required")))
+            } else {
+                Ok(())
+            };
+        }
+        let rules = &self.rules;
+        let shown = || clip(&value.to_string()).into_owned();
+        if let Value::Text(text) = value {
+            let text = text.as_str();
+            // A character takes one to four bytes, so most lengths are known without counting.
+            if let Some(min) = rules.min_length {
+                let short = text.len() < min
+                    || (text.len() < min.saturating_mul(4) && text.chars().count() < min);
+                if short {
+                    let unit = plural(min, "character");
+                    return Err((
+                        Constraint::MinLength,
+                        format!("{name}: \"{}\" is shorter than {min} {unit}", shown()),
+                    ));
+                }
+            }
+            if let Some(max) = rules.max_length {
+                if text.len() > max && text.chars().count() > max {
+                    let unit = plural(max, "character");
+                    return Err((
+                        Constraint::MaxLength,
+                        format!("{name}: \"{}\" is longer than {max} {unit}", shown()),
+                    ));
+                }
+            }
+        }
+        if let Some(minimum) = &rules.minimum {
+            match value.compare(minimum) {
+                Some(o) if o.is_ge() => {}
+                Some(_) => {
+                    return Err((
+                        Constraint::Minimum,
+                        format!("{name}: \"{}\" is below the minimum {minimum}", shown()),
+                    ))
+                }
+                None => {
+                    return Err((
+                        Constraint::Minimum,
+                        format!(
+                            "{name}: \"{}\" cannot be compared with the minimum {minimum}",
+                            shown()
+                        ),
+                    ))
+                }
+            }
+        }
+        if let Some(maximum) = &rules.maximum {
+            match value.compare(maximum) {
+                Some(o) if o.is_le() => {}
+                Some(_) => {
+                    return Err((
+                        Constraint::Maximum,
+                        format!("{name}: \"{}\" is above the maximum {maximum}", shown()),
+                    ))
+                }
+                None => {
+                    return Err((
+                        Constraint::Maximum,
+                        format!(
+                            "{name}: \"{}\" cannot be compared with the maximum {maximum}",
+                            shown()
+                        ),
+                    ))
+                }
+            }
+        }
+        if let (Some(pattern), Value::Text(text)) = (&rules.pattern, value) {
+            if !pattern.regex.is_match(text.as_str()) {
+                return Err((
+                    Constraint::Pattern,
+                    format!(
+                        "{name}: \"{}\" does not match the pattern {}",
+                        shown(),
+                        pattern.source
+                    ),
+                ));
+            }
+        }
+        if let Some(enumeration) = &rules.enumeration {
+            let listed = value
+                .fingerprint()
+                .is_some_and(|f| enumeration.values.contains(&Fingerprint::from(f)));
+            if !listed {
+                return Err((
+                    Constraint::Enum,
+                    format!(
+                        "{name}: \"{}\" is not one of {}",
+                        shown(),
+                        enumeration.shown
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn plural(n: usize, unit: &str) -> String {
+    if n == 1 {
+        unit.to_string()
+    } else {
+        format!("{unit}s")
+    }
+}

@@ -1,0 +1,100 @@
+// Temporary throughput probe (not committed): PERF_CASE selects the workload, so that
+// `perf stat -e instructions:u` can count it on a busy machine.
+use super::super::validate::{map_columns, mapping, RowValidator};
+use super::super::Cell;
+use super::template;
+use serde_json::json;
+
+fn descriptors() -> Vec<serde_json::Value> {
+    vec![
+        json!({"name": "id", "type": "integer", "constraints": {"unique": true}}),
+        json!({"name": "name"}),
+        json!({"name": "email", "format": "email"}),
+        json!({"name": "amount", "type": "number", "constraints": {"minimum": 0}}),
+        json!({"name": "qty", "type": "integer"}),
+        json!({"name": "day", "type": "date"}),
+        json!({"name": "at", "type": "datetime"}),
+        json!({"name": "ok", "type": "boolean"}),
+        json!({"name": "code", "constraints": {"pattern": "[A-Z]{2}-\\d{4}"}}),
+        json!({"name": "city", "constraints": {"enum": ["Paris", "Berlin", "Rome", "Madrid"]}}),
+        json!({"name": "year", "type": "year"}),
+        json!({"name": "note"}),
+    ]
+}
+
+#[test]
+#[ignore]
+fn throughput() {
+    let case = std::env::var("PERF_CASE").unwrap_or_default();
+    let n_rows = 1_000_000u64;
+    let mut arena = String::new();
+    let mut spans: Vec<[(u32, u32); 12]> = Vec::with_capacity(n_rows as usize);
+    for i in 0..n_rows {
+        let r: [String; 12] = [
+            i.to_string(),
+            format!("Name {i}"),
+            format!("user{i}@example.com"),
+            format!("{}.{:02}", i % 10000, i % 100),
+            (i % 1000).to_string(),
+            format!("2024-{:02}-{:02}", i % 12 + 1, i % 28 + 1),
+            format!("2024-03-05T10:{:02}:00Z", i % 60),
+            if i % 2 == 0 {
+                "true".into()
+            } else {
+                "false".into()
+            },
+            format!("AB-{:04}", i % 10000),
+            ["Paris", "Berlin", "Rome", "Madrid"][(i % 4) as usize].into(),
+            "2024".into(),
+            "some note text here".into(),
+        ];
+        let mut span = [(0, 0); 12];
+        for (k, c) in r.iter().enumerate() {
+            span[k] = (arena.len() as u32, (arena.len() + c.len()) as u32);
+            arena.push_str(c);
+        }
+        spans.push(span);
+    }
+    let cell = |n: usize, i: usize| {
+        let (a, b) = spans[n][i];
+        &arena[a as usize..b as usize]
+    };
+    let mut out = Vec::with_capacity(1 << 20);
+    let fields: Vec<usize> = match case.strip_prefix("field:") {
+        Some(k) => vec![k.parse().unwrap()],
+        None => (0..12).collect(),
+    };
+    let t = template(
+        json!({"fields": fields.iter().map(|&k| descriptors()[k].clone()).collect::<Vec<_>>()}),
+    );
+    let header: Vec<String> = t.fields.iter().map(|f| f.name.clone()).collect();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let start = std::time::Instant::now();
+    match case.as_str() {
+        "" => {}
+        "plain" => {
+            for n in 0..spans.len() {
+                out.clear();
+                out.push(b'[');
+                for i in 0..12 {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    let _ = serde_json::to_writer(&mut out, cell(n, i));
+                }
+                out.push(b']');
+            }
+        }
+        _ => {
+            let (mut v, _) = RowValidator::new(&t, &header, mapping(&map_columns(&t, &header)), 1);
+            let mut cells: Vec<Cell<'_>> = Vec::with_capacity(12);
+            for n in 0..spans.len() {
+                out.clear();
+                cells.clear();
+                cells.extend(fields.iter().map(|&i| Cell::Text(cell(n, i))));
+                v.row(n as u64 + 2, &cells, &mut out, &mut |e| panic!("{e:?}"));
+            }
+        }
+    }
+    println!("{case}: {:?}", start.elapsed());
+}
