@@ -521,3 +521,45 @@ async fn row_numbers_count_empty_lines_as_a_person_sees_them() {
     );
     assert_eq!(task["result"]["validation"]["rows_valid"], 1);
 }
+
+#[tokio::test]
+async fn oversized_templates_are_refused_and_slow_patterns_run_in_linear_time() {
+    let app = TestApp::spawn().await;
+    let fields: Vec<Value> = (0..1001)
+        .map(|i| json!({"name": format!("f{i}"), "type": "string"}))
+        .collect();
+    let (status, body) = put_template(&app, "wide", &json!({"schema": {"fields": fields}})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["details"][0]["pointer"], "/fields");
+    let long_enum: Vec<String> = (0..10_001).map(|i| format!("v{i}")).collect();
+    let (status, body) = put_template(
+        &app,
+        "enum",
+        &json!({"schema": {"fields": [{"name": "a", "constraints": {"enum": long_enum}}]}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["pointer"],
+        "/fields/0/constraints/enum"
+    );
+
+    // A pattern that makes a backtracking engine take exponential time, against 50 kB values:
+    // the task ends with every row checked.
+    let (status, body) = put_template(
+        &app,
+        "slow",
+        &json!({"schema": {"fields": [{"name": "a", "constraints": {"pattern": "(a+)+$"}}]}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let value = format!("{}b", "a".repeat(50_000));
+    let csv = format!("a\n{value}\n{value}\naaa\n");
+    let (task, _) = upload_and_run(&app, "slow.csv", csv.as_bytes(), &[("template", "slow")]).await;
+    assert_eq!(task["status"], "COMPLETED", "{task}");
+    assert_eq!(task["result"]["validation"]["rows_valid"], 1);
+    assert_eq!(
+        task["result"]["validation"]["errors_by_code"],
+        json!({"constraint-error": 2})
+    );
+}
