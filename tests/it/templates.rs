@@ -563,3 +563,86 @@ async fn oversized_templates_are_refused_and_slow_patterns_run_in_linear_time() 
         json!({"constraint-error": 2})
     );
 }
+
+/// A workbook with a cover sheet before the data, the data's header on row 1 of its sheet.
+fn invoice_workbook() -> Vec<u8> {
+    use rust_xlsxwriter::{ExcelDateTime, Format, Workbook};
+    let mut book = Workbook::new();
+    let cover = book.add_worksheet();
+    cover.set_name("Cover").expect("name");
+    cover.write_string(0, 0, "Invoices, 2026").expect("write");
+    let data = book.add_worksheet();
+    data.set_name("Invoices 2026").expect("name");
+    for (c, h) in ["invoice_no", "amount", "issued_on", "paid"]
+        .iter()
+        .enumerate()
+    {
+        data.write_string(0, c as u16, *h).expect("write");
+    }
+    let date = Format::new().set_num_format("dd/mm/yyyy");
+    let day = |d| ExcelDateTime::from_ymd(2026, 12, d).expect("date");
+    data.write_string(1, 0, "INV-0001").expect("write");
+    data.write_number(1, 1, 12.5).expect("write");
+    data.write_datetime_with_format(1, 2, day(31), &date)
+        .expect("write");
+    data.write_string(1, 3, "yes").expect("write");
+    data.write_string(2, 0, "INV-0002").expect("write");
+    data.write_string(2, 1, "twelve").expect("write");
+    data.write_datetime_with_format(2, 2, day(30), &date)
+        .expect("write");
+    data.write_string(2, 3, "no").expect("write");
+    book.save_to_buffer().expect("xlsx")
+}
+
+#[tokio::test]
+async fn a_template_picks_its_sheet_and_reads_real_date_cells() {
+    let app = TestApp::spawn().await;
+    let mut template = invoice_template("drop_invalid_rows");
+    template["sheet"] = json!("Invoices*");
+    put_template(&app, "invoices", &template).await;
+    let (task, file_id) = upload_and_run(
+        &app,
+        "book.xlsx",
+        &invoice_workbook(),
+        &[("template", "invoices")],
+    )
+    .await;
+    assert_eq!(task["status"], "COMPLETED", "{task}");
+    let sheets = task["result"]["sheets"].as_array().expect("sheets");
+    assert_eq!(sheets.len(), 1, "only the template's sheet is read: {task}");
+    assert_eq!(sheets[0]["name"], "Invoices 2026");
+    assert_eq!(
+        report(&app, &file_id).await,
+        [(
+            3,
+            json!("amount"),
+            json!("amount"),
+            "type-error".to_owned(),
+            Value::Null
+        )]
+    );
+    let (_, rows) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
+    assert_eq!(
+        rows["rows"][0]["values"],
+        json!(["INV-0001", 12.5, "2026-12-31", true])
+    );
+
+    // No sheet matches: the task fails with its reason, nothing is stored.
+    template["sheet"] = json!("Orders");
+    put_template(&app, "orders", &template).await;
+    let (task, _) = upload_and_run(
+        &app,
+        "book.xlsx",
+        &invoice_workbook(),
+        &[("template", "orders")],
+    )
+    .await;
+    assert_eq!(task["status"], "FAILED", "{task}");
+    assert_eq!(task["error"]["code"], "validation_failed");
+    assert!(
+        task["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Orders")),
+        "{task}"
+    );
+}

@@ -99,28 +99,18 @@ pub async fn list_errors(
 ) -> Result<Json<ErrorsPage>, ApiError> {
     let Query(q) = q.map_err(query::rejected)?;
     let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
-    if q.after.is_some_and(|a| a < 0) {
-        return Err(ApiError::bad_request(
-            "invalid_parameter",
-            "after must be ≥ 0",
-        ));
-    }
+    let after = query::after(q.after)?;
     final_file(&state, &principal, id).await?;
-    let mut errors = db::validation::page(
+    let errors = db::validation::page(
         &state.db,
         id,
-        q.after,
+        after,
         limit + 1,
         q.field.as_deref(),
         q.code.as_deref(),
     )
     .await?;
-    let next_after = if errors.len() as i64 > limit {
-        errors.truncate(limit as usize);
-        errors.last().map(|e| e.seq)
-    } else {
-        None
-    };
+    let (errors, next_after) = query::cut(errors, limit, |e| e.seq);
     Ok(Json(ErrorsPage {
         errors: errors
             .into_iter()

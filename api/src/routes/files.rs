@@ -47,14 +47,8 @@ pub async fn list_files(
 ) -> Result<Json<FileList>, ApiError> {
     let Query(q) = q.map_err(query::rejected)?;
     let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
-    let mut files =
-        db::source_files::list(&state.db, &principal.tenant_id, q.after, limit + 1).await?;
-    let next_after = if files.len() as i64 > limit {
-        files.truncate(limit as usize);
-        files.last().map(|f| f.file.id)
-    } else {
-        None
-    };
+    let files = db::source_files::list(&state.db, &principal.tenant_id, q.after, limit + 1).await?;
+    let (files, next_after) = query::cut(files, limit, |f| f.file.id);
     Ok(Json(FileList {
         files: files
             .iter()

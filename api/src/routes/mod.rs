@@ -57,6 +57,29 @@ pub mod query {
         }
     }
 
+    /// A keyset cursor (`after`): `400` when negative.
+    pub fn after<T: Into<i64> + Copy>(after: Option<T>) -> Result<Option<T>, ApiError> {
+        match after {
+            Some(a) if a.into() < 0 => Err(ApiError::bad_request(
+                "invalid_parameter",
+                "after must be ≥ 0",
+            )),
+            after => Ok(after),
+        }
+    }
+
+    /// A page read with one item more than `limit` (which tells whether another page follows):
+    /// the page, and the cursor of its last item when another page follows.
+    pub fn cut<T, K>(mut items: Vec<T>, limit: i64, key: impl Fn(&T) -> K) -> (Vec<T>, Option<K>) {
+        if items.len() as i64 > limit {
+            items.truncate(limit as usize);
+            let next = items.last().map(key);
+            (items, next)
+        } else {
+            (items, None)
+        }
+    }
+
     /// `sheet`, 0 when absent; `400` when negative.
     pub fn sheet(sheet: Option<i32>) -> Result<i32, ApiError> {
         match sheet.unwrap_or(0) {

@@ -56,24 +56,14 @@ pub async fn list_rows(
     let Query(q) = q.map_err(query::rejected)?;
     let sheet_index = query::sheet(q.sheet)?;
     let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
-    if q.after.is_some_and(|a| a < 0) {
-        return Err(ApiError::bad_request(
-            "invalid_parameter",
-            "after must be ≥ 0",
-        ));
-    }
+    let after = query::after(q.after)?;
     let (_, sheet) = parsed_sheet(&state, &principal, id, sheet_index).await?;
     let types: Vec<ColumnType> = serde_json::from_value(sheet.column_types).unwrap_or_default();
     let columns: Vec<String> = serde_json::from_value(sheet.columns).unwrap_or_default();
 
     // One extra row tells whether another page follows.
-    let mut rows = db::rows::page(&state.db, id, sheet_index, q.after, limit + 1).await?;
-    let next_after = if rows.len() as i64 > limit {
-        rows.truncate(limit as usize);
-        rows.last().map(|r| r.row_index)
-    } else {
-        None
-    };
+    let rows = db::rows::page(&state.db, id, sheet_index, after, limit + 1).await?;
+    let (rows, next_after) = query::cut(rows, limit, |r| r.row_index);
     let rows = rows
         .into_iter()
         .map(|r| RowView {
