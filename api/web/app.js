@@ -222,10 +222,12 @@ function renderStatus(cell, file) {
       + `${formatBytes(task.progress.bytes ?? 0)} of ${formatBytes(file.size_bytes)} read`;
     parts.push(bar);
   } else if (task.status === 'COMPLETED' && task.result) {
+    // A templated file's rejected rows: dropped (not among its rows), or kept with their errors.
     const checked = task.result.validation;
+    const kept = checked && checked.on_invalid === 'keep_invalid_rows';
     detail.textContent = checked
-      ? `${plural(task.result.rows_total, 'row')}: ${formatCount(checked.rows_valid)} valid, `
-        + `${formatCount(checked.rows_rejected)} rejected`
+      ? `${plural(task.result.rows_total, 'row')}, ${formatCount(checked.rows_rejected)} `
+        + `${kept ? 'with errors' : 'rejected'}`
       : plural(task.result.rows_total, 'row');
   } else if (task.status === 'FAILED' && task.error) {
     detail.classList.add('error');

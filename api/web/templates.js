@@ -13,6 +13,12 @@ export const POLICIES = {
   keep_invalid_rows: 'Keep invalid rows',
 };
 
+/**
+ * The order constraints are shown in, whatever order the stored document has (the server keeps
+ * it as jsonb, which orders keys its own way); any other comes after these.
+ */
+const CONSTRAINT_ORDER = ['required', 'unique', 'minLength', 'maxLength', 'minimum', 'maximum', 'pattern', 'enum'];
+
 /** An `enum` constraint shows this many values at most (a template may hold 10,000). */
 const ENUM_SHOWN = 20;
 
@@ -180,8 +186,13 @@ function fieldRow(field) {
 /** "required", "maximum: 150", "enum: "EUR", "USD"", one per constraint the field sets. */
 function constraintTexts(constraints) {
   if (!constraints || typeof constraints !== 'object') return [];
+  const rank = (name) => {
+    const i = CONSTRAINT_ORDER.indexOf(name);
+    return i < 0 ? CONSTRAINT_ORDER.length : i;
+  };
   const texts = [];
-  for (const [name, value] of Object.entries(constraints)) {
+  const entries = Object.entries(constraints).sort(([a], [b]) => rank(a) - rank(b));
+  for (const [name, value] of entries) {
     if (value === false) continue;
     if (value === true) {
       texts.push(name);
