@@ -80,7 +80,10 @@ fn the_parse_child_subcommand_is_hidden_and_serves_files_named_on_stdin() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("a.csv");
     std::fs::write(&path, "id\n1\n").expect("write the file");
-    let request = format!("csv\t{}\n", path.display());
+    let request = format!(
+        "{}\n",
+        serde_json::json!({"format": "csv", "path": path.to_str().expect("a UTF-8 path")})
+    );
     // Two requests, then the end of input: two complete answers and a clean exit.
     let out = parse_child(&[], &request.repeat(2));
     assert!(
