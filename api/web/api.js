@@ -1,4 +1,4 @@
-// The page's client for the HTTP contract (v1.1). Every call carries the caller's key as a bearer
+// The page's client for the HTTP contract (v1.2). Every call carries the caller's key as a bearer
 // token; a 401 runs the handler given to setUnauthorizedHandler (the page goes back to sign-in)
 // when the call was made with the current key, and rejects with an ApiError whose status is 401.
 
@@ -8,10 +8,19 @@
 let session = { key: null };
 let unauthorizedHandler = () => {};
 
-/** An error answer of the API: HTTP status, the contract's machine code and its message. */
 /** Task statuses that do not change any more. */
 export const TERMINAL = new Set(['COMPLETED', 'FAILED']);
 
+/**
+ * Whether a task has something to preview: its rows once COMPLETED, or the error report of a
+ * file its template rejected whole (FAILED with validation_failed).
+ */
+export function previewable(task) {
+  return task.status === 'COMPLETED'
+    || (task.status === 'FAILED' && task.error?.code === 'validation_failed');
+}
+
+/** An error answer of the API: HTTP status, the contract's machine code and its message. */
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
@@ -73,11 +82,12 @@ export async function getJson(path) {
 }
 
 /**
- * Uploads one file as the multipart part `file`. XMLHttpRequest rather than fetch, because only it
- * reports upload progress: onProgress(sentBytes, totalBytes). Resolves with the 202 body
- * {source_file, task}.
+ * Uploads one file as the multipart part `file`, checked against `template` (a template's name,
+ * or null for none) with `onInvalid` overriding its policy when given. XMLHttpRequest rather than
+ * fetch, because only it reports upload progress: onProgress(sentBytes, totalBytes). Resolves
+ * with the 202 body {source_file, task}.
  */
-export function upload(file, onProgress) {
+export function upload(file, onProgress, { template = null, onInvalid = null } = {}) {
   const made = session;
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
@@ -102,6 +112,12 @@ export function upload(file, onProgress) {
         'the connection broke before the server answered (a file far over the size limit is cut off this way)'));
     });
     const form = new FormData();
+    // The server resolves the template before it stores a byte of the file, so its parts come
+    // first: after `file` they are refused (misplaced_part).
+    if (template) {
+      form.append('template', template);
+      if (onInvalid) form.append('on_invalid', onInvalid);
+    }
     form.append('file', file, file.name);
     xhr.send(form);
   });

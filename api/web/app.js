@@ -1,12 +1,14 @@
 // The sheetrelay upload page: sign-in with an API key (typed, or from the URL fragment #key=…),
 // uploads with a progress bar each, live task status (not polled while the page is hidden), the
-// caller's files newest first, and the preview (preview.js); the upload cards are uploads.js. The key lives in sessionStorage
+// caller's files newest first, and the preview (preview.js); the upload cards and the template
+// chooser are uploads.js, the Templates panel templates.js. The key lives in sessionStorage
 // only: it is gone when the tab closes.
 
 import * as api from './api.js';
 import * as preview from './preview.js';
+import * as templates from './templates.js';
 import * as uploads from './uploads.js';
-import { announce, button, formatBytes, formatTime, plural } from './util.js';
+import { announce, button, formatBytes, formatCount, formatTime, plural } from './util.js';
 
 const KEY_STORAGE = 'sheetrelay.api-key';
 const FILES_PAGE = 25;
@@ -46,7 +48,7 @@ function showSignIn(message = '', key = '') {
   $('api-key').focus();
 }
 
-/** Ends the page's session: its key, polls, files, uploads and preview (not the stored key). */
+/** Ends the page's session: its key, polls, files, uploads, preview and templates (not the stored key). */
 function resetSession() {
   session += 1;
   for (const id of [...polls.keys()]) unwatch(id);
@@ -56,6 +58,7 @@ function resetSession() {
   api.setKey(null);
   preview.close();
   uploads.clear();
+  templates.clear();
   $('files-body').replaceChildren();
   $('files-error').textContent = '';
 }
@@ -98,6 +101,7 @@ async function signIn(key) {
     $('app').hidden = false;
     $('sign-out').hidden = false;
     renderFilesPage(page, { replace: true });
+    templates.load();
     announce('Signed in');
     $('main').focus();
   } catch (error) {
@@ -196,7 +200,7 @@ function fileRow(file) {
 
   tr.append(name, format, size, created, status, actions);
   renderStatus(status, file);
-  open.disabled = file.task.status !== 'COMPLETED';
+  open.disabled = !api.previewable(file.task);
   return tr;
 }
 
@@ -218,7 +222,13 @@ function renderStatus(cell, file) {
       + `${formatBytes(task.progress.bytes ?? 0)} of ${formatBytes(file.size_bytes)} read`;
     parts.push(bar);
   } else if (task.status === 'COMPLETED' && task.result) {
-    detail.textContent = plural(task.result.rows_total, 'row');
+    // A templated file's rejected rows: dropped (not among its rows), or kept with their errors.
+    const checked = task.result.validation;
+    const kept = checked && checked.on_invalid === 'keep_invalid_rows';
+    detail.textContent = checked
+      ? `${plural(task.result.rows_total, 'row')}, ${formatCount(checked.rows_rejected)} `
+        + `${kept ? 'with errors' : 'rejected'}`
+      : plural(task.result.rows_total, 'row');
   } else if (task.status === 'FAILED' && task.error) {
     detail.classList.add('error');
     detail.textContent = `${task.error.code}: ${task.error.message}`;
@@ -237,7 +247,7 @@ function updateTask(fileId, task) {
   const row = rowOf(fileId);
   if (row && file) {
     renderStatus(row.querySelector('.status-cell'), file);
-    row.querySelector('.preview-button').disabled = task.status !== 'COMPLETED';
+    row.querySelector('.preview-button').disabled = !api.previewable(task);
   }
   const card = uploads.cardOf(fileId);
   if (card && file) uploads.showTask(card, file);
@@ -412,6 +422,7 @@ function init() {
   api.setUnauthorizedHandler(keyRejected);
   preview.init();
   uploads.init({ session: () => session, accepted, renderStatus, openPreview });
+  templates.init({ onList: uploads.setTemplates });
   $('signin-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const key = $('api-key').value.trim();

@@ -1,10 +1,13 @@
 // The preview of a parsed file: its sheets as tabs (hidden ones marked), each sheet's columns
 // with their inferred types, and its rows in pages that reach every row of the sheet. Rows are
 // numbered 0..rows-1 in a sheet, so page p is `after = p * PAGE_SIZE - 1` and the last page is
-// one request away. Export downloads the selected sheet as CSV or NDJSON.
+// one request away. Export downloads the selected sheet as CSV or NDJSON. A templated upload's
+// validation report (report.js) shows above the sheets, also for a file its template rejected,
+// which has a report and no rows.
 
 import { ApiError, download, getJson } from './api.js';
-import { announce, formatBytes, formatCount, plural } from './util.js';
+import * as report from './report.js';
+import { announce, formatBytes, formatCount, plural, stem } from './util.js';
 
 export const PAGE_SIZE = 100;
 
@@ -26,18 +29,21 @@ export function currentFileId() {
 export function close() {
   state.file = null;
   state.loading += 1;
+  report.hide();
   $('preview').hidden = true;
 }
 
 /**
- * Shows a COMPLETED file's first sheet, then moves focus to the preview's title. Opens can
- * overlap (Preview on A, then on B before A's rows came): the later open owns the preview, and
- * an earlier one, once its rows are in, neither draws nor takes focus from where the reader has
- * gone since.
+ * Shows a COMPLETED file's first sheet, or a rejected file's report, then moves focus to the
+ * preview's title. Opens can overlap (Preview on A, then on B before A's rows came): the later
+ * open owns the preview, and an earlier one, once its rows are in, neither draws nor takes focus
+ * from where the reader has gone since.
  */
 export async function open(file) {
   state.file = file;
-  state.sheets = (file.task.result && file.task.result.sheets) || [];
+  // A rejected file's result lists its sheets, but none of their rows were stored.
+  const rows = file.task.status === 'COMPLETED';
+  state.sheets = (rows && file.task.result && file.task.result.sheets) || [];
   $('preview').hidden = false;
   $('preview-title').textContent = `Preview: ${file.file_name}`;
   // Never show the previous file's rows under this file's title while its first page loads.
@@ -47,8 +53,10 @@ export async function open(file) {
   $('preview-error').textContent = '';
   if (!state.exporting) $('export-status').hidden = true;
   const total = file.task.result ? file.task.result.rows_total : 0;
-  $('preview-summary').textContent =
-    `${plural(total, 'row')} in ${plural(state.sheets.length, 'sheet')}`;
+  $('preview-summary').textContent = rows
+    ? `${plural(total, 'row')} in ${plural(state.sheets.length, 'sheet')}`
+    : 'Rejected by its template: no rows were stored.';
+  report.show(file);
   renderTabs();
   setExportButtons();
   $('preview-title').scrollIntoView({ block: 'start' });
@@ -58,7 +66,9 @@ export async function open(file) {
     state.loading += 1;
     state.page = 0;
     setPagerBusy(false);
-    $('page-status').textContent = 'This file has no sheets: there are no rows to show.';
+    $('page-status').textContent = rows
+      ? 'This file has no sheets: there are no rows to show.'
+      : 'The template rejected this file: there are no rows to show.';
   } else {
     $('page-status').textContent = 'Loading rows…';
     await selectSheet(0, { focusTab: false });
@@ -212,29 +222,34 @@ function renderRows({ sheet, rows }) {
   $('rows-scroll').scrollTop = 0;
 }
 
-function stem(name) {
-  const dot = name.lastIndexOf('.');
-  return dot > 0 ? name.slice(0, dot) : name;
-}
-
-/** Both Export buttons wait while an export streams in, and there is nothing to export without sheets. */
+/**
+ * Every download button waits while a download streams in (the report's Download rejected rows
+ * too), and there is nothing to export without sheets.
+ */
 function setExportButtons() {
   const off = state.exporting || state.sheets.length === 0;
   $('export-csv').disabled = off;
   $('export-ndjson').disabled = off;
+  $('download-rejected').disabled = state.exporting;
+}
+
+/** Exports the selected sheet as `format` (csv or ndjson). */
+function exportSheet(format) {
+  if (!state.file || state.sheets.length === 0) return;
+  const sheet = state.sheets[state.sheet];
+  const suffix = state.sheets.length > 1 ? `-${sheet.name}` : '';
+  save(`/api/v1/files/${state.file.id}/rows/export?sheet=${sheet.index}&format=${format}`,
+    `${stem(state.file.file_name)}${suffix}.${format}`, format.toUpperCase());
 }
 
 /**
- * Exports the selected sheet. The server streams it, and a large sheet takes a while: the bytes
- * received so far show beside a busy bar, and one export runs at a time (a second press would
- * start the same download again).
+ * Downloads `path` as a file named by the server (else `fallback`), `label` saying what it is.
+ * The server streams it, and a large one takes a while: the bytes received so far show beside
+ * a busy bar, and one download runs at a time (a second press would start the same download
+ * again).
  */
-async function exportSheet(format) {
-  if (!state.file || state.exporting || state.sheets.length === 0) return;
-  const sheet = state.sheets[state.sheet];
-  const suffix = state.sheets.length > 1 ? `-${sheet.name}` : '';
-  const fallback = `${stem(state.file.file_name)}${suffix}.${format}`;
-  const label = format.toUpperCase();
+async function save(path, fallback, label) {
+  if (!state.file || state.exporting) return;
   const text = $('export-text');
   state.exporting = true;
   setExportButtons();
@@ -244,11 +259,9 @@ async function exportSheet(format) {
   text.textContent = `Exporting ${label}…`;
   announce(`Exporting ${label}…`);
   try {
-    const saved = await download(
-      `/api/v1/files/${state.file.id}/rows/export?sheet=${sheet.index}&format=${format}`, fallback,
-      (received) => {
-        text.textContent = `Exporting ${label}: ${formatBytes(received)} received`;
-      });
+    const saved = await download(path, fallback, (received) => {
+      text.textContent = `Exporting ${label}: ${formatBytes(received)} received`;
+    });
     text.textContent = `Exported ${saved.name}: ${formatBytes(saved.bytes)}`;
     announce(`Exported ${saved.name} (${formatCount(saved.bytes)} bytes)`);
   } catch (error) {
@@ -270,4 +283,5 @@ export function init() {
   $('page-last').addEventListener('click', () => loadPage(lastPage()));
   $('export-csv').addEventListener('click', () => exportSheet('csv'));
   $('export-ndjson').addEventListener('click', () => exportSheet('ndjson'));
+  report.init({ save });
 }

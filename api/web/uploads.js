@@ -1,9 +1,11 @@
-// The upload side of the page: a card per chosen or dropped file with its upload's progress
+// The upload side of the page: the choice of template (and of its policy for rows with errors)
+// the next files are sent with, a card per chosen or dropped file with its upload's progress
 // (at most PARALLEL_UPLOADS at once), then its task's state once the server accepted it, or the
 // server's reason when it refused it. What happens to an accepted file (listed, watched) is the
 // page's business, reached through the hooks given to init().
 
 import * as api from './api.js';
+import { POLICIES, policyText } from './templates.js';
 import { announce, button, formatBytes } from './util.js';
 
 const PARALLEL_UPLOADS = 3;
@@ -17,10 +19,50 @@ const $ = (id) => document.getElementById(id);
  */
 let hooks;
 
+const policies = new Map(); // the chooser's template names -> their on_invalid
+
+/**
+ * Fills the template chooser from a list of templates (the Templates panel's), keeping the
+ * current choice while it is still listed.
+ */
+export function setTemplates(templates) {
+  const select = $('upload-template');
+  const current = select.value;
+  policies.clear();
+  const options = [new Option('No template', '')];
+  for (const template of templates) {
+    policies.set(template.name, template.on_invalid);
+    options.push(new Option(template.name, template.name));
+  }
+  select.replaceChildren(...options);
+  select.value = policies.has(current) ? current : '';
+  templateChosen();
+}
+
+/**
+ * The policy chooser applies to a template only (the server refuses on_invalid without one); its
+ * default option names the chosen template's own policy.
+ */
+function templateChosen() {
+  const name = $('upload-template').value;
+  const policy = $('upload-on-invalid');
+  policy.disabled = !name;
+  if (!name) policy.value = '';
+  policy.options[0].textContent = name
+    ? `As the template says (${policyText(policies.get(name)).toLowerCase()})`
+    : 'As the template says';
+}
+
+/** The template and policy files picked now are sent with: {template, onInvalid}, nulls for none. */
+function chosen() {
+  const template = $('upload-template').value || null;
+  return { template, onInvalid: template && ($('upload-on-invalid').value || null) };
+}
+
 /** Draws an accepted file's task state on its card: status, and Preview / Dismiss when they apply. */
 export function showTask(card, view) {
   hooks.renderStatus(card.querySelector('.upload-status'), view);
-  card.querySelector('.preview-button').hidden = view.task.status !== 'COMPLETED';
+  card.querySelector('.preview-button').hidden = !api.previewable(view.task);
   card.querySelector('.dismiss-button').hidden = !api.TERMINAL.has(view.task.status);
 }
 
@@ -34,7 +76,7 @@ export function cardOf(fileId) {
   return $('uploads').querySelector(`li[data-file-id="${CSS.escape(fileId)}"]`);
 }
 
-function uploadCard(file) {
+function uploadCard(file, template) {
   const li = document.createElement('li');
   li.className = 'upload';
   const name = document.createElement('span');
@@ -42,7 +84,7 @@ function uploadCard(file) {
   name.textContent = file.name;
   const size = document.createElement('span');
   size.className = 'hint';
-  size.textContent = formatBytes(file.size);
+  size.textContent = template ? `${formatBytes(file.size)} · template ${template}` : formatBytes(file.size);
   const bar = document.createElement('progress');
   bar.max = 100;
   bar.value = 0;
@@ -77,7 +119,7 @@ function dismissCard(card) {
   else $('file-input').focus();
 }
 
-async function uploadOne(file, card) {
+async function uploadOne(file, card, choice) {
   const mine = hooks.session();
   const bar = card.querySelector('progress');
   const status = card.querySelector('.upload-status');
@@ -93,7 +135,7 @@ async function uploadOne(file, card) {
         bar.removeAttribute('value');
         status.textContent = 'processing on the server…';
       }
-    });
+    }, choice);
     if (mine !== hooks.session()) return;
     bar.value = 100;
     card.dataset.fileId = accepted.source_file.id;
@@ -114,10 +156,12 @@ async function uploadOne(file, card) {
 }
 
 async function uploadAll(fileList) {
+  // What was chosen when the files were picked, however long they wait for their turn.
+  const choice = chosen();
   const queue = [...fileList].map((file) => {
-    const card = uploadCard(file);
+    const card = uploadCard(file, choice.template);
     $('uploads').prepend(card);
-    return [file, card];
+    return [file, card, choice];
   });
   if (queue.length === 0) return;
   announce(`Uploading ${queue.length} ${queue.length === 1 ? 'file' : 'files'}`);
@@ -132,6 +176,8 @@ async function uploadAll(fileList) {
 /** Wires the file chooser and the drop zone; `h` is what this module needs of the page. */
 export function init(h) {
   hooks = h;
+  $('upload-on-invalid').append(...Object.entries(POLICIES).map(([value, text]) => new Option(text, value)));
+  $('upload-template').addEventListener('change', templateChosen);
   const zone = $('dropzone');
   const input = $('file-input');
   input.addEventListener('change', () => {

@@ -50,6 +50,16 @@ const ASSETS: &[Asset] = &[
         body: include_bytes!("../../web/preview.js"),
     },
     Asset {
+        name: "report.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../web/report.js"),
+    },
+    Asset {
+        name: "templates.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../web/templates.js"),
+    },
+    Asset {
         name: "uploads.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../web/uploads.js"),
