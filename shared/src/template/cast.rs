@@ -22,9 +22,14 @@ use chrono::{Datelike, NaiveDate, Timelike};
 #[derive(Debug, Clone)]
 pub(crate) enum Syntax {
     String(StringFormat),
-    Integer { bare: bool },
+    Integer {
+        bare: bool,
+    },
     Number(NumberSyntax),
-    Boolean { true_values: Vec<String>, false_values: Vec<String> },
+    Boolean {
+        true_values: Vec<String>,
+        false_values: Vec<String>,
+    },
     Date(Temporal),
     DateTime(Temporal),
     Time(Temporal),

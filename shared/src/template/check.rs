@@ -143,7 +143,10 @@ impl Field {
                 None => {
                     return Err((
                         Constraint::Minimum,
-                        format!("{name}: \"{}\" cannot be compared with the minimum {minimum}", shown()),
+                        format!(
+                            "{name}: \"{}\" cannot be compared with the minimum {minimum}",
+                            shown()
+                        ),
                     ))
                 }
             }
@@ -160,7 +163,10 @@ impl Field {
                 None => {
                     return Err((
                         Constraint::Maximum,
-                        format!("{name}: \"{}\" cannot be compared with the maximum {maximum}", shown()),
+                        format!(
+                            "{name}: \"{}\" cannot be compared with the maximum {maximum}",
+                            shown()
+                        ),
                     ))
                 }
             }
@@ -184,7 +190,11 @@ impl Field {
             if !listed {
                 return Err((
                     Constraint::Enum,
-                    format!("{name}: \"{}\" is not one of {}", shown(), enumeration.shown),
+                    format!(
+                        "{name}: \"{}\" is not one of {}",
+                        shown(),
+                        enumeration.shown
+                    ),
                 ));
             }
         }

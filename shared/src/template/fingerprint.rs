@@ -34,7 +34,12 @@ pub(crate) struct Fingerprint([u32; 4]);
 
 impl From<u128> for Fingerprint {
     fn from(v: u128) -> Self {
-        Fingerprint([v as u32, (v >> 32) as u32, (v >> 64) as u32, (v >> 96) as u32])
+        Fingerprint([
+            v as u32,
+            (v >> 32) as u32,
+            (v >> 64) as u32,
+            (v >> 96) as u32,
+        ])
     }
 }
 

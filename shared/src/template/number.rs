@@ -21,8 +21,14 @@ pub struct Number(Repr);
 enum Repr {
     /// The coefficient as two halves: 8-byte alignment keeps a [`Value`](super::Value) small
     /// and cheap to move.
-    Finite { coef: [u64; 2], exp: i32, neg: bool },
-    Infinite { neg: bool },
+    Finite {
+        coef: [u64; 2],
+        exp: i32,
+        neg: bool,
+    },
+    Infinite {
+        neg: bool,
+    },
     NaN,
 }
 
@@ -128,9 +134,7 @@ impl Number {
             return Number(Repr::NaN);
         }
         if value.is_infinite() {
-            return Number(Repr::Infinite {
-                neg: value < 0.0,
-            });
+            return Number(Repr::Infinite { neg: value < 0.0 });
         }
         if value.fract() == 0.0 && value.abs() < 1e15 {
             // Exact: the magnitude is below 2^53.

@@ -296,7 +296,11 @@ fn match_items(items: &[Item], text: &str, captures: &mut Captures, budget: &mut
         }
         Item::Number(directive) => {
             let (min, max, lo, hi) = directive.shape();
-            let digits = bytes.iter().take(max).take_while(|b| b.is_ascii_digit()).count();
+            let digits = bytes
+                .iter()
+                .take(max)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
             for len in (min..=digits).rev() {
                 let value = number(&bytes[..len]);
                 if (lo..=hi).contains(&value) {
@@ -317,7 +321,11 @@ fn match_items(items: &[Item], text: &str, captures: &mut Captures, budget: &mut
             false
         }
         Item::Fraction => {
-            let digits = bytes.iter().take(6).take_while(|b| b.is_ascii_digit()).count();
+            let digits = bytes
+                .iter()
+                .take(6)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
             for len in (1..=digits).rev() {
                 // Python pads the digits on the right to microseconds.
                 captures.micro = Some(number(&bytes[..len]) * 10u32.pow((6 - len) as u32));
@@ -365,9 +373,7 @@ fn match_items(items: &[Item], text: &str, captures: &mut Captures, budget: &mut
 }
 
 fn number(digits: &[u8]) -> u32 {
-    digits
-        .iter()
-        .fold(0, |n, d| n * 10 + u32::from(d - b'0'))
+    digits.iter().fold(0, |n, d| n * 10 + u32::from(d - b'0'))
 }
 
 fn set(captures: &mut Captures, directive: Directive, value: u32) {
@@ -397,7 +403,11 @@ fn offset_readings(b: &[u8]) -> [Option<(usize, Offset)>; 3] {
         Some(b'-') => -1,
         _ => return out,
     };
-    let digit = |i: usize| b.get(i).filter(|c| c.is_ascii_digit()).map(|c| i32::from(c - b'0'));
+    let digit = |i: usize| {
+        b.get(i)
+            .filter(|c| c.is_ascii_digit())
+            .map(|c| i32::from(c - b'0'))
+    };
     let sixty = |i: usize| {
         b.get(i)
             .filter(|c| (b'0'..=b'5').contains(c))
@@ -423,7 +433,11 @@ fn offset_readings(b: &[u8]) -> [Option<(usize, Offset)>; 3] {
     };
     out[1] = Some((at + 2, Offset::Seconds(sign * (base + seconds))));
     if b.get(at + 2) == Some(&b'.') {
-        let digits = b[at + 3..].iter().take(6).take_while(|c| c.is_ascii_digit()).count();
+        let digits = b[at + 3..]
+            .iter()
+            .take(6)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
         if digits > 0 {
             let fraction = number(&b[at + 3..at + 3 + digits]);
             let offset = if fraction == 0 {

@@ -114,9 +114,9 @@ fn default_date_pattern() -> &'static Pattern {
 impl Temporal {
     pub fn date(&self, text: &str) -> Option<NaiveDate> {
         match self {
-            Temporal::Default => iso_date_fast(text).or_else(|| {
-                default_date_pattern().parse(text).map(|p| p.date)
-            }),
+            Temporal::Default => {
+                iso_date_fast(text).or_else(|| default_date_pattern().parse(text).map(|p| p.date))
+            }
             Temporal::Any => iso_date_fast(text)
                 .or_else(|| iso_datetime(text).map(|dt| dt.local.date()))
                 .or_else(|| first_parse(&any_forms().dates, text).map(|p| p.date))
@@ -132,8 +132,9 @@ impl Temporal {
         };
         match self {
             Temporal::Default => iso_datetime(text),
-            Temporal::Any => iso_datetime(text)
-                .or_else(|| first_parse(&any_forms().datetimes, text).map(from)),
+            Temporal::Any => {
+                iso_datetime(text).or_else(|| first_parse(&any_forms().datetimes, text).map(from))
+            }
             Temporal::Pattern(p) => p.parse(text).map(from),
         }
     }
@@ -145,8 +146,9 @@ impl Temporal {
         };
         match self {
             Temporal::Default => iso_time(text),
-            Temporal::Any => iso_time(text)
-                .or_else(|| first_parse(&any_forms().times, text).map(from)),
+            Temporal::Any => {
+                iso_time(text).or_else(|| first_parse(&any_forms().times, text).map(from))
+            }
             Temporal::Pattern(p) => p.parse(text).map(from),
         }
     }

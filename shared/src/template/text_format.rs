@@ -56,7 +56,10 @@ fn is_email(text: &str) -> bool {
     }
     // ASCII text is read byte by byte, without decoding characters.
     let (atoms, domain) = if text.is_ascii() {
-        (dot_atoms(local.bytes().map(char::from)), is_domain(domain.bytes().map(char::from)))
+        (
+            dot_atoms(local.bytes().map(char::from)),
+            is_domain(domain.bytes().map(char::from)),
+        )
     } else {
         (dot_atoms(local.chars()), is_domain(domain.chars()))
     };

@@ -218,10 +218,9 @@ impl Value<'_> {
                 write_time(out, t.local);
                 write_offset(out, t.offset);
             }
-            Value::Integer(_)
-            | Value::Year(_)
-            | Value::Number(_)
-            | Value::Boolean(_) => self.write_json(out),
+            Value::Integer(_) | Value::Year(_) | Value::Number(_) | Value::Boolean(_) => {
+                self.write_json(out)
+            }
         }
     }
 
@@ -325,7 +324,9 @@ fn needs_escape(bytes: &[u8]) -> bool {
     let below = |v: u64, n: u8| v.wrapping_sub(ONES * u64::from(n)) & !v & HIGHS != 0;
     let word = |w: &[u8; 8]| {
         let v = u64::from_le_bytes(*w);
-        below(v, 0x20) | below(v ^ (ONES * u64::from(b'"')), 1) | below(v ^ (ONES * u64::from(b'\\')), 1)
+        below(v, 0x20)
+            | below(v ^ (ONES * u64::from(b'"')), 1)
+            | below(v ^ (ONES * u64::from(b'\\')), 1)
     };
     match bytes.last_chunk::<8>() {
         Some(last) => bytes.as_chunks::<8>().0.iter().any(word) || word(last),

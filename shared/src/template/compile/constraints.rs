@@ -85,7 +85,10 @@ pub(super) fn compile(
     for (key, value) in entries {
         let pointer = format!("{base}/{}", escape(key));
         if !KNOWN.contains(&key.as_str()) {
-            p.add(pointer, format!("\"{key}\" is not a constraint this engine supports"));
+            p.add(
+                pointer,
+                format!("\"{key}\" is not a constraint this engine supports"),
+            );
             continue;
         }
         if let Some(t) = field_type.filter(|t| !supports(*t, key)) {
@@ -131,7 +134,10 @@ fn flag(v: &Json, pointer: &str, p: &mut Problems) -> bool {
     match v {
         Json::Bool(b) => *b,
         other => {
-            p.add(pointer, format!("must be true or false, not {}", kind(other)));
+            p.add(
+                pointer,
+                format!("must be true or false, not {}", kind(other)),
+            );
             false
         }
     }
@@ -140,7 +146,10 @@ fn flag(v: &Json, pointer: &str, p: &mut Problems) -> bool {
 fn length(v: &Json, pointer: &str, p: &mut Problems) -> Option<usize> {
     let n = v.as_u64().and_then(|n| usize::try_from(n).ok());
     if n.is_none() {
-        p.add(pointer, format!("must be a non-negative integer, not {}", kind(v)));
+        p.add(
+            pointer,
+            format!("must be a non-negative integer, not {}", kind(v)),
+        );
     }
     n
 }
@@ -193,7 +202,10 @@ fn pattern(v: &Json, pointer: &str, p: &mut Problems) -> Option<CompiledPattern>
         return None;
     };
     if source.chars().count() > MAX_PATTERN_CHARS {
-        p.add(pointer, format!("must be at most {MAX_PATTERN_CHARS} characters long"));
+        p.add(
+            pointer,
+            format!("must be at most {MAX_PATTERN_CHARS} characters long"),
+        );
         return None;
     }
     // The whole value must match, as frictionless anchors the pattern.
@@ -227,12 +239,7 @@ fn pattern(v: &Json, pointer: &str, p: &mut Problems) -> Option<CompiledPattern>
     }
 }
 
-fn enumeration(
-    syntax: &Syntax,
-    v: &Json,
-    pointer: &str,
-    p: &mut Problems,
-) -> Option<Enumeration> {
+fn enumeration(syntax: &Syntax, v: &Json, pointer: &str, p: &mut Problems) -> Option<Enumeration> {
     let Json::Array(items) = v else {
         p.add(pointer, format!("must be an array, not {}", kind(v)));
         return None;
@@ -244,7 +251,10 @@ fn enumeration(
     if items.len() > MAX_ENUM_VALUES {
         p.add(
             pointer,
-            format!("must list at most {MAX_ENUM_VALUES} values ({} here)", items.len()),
+            format!(
+                "must list at most {MAX_ENUM_VALUES} values ({} here)",
+                items.len()
+            ),
         );
         return None;
     }

@@ -33,7 +33,10 @@ pub(super) fn compile(
 ) -> Option<Field> {
     let base = format!("/fields/{index}");
     let Json::Object(obj) = json else {
-        p.add(base, format!("a field must be a JSON object, not {}", kind(json)));
+        p.add(
+            base,
+            format!("a field must be a JSON object, not {}", kind(json)),
+        );
         return None;
     };
     let before = p.len();
@@ -62,7 +65,10 @@ pub(super) fn compile(
     };
     for key in ["description", "rdfType"] {
         if let Some(v) = obj.get(key).filter(|v| !v.is_string()) {
-            p.add(format!("{base}/{key}"), format!("must be a string, not {}", kind(v)));
+            p.add(
+                format!("{base}/{key}"),
+                format!("must be a string, not {}", kind(v)),
+            );
         }
     }
     if obj.contains_key("required") {
@@ -99,7 +105,13 @@ pub(super) fn compile(
         (Some(t), Some(f)) => syntax(t, f, obj, &base, p),
         _ => None,
     };
-    let compiled = constraints::compile(obj.get("constraints"), &base, field_type, syntax.as_ref(), p);
+    let compiled = constraints::compile(
+        obj.get("constraints"),
+        &base,
+        field_type,
+        syntax.as_ref(),
+        p,
+    );
     if p.len() > before {
         return None;
     }
@@ -157,7 +169,10 @@ fn syntax(
         } else {
             p.add(
                 &pointer,
-                format!("{} field has no format \"{format}\" (only \"default\")", t.with_article()),
+                format!(
+                    "{} field has no format \"{format}\" (only \"default\")",
+                    t.with_article()
+                ),
             );
             None
         }
@@ -178,7 +193,10 @@ fn syntax(
         pattern => match Pattern::compile(pattern) {
             Ok(compiled) => Some(Temporal::Pattern(compiled)),
             Err(e) => {
-                p.add(&pointer, format!("the pattern \"{pattern}\" is not valid: {e}"));
+                p.add(
+                    &pointer,
+                    format!("the pattern \"{pattern}\" is not valid: {e}"),
+                );
                 None
             }
         },
@@ -258,12 +276,19 @@ fn number_syntax(obj: &Map<String, Json>, base: &str, p: &mut Problems) -> Optio
         match (chars.next(), chars.next()) {
             (None, None) if allow_empty => Some(None),
             (Some(c), None) if c.is_ascii_digit() || matches!(c, '+' | '-' | 'e' | 'E') => {
-                p.add(pointer, format!("\"{c}\" is part of how numbers are written"));
+                p.add(
+                    pointer,
+                    format!("\"{c}\" is part of how numbers are written"),
+                );
                 None
             }
             (Some(c), None) => Some(Some(c)),
             _ => {
-                let size = if allow_empty { "empty or one character" } else { "one character" };
+                let size = if allow_empty {
+                    "empty or one character"
+                } else {
+                    "one character"
+                };
                 p.add(pointer, format!("must be {size}"));
                 None
             }
@@ -273,10 +298,7 @@ fn number_syntax(obj: &Map<String, Json>, base: &str, p: &mut Problems) -> Optio
     let group = char_option("groupChar", true).flatten();
     let bare = boolean(obj, "bareNumber", true, base, p);
     if group == Some(decimal) {
-        p.add(
-            format!("{base}/groupChar"),
-            "must differ from decimalChar",
-        );
+        p.add(format!("{base}/groupChar"), "must differ from decimalChar");
     }
     (p.len() == before).then_some(NumberSyntax {
         decimal,
@@ -322,7 +344,11 @@ fn check_example(field: &Field, example: Option<&Json>, base: &str, p: &mut Prob
         Some(other) => {
             p.add(
                 format!("{base}/example"),
-                format!("an example of {} field cannot be {}", field.field_type.with_article(), kind(other)),
+                format!(
+                    "an example of {} field cannot be {}",
+                    field.field_type.with_article(),
+                    kind(other)
+                ),
             );
             return;
         }
@@ -330,7 +356,11 @@ fn check_example(field: &Field, example: Option<&Json>, base: &str, p: &mut Prob
     if field.cast(cell).is_err() {
         p.add(
             format!("{base}/example"),
-            format!("the example \"{}\" is not {}", cell.text(), field.expected()),
+            format!(
+                "the example \"{}\" is not {}",
+                cell.text(),
+                field.expected()
+            ),
         );
     }
 }

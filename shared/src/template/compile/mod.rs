@@ -98,7 +98,10 @@ pub(super) fn label<'j>(v: &'j Json, pointer: &str, p: &mut Problems) -> Option<
         return None;
     }
     if s.chars().count() > MAX_LABEL_CHARS {
-        p.add(pointer, format!("must be at most {MAX_LABEL_CHARS} characters long"));
+        p.add(
+            pointer,
+            format!("must be at most {MAX_LABEL_CHARS} characters long"),
+        );
         return None;
     }
     Some(s)
@@ -108,13 +111,19 @@ pub(super) fn label<'j>(v: &'j Json, pointer: &str, p: &mut Problems) -> Option<
 /// `alternateNames`...); `None` if it has a problem.
 pub(super) fn string_list(v: &Json, pointer: &str, p: &mut Problems) -> Option<Vec<String>> {
     let Json::Array(items) = v else {
-        p.add(pointer, format!("must be an array of strings, not {}", kind(v)));
+        p.add(
+            pointer,
+            format!("must be an array of strings, not {}", kind(v)),
+        );
         return None;
     };
     if items.len() > MAX_LISTED {
         p.add(
             pointer,
-            format!("must list at most {MAX_LISTED} values ({} here)", items.len()),
+            format!(
+                "must list at most {MAX_LISTED} values ({} here)",
+                items.len()
+            ),
         );
         return None;
     }
@@ -141,12 +150,18 @@ pub(super) fn string_list(v: &Json, pointer: &str, p: &mut Problems) -> Option<V
 pub fn compile(schema: &Json) -> Result<super::Template, Vec<Problem>> {
     let mut p = Problems::default();
     let Some(root) = schema.as_object() else {
-        p.add("", format!("a Table Schema must be a JSON object, not {}", kind(schema)));
+        p.add(
+            "",
+            format!("a Table Schema must be a JSON object, not {}", kind(schema)),
+        );
         return Err(p.0);
     };
     for key in ["name", "title", "description"] {
         if let Some(v) = root.get(key).filter(|v| !v.is_string()) {
-            p.add(format!("/{key}"), format!("must be a string, not {}", kind(v)));
+            p.add(
+                format!("/{key}"),
+                format!("must be a string, not {}", kind(v)),
+            );
         }
     }
     let missing = match root.get("missingValues") {
@@ -224,7 +239,11 @@ fn check_labels(fields: &[Json], p: &mut Problems) {
         if let Some(Json::Array(aliases)) = field.get("alternateNames") {
             for (j, alias) in aliases.iter().enumerate() {
                 if let Some(alias) = alias.as_str() {
-                    labels.push((alias, "alternate name", format!("/fields/{i}/alternateNames/{j}")));
+                    labels.push((
+                        alias,
+                        "alternate name",
+                        format!("/fields/{i}/alternateNames/{j}"),
+                    ));
                 }
             }
         }

@@ -34,7 +34,10 @@ fn strings_take_any_text_and_escape_it() {
         &[
             ("plain", Some("\"plain\"")),
             (" kept as is ", Some("\" kept as is \"")),
-            ("quote \" back\\slash\nnew", Some(r#""quote \" back\\slash\nnew""#)),
+            (
+                "quote \" back\\slash\nnew",
+                Some(r#""quote \" back\\slash\nnew""#),
+            ),
             ("\u{1}", Some("\"\\u0001\"")),
             ("日本語", Some("\"日本語\"")),
             // The default missing value.
@@ -49,9 +52,15 @@ fn string_formats_check_emails_uris_and_uuids() {
         json!({"name": "s", "format": "email"}),
         &[
             ("a@b.com", Some("\"a@b.com\"")),
-            ("first.last+tag@sub.example.co.uk", Some("\"first.last+tag@sub.example.co.uk\"")),
+            (
+                "first.last+tag@sub.example.co.uk",
+                Some("\"first.last+tag@sub.example.co.uk\""),
+            ),
             ("é@x.com", Some("\"é@x.com\"")),
-            ("\"quoted\"@example.org", Some("\"\\\"quoted\\\"@example.org\"")),
+            (
+                "\"quoted\"@example.org",
+                Some("\"\\\"quoted\\\"@example.org\""),
+            ),
             ("a@münchen.de", Some("\"a@münchen.de\"")),
             ("A@B.COM", Some("\"A@B.COM\"")),
             ("\"quoted name\"@example.org", None),
@@ -70,8 +79,14 @@ fn string_formats_check_emails_uris_and_uuids() {
     texts(
         json!({"name": "s", "format": "uri"}),
         &[
-            ("https://example.com/a?b#c", Some("\"https://example.com/a?b#c\"")),
-            ("mailto:someone@example.com", Some("\"mailto:someone@example.com\"")),
+            (
+                "https://example.com/a?b#c",
+                Some("\"https://example.com/a?b#c\""),
+            ),
+            (
+                "mailto:someone@example.com",
+                Some("\"mailto:someone@example.com\""),
+            ),
             ("urn:isbn:0451450523", Some("\"urn:isbn:0451450523\"")),
             ("a:b", Some("\"a:b\"")),
             ("example.com", None),
@@ -82,10 +97,22 @@ fn string_formats_check_emails_uris_and_uuids() {
     texts(
         json!({"name": "s", "format": "uuid"}),
         &[
-            ("2bc1c94f-0deb-43e9-92a1-4775189ec9f8", Some("\"2bc1c94f-0deb-43e9-92a1-4775189ec9f8\"")),
-            ("2BC1C94F0DEB43E992A14775189EC9F8", Some("\"2BC1C94F0DEB43E992A14775189EC9F8\"")),
-            ("{2bc1c94f-0deb-43e9-92a1-4775189ec9f8}", Some("\"{2bc1c94f-0deb-43e9-92a1-4775189ec9f8}\"")),
-            ("urn:uuid:2bc1c94f-0deb-43e9-92a1-4775189ec9f8", Some("\"urn:uuid:2bc1c94f-0deb-43e9-92a1-4775189ec9f8\"")),
+            (
+                "2bc1c94f-0deb-43e9-92a1-4775189ec9f8",
+                Some("\"2bc1c94f-0deb-43e9-92a1-4775189ec9f8\""),
+            ),
+            (
+                "2BC1C94F0DEB43E992A14775189EC9F8",
+                Some("\"2BC1C94F0DEB43E992A14775189EC9F8\""),
+            ),
+            (
+                "{2bc1c94f-0deb-43e9-92a1-4775189ec9f8}",
+                Some("\"{2bc1c94f-0deb-43e9-92a1-4775189ec9f8}\""),
+            ),
+            (
+                "urn:uuid:2bc1c94f-0deb-43e9-92a1-4775189ec9f8",
+                Some("\"urn:uuid:2bc1c94f-0deb-43e9-92a1-4775189ec9f8\""),
+            ),
             ("2bc1c94f-0deb-43e9-92a1-4775189ec9f", None),
             ("2bc1c94f-0deb-43e9-92a1-4775189ec9fg", None),
             ("2bc1c94f 0deb-43e9-92a1-4775189ec9f8", None),
@@ -165,12 +192,30 @@ fn default_dates_times_and_datetimes_are_iso_8601_as_frictionless_reads_it() {
             ("2024-01-05T10:00:00", Some("\"2024-01-05T10:00:00\"")),
             ("2024-01-05 10:00:00", Some("\"2024-01-05T10:00:00\"")),
             ("2024-01-05T10:00:00Z", Some("\"2024-01-05T10:00:00Z\"")),
-            ("2024-01-05T10:00:00+00:00", Some("\"2024-01-05T10:00:00Z\"")),
-            ("2024-01-05T10:00:00+0530", Some("\"2024-01-05T10:00:00+05:30\"")),
-            ("2024-01-05T10:00:00+01", Some("\"2024-01-05T10:00:00+01:00\"")),
-            ("2024-01-05T10:00:00-08:00", Some("\"2024-01-05T10:00:00-08:00\"")),
-            ("2024-01-05 10:00:00,123", Some("\"2024-01-05T10:00:00.123\"")),
-            ("2024-01-05T10:00:00.123456789Z", Some("\"2024-01-05T10:00:00.123456Z\"")),
+            (
+                "2024-01-05T10:00:00+00:00",
+                Some("\"2024-01-05T10:00:00Z\""),
+            ),
+            (
+                "2024-01-05T10:00:00+0530",
+                Some("\"2024-01-05T10:00:00+05:30\""),
+            ),
+            (
+                "2024-01-05T10:00:00+01",
+                Some("\"2024-01-05T10:00:00+01:00\""),
+            ),
+            (
+                "2024-01-05T10:00:00-08:00",
+                Some("\"2024-01-05T10:00:00-08:00\""),
+            ),
+            (
+                "2024-01-05 10:00:00,123",
+                Some("\"2024-01-05T10:00:00.123\""),
+            ),
+            (
+                "2024-01-05T10:00:00.123456789Z",
+                Some("\"2024-01-05T10:00:00.123456Z\""),
+            ),
             ("2024-12-31T24:00:00", Some("\"2025-01-01T00:00:00\"")),
             ("2024-12-31T24:00:01", None),
             ("2024-01-05T10:00", None),
@@ -262,7 +307,11 @@ fn years_are_four_digits_from_0_to_9999() {
 fn any_fields_keep_text_as_text() {
     texts(
         json!({"name": "a", "type": "any"}),
-        &[("12", Some("\"12\"")), ("x", Some("\"x\"")), ("", Some("null"))],
+        &[
+            ("12", Some("\"12\"")),
+            ("x", Some("\"x\"")),
+            ("", Some("null")),
+        ],
     );
 }
 
@@ -299,15 +348,48 @@ fn typed_workbook_cells_cast_as_the_cell_table_says() {
         ),
         (
             "integer",
-            [Some("7"), None, Some("12"), None, None, None, None, None, None, Some("null")],
+            [
+                Some("7"),
+                None,
+                Some("12"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some("null"),
+            ],
         ),
         (
             "number",
-            [Some("7"), Some("2.5"), Some("12"), None, None, None, None, None, None, Some("null")],
+            [
+                Some("7"),
+                Some("2.5"),
+                Some("12"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some("null"),
+            ],
         ),
         (
             "boolean",
-            [None, None, None, Some("true"), None, None, None, None, None, Some("null")],
+            [
+                None,
+                None,
+                None,
+                Some("true"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some("null"),
+            ],
         ),
         (
             "date",
@@ -341,11 +423,33 @@ fn typed_workbook_cells_cast_as_the_cell_table_says() {
         ),
         (
             "time",
-            [None, None, None, None, None, None, None, Some("\"10:30:00\""), None, Some("null")],
+            [
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some("\"10:30:00\""),
+                None,
+                Some("null"),
+            ],
         ),
         (
             "year",
-            [Some("7"), None, Some("12"), None, None, None, None, None, None, Some("null")],
+            [
+                Some("7"),
+                None,
+                Some("12"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some("null"),
+            ],
         ),
         (
             "any",
@@ -387,10 +491,16 @@ fn numeric_workbook_cells_in_boolean_fields_match_the_listed_texts() {
 #[test]
 fn workbook_values_outside_the_years_1_to_9999_are_errors() {
     let t = one(json!({"name": "d", "type": "date"}));
-    assert_eq!(cast_json(&t.fields[0], Cell::Date(date(10_000, 1, 1))), None);
+    assert_eq!(
+        cast_json(&t.fields[0], Cell::Date(date(10_000, 1, 1))),
+        None
+    );
     let t = one(json!({"name": "y", "type": "year"}));
     assert_eq!(cast_json(&t.fields[0], Cell::Int(10_000)), None);
-    assert_eq!(cast_json(&t.fields[0], Cell::Float(2024.0)).as_deref(), Some("2024"));
+    assert_eq!(
+        cast_json(&t.fields[0], Cell::Float(2024.0)).as_deref(),
+        Some("2024")
+    );
 }
 
 #[test]
@@ -412,10 +522,18 @@ fn missing_values_are_null_for_text_cells_only() {
     assert_eq!(cast_json(s, Cell::Text("NA")).as_deref(), Some("\"NA\""));
     assert_eq!(cast_json(s, Cell::Text("")).as_deref(), Some("\"\""));
     // No missing values at all: an empty text is an empty string, an empty cell still null.
-    let t = super::template(json!({"missingValues": [], "fields": [{"name": "s"}, {"name": "i", "type": "integer"}]}));
-    assert_eq!(cast_json(&t.fields[0], Cell::Text("")).as_deref(), Some("\"\""));
+    let t = super::template(
+        json!({"missingValues": [], "fields": [{"name": "s"}, {"name": "i", "type": "integer"}]}),
+    );
+    assert_eq!(
+        cast_json(&t.fields[0], Cell::Text("")).as_deref(),
+        Some("\"\"")
+    );
     assert_eq!(cast_json(&t.fields[1], Cell::Text("")), None);
-    assert_eq!(cast_json(&t.fields[1], Cell::Empty).as_deref(), Some("null"));
+    assert_eq!(
+        cast_json(&t.fields[1], Cell::Empty).as_deref(),
+        Some("null")
+    );
 }
 
 #[test]
@@ -430,11 +548,20 @@ fn type_errors_say_what_the_field_takes() {
         expected(json!({"name": "a", "type": "date", "format": "%d/%m/%Y"})),
         "a date in the form %d/%m/%Y"
     );
-    assert_eq!(expected(json!({"name": "a", "type": "date"})), "a date in the form YYYY-MM-DD");
-    assert_eq!(expected(json!({"name": "a", "type": "time", "format": "any"})), "a time");
+    assert_eq!(
+        expected(json!({"name": "a", "type": "date"})),
+        "a date in the form YYYY-MM-DD"
+    );
+    assert_eq!(
+        expected(json!({"name": "a", "type": "time", "format": "any"})),
+        "a time"
+    );
     assert_eq!(
         expected(json!({"name": "a", "type": "boolean"})),
         "a boolean (true, True, TRUE, 1 / false, False, FALSE, 0)"
     );
-    assert_eq!(expected(json!({"name": "a", "format": "email"})), "an email address");
+    assert_eq!(
+        expected(json!({"name": "a", "format": "email"})),
+        "an email address"
+    );
 }

@@ -48,7 +48,8 @@ fn a_valid_schema_compiles_into_fields_key_and_options() {
     assert_eq!(t.fields[3].format, "%d/%m/%Y");
     assert_eq!(t.field_index("paid"), Some(4));
     // A single key field may be written as a string.
-    let single = template(json!({"primaryKey": "id", "fields": [{"name": "id", "type": "integer"}]}));
+    let single =
+        template(json!({"primaryKey": "id", "fields": [{"name": "id", "type": "integer"}]}));
     assert_eq!(single.primary_key, vec![0]);
 }
 
@@ -95,7 +96,10 @@ fn every_problem_of_a_document_is_listed_with_its_pointer() {
 fn the_document_and_its_fields_must_be_there() {
     assert_eq!(
         problems(json!([])),
-        vec![("".to_string(), "a Table Schema must be a JSON object, not an array".to_string())]
+        vec![(
+            "".to_string(),
+            "a Table Schema must be a JSON object, not an array".to_string()
+        )]
     );
     assert_eq!(pointers(json!({})), vec!["/fields"]);
     assert_eq!(pointers(json!({"fields": []})), vec!["/fields"]);
@@ -116,7 +120,10 @@ fn a_template_may_have_1000_fields_but_not_1001() {
     assert_eq!(template(json!({"fields": fields(1000)})).fields.len(), 1000);
     assert_eq!(
         problems(json!({"fields": fields(1001)})),
-        vec![("/fields".to_string(), "at most 1000 fields are allowed (1001 here)".to_string())]
+        vec![(
+            "/fields".to_string(),
+            "at most 1000 fields are allowed (1001 here)".to_string()
+        )]
     );
 }
 
@@ -130,9 +137,14 @@ fn listed_values_and_texts_are_bounded() {
     let values: Vec<String> = (0..10_000).map(|i| i.to_string()).collect();
     template(json!({"fields": [{"name": "e", "constraints": {"enum": values}}]}));
     let missing: Vec<String> = (0..101).map(|i| format!("m{i}")).collect();
-    assert_eq!(pointers(json!({"missingValues": missing, "fields": [{"name": "a"}]})), vec!["/missingValues"]);
     assert_eq!(
-        pointers(json!({"fields": [{"name": "a", "title": "t".repeat(257), "alternateNames": ["ok", "a".repeat(257)]}]})),
+        pointers(json!({"missingValues": missing, "fields": [{"name": "a"}]})),
+        vec!["/missingValues"]
+    );
+    assert_eq!(
+        pointers(
+            json!({"fields": [{"name": "a", "title": "t".repeat(257), "alternateNames": ["ok", "a".repeat(257)]}]})
+        ),
         vec!["/fields/0/title", "/fields/0/alternateNames/1"]
     );
     assert_eq!(
@@ -155,7 +167,11 @@ fn hostile_patterns_are_template_problems() {
         {"name": "d", "constraints": {"pattern": 5}},
     ]}));
     assert_eq!(found[0].0, "/fields/0/constraints/pattern");
-    assert!(found[0].1.starts_with("the pattern is too large"), "{}", found[0].1);
+    assert!(
+        found[0].1.starts_with("the pattern is too large"),
+        "{}",
+        found[0].1
+    );
     assert_eq!(
         found[1],
         (
@@ -192,7 +208,10 @@ fn constraints_must_fit_the_field_type() {
             problems(schema),
             vec![(
                 format!("/fields/0/constraints/{constraint}"),
-                format!("\"{constraint}\" does not apply to {} field", article(field_type))
+                format!(
+                    "\"{constraint}\" does not apply to {} field",
+                    article(field_type)
+                )
             )]
         );
     }
@@ -245,7 +264,9 @@ fn type_options_are_checked() {
         ]
     );
     // Options of other types are custom properties, as in frictionless.
-    template(json!({"fields": [{"name": "a", "type": "string", "decimalChar": ",,", "trueValues": 3}]}));
+    template(
+        json!({"fields": [{"name": "a", "type": "string", "decimalChar": ",,", "trueValues": 3}]}),
+    );
 }
 
 #[test]
@@ -278,9 +299,14 @@ fn primary_keys_name_each_field_once_and_foreign_keys_are_refused() {
         pointers(json!({"fields": fields, "primaryKey": ["a", "a", 3]})),
         vec!["/primaryKey/1", "/primaryKey/2"]
     );
-    assert_eq!(pointers(json!({"fields": fields, "primaryKey": 3})), vec!["/primaryKey"]);
     assert_eq!(
-        pointers(json!({"fields": fields, "foreignKeys": [{"fields": "a", "reference": {"resource": "x", "fields": "id"}}]})),
+        pointers(json!({"fields": fields, "primaryKey": 3})),
+        vec!["/primaryKey"]
+    );
+    assert_eq!(
+        pointers(
+            json!({"fields": fields, "foreignKeys": [{"fields": "a", "reference": {"resource": "x", "fields": "id"}}]})
+        ),
         vec!["/foreignKeys"]
     );
     template(json!({"fields": fields, "foreignKeys": []}));

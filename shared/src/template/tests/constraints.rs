@@ -38,12 +38,18 @@ fn lengths_count_characters_not_bytes() {
     assert_eq!(fails(&field, "😀😀"), None);
     assert_eq!(
         verdict(&field, "a"),
-        Err((Constraint::MinLength, "s: \"a\" is shorter than 2 characters".into()))
+        Err((
+            Constraint::MinLength,
+            "s: \"a\" is shorter than 2 characters".into()
+        ))
     );
     assert_eq!(fails(&field, "日"), Some(Constraint::MinLength));
     assert_eq!(
         verdict(&field, "abcd"),
-        Err((Constraint::MaxLength, "s: \"abcd\" is longer than 3 characters".into()))
+        Err((
+            Constraint::MaxLength,
+            "s: \"abcd\" is longer than 3 characters".into()
+        ))
     );
     assert_eq!(fails(&field, "日本語か"), Some(Constraint::MaxLength));
     let one_char = json!({"name": "s", "constraints": {"maxLength": 1}});
@@ -56,7 +62,13 @@ fn lengths_count_characters_not_bytes() {
 #[test]
 fn minimum_and_maximum_bound_every_ordered_type() {
     let cases: [(Json, &str, &str, &str, &str); 6] = [
-        (json!({"type": "integer", "constraints": {"minimum": 1, "maximum": "10"}}), "1", "10", "0", "11"),
+        (
+            json!({"type": "integer", "constraints": {"minimum": 1, "maximum": "10"}}),
+            "1",
+            "10",
+            "0",
+            "11",
+        ),
         (
             json!({"type": "number", "constraints": {"minimum": 0.5, "maximum": 2}}),
             "0.50",
@@ -85,13 +97,23 @@ fn minimum_and_maximum_bound_every_ordered_type() {
             "08:59:59",
             "17:00:01",
         ),
-        (json!({"type": "year", "constraints": {"minimum": 1900, "maximum": "2100"}}), "1900", "2100", "1899", "2101"),
+        (
+            json!({"type": "year", "constraints": {"minimum": 1900, "maximum": "2100"}}),
+            "1900",
+            "2100",
+            "1899",
+            "2101",
+        ),
     ];
     for (mut descriptor, low, high, below, above) in cases {
         descriptor["name"] = json!("v");
         assert_eq!(fails(&descriptor, low), None, "{low} in {descriptor}");
         assert_eq!(fails(&descriptor, high), None, "{high} in {descriptor}");
-        assert_eq!(fails(&descriptor, below), Some(Constraint::Minimum), "{below} in {descriptor}");
+        assert_eq!(
+            fails(&descriptor, below),
+            Some(Constraint::Minimum),
+            "{below} in {descriptor}"
+        );
         let over = fails(&descriptor, above);
         let expected = if descriptor["constraints"].get("maximum").is_some() {
             Some(Constraint::Maximum)
@@ -103,11 +125,17 @@ fn minimum_and_maximum_bound_every_ordered_type() {
     let amount = json!({"name": "amount", "type": "number", "constraints": {"minimum": 0}});
     assert_eq!(
         verdict(&amount, "-5"),
-        Err((Constraint::Minimum, "amount: \"-5\" is below the minimum 0".into()))
+        Err((
+            Constraint::Minimum,
+            "amount: \"-5\" is below the minimum 0".into()
+        ))
     );
     assert_eq!(
         verdict(&amount, "NaN"),
-        Err((Constraint::Minimum, "amount: \"NaN\" cannot be compared with the minimum 0".into()))
+        Err((
+            Constraint::Minimum,
+            "amount: \"NaN\" cannot be compared with the minimum 0".into()
+        ))
     );
     assert_eq!(fails(&amount, "Infinity"), None);
     assert_eq!(fails(&amount, "-Infinity"), Some(Constraint::Minimum));
@@ -119,7 +147,10 @@ fn patterns_match_the_whole_value() {
     assert_eq!(fails(&field, "AB-12"), None);
     assert_eq!(
         verdict(&field, "AB-12x"),
-        Err((Constraint::Pattern, "code: \"AB-12x\" does not match the pattern [A-Z]{2}-\\d+".into()))
+        Err((
+            Constraint::Pattern,
+            "code: \"AB-12x\" does not match the pattern [A-Z]{2}-\\d+".into()
+        ))
     );
     assert_eq!(fails(&field, "xAB-12"), Some(Constraint::Pattern));
     let alternatives = json!({"name": "c", "constraints": {"pattern": "a|b"}});
@@ -136,7 +167,10 @@ fn enums_compare_values_of_the_field_type() {
     assert_eq!(fails(&string, "open"), None);
     assert_eq!(
         verdict(&string, "done"),
-        Err((Constraint::Enum, "status: \"done\" is not one of \"open\", \"closed\"".into()))
+        Err((
+            Constraint::Enum,
+            "status: \"done\" is not one of \"open\", \"closed\"".into()
+        ))
     );
     assert_eq!(fails(&string, "Open"), Some(Constraint::Enum));
 
@@ -158,12 +192,16 @@ fn enums_compare_values_of_the_field_type() {
     let many: Vec<String> = (0..25).map(|i| format!("v{i}")).collect();
     let long = json!({"name": "e", "constraints": {"enum": many}});
     let message = verdict(&long, "x").unwrap_err().1;
-    assert!(message.ends_with("\"v8\", \"v9\", … (25 values)"), "{message}");
+    assert!(
+        message.ends_with("\"v8\", \"v9\", … (25 values)"),
+        "{message}"
+    );
 }
 
 #[test]
 fn the_first_failing_constraint_is_the_one_reported() {
-    let field = json!({"name": "s", "constraints": {"minLength": 3, "pattern": "[a-z]+", "enum": ["abc"]}});
+    let field =
+        json!({"name": "s", "constraints": {"minLength": 3, "pattern": "[a-z]+", "enum": ["abc"]}});
     assert_eq!(fails(&field, "AB"), Some(Constraint::MinLength));
     assert_eq!(fails(&field, "ABC"), Some(Constraint::Pattern));
     assert_eq!(fails(&field, "abd"), Some(Constraint::Enum));
@@ -174,7 +212,10 @@ fn long_values_are_cut_in_messages() {
     let field = json!({"name": "s", "constraints": {"maxLength": 5}});
     let text = "é".repeat(500);
     let message = verdict(&field, &text).unwrap_err().1;
-    assert_eq!(message, format!("s: \"{}…\" is longer than 5 characters", "é".repeat(200)));
+    assert_eq!(
+        message,
+        format!("s: \"{}…\" is longer than 5 characters", "é".repeat(200))
+    );
 }
 
 #[test]

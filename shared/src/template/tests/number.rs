@@ -40,7 +40,10 @@ fn decimals_are_written_as_python_writes_a_decimal() {
         ("007.50", "7.50"),
         (" 42 ", "42"),
         ("\u{a0}3.5\t", "3.5"),
-        ("123456789012345678901234567890.12345678", "123456789012345678901234567890.12345678"),
+        (
+            "123456789012345678901234567890.12345678",
+            "123456789012345678901234567890.12345678",
+        ),
     ];
     for (text, expected) in cases {
         assert_eq!(written(text).as_deref(), Some(expected), "{text:?}");
@@ -118,7 +121,10 @@ fn decimal_and_group_characters_read_european_numbers() {
     let field = json!({"name": "n", "type": "number", "decimalChar": ",", "groupChar": "."});
     assert_eq!(text_json(&field, "1.234,50").as_deref(), Some("1234.50"));
     assert_eq!(text_json(&field, "1,5").as_deref(), Some("1.5"));
-    assert_eq!(text_json(&field, "-1.234.567,891").as_deref(), Some("-1234567.891"));
+    assert_eq!(
+        text_json(&field, "-1.234.567,891").as_deref(),
+        Some("-1234567.891")
+    );
     // As in frictionless, group characters are dropped wherever they are.
     assert_eq!(text_json(&field, "1.5").as_deref(), Some("15"));
     assert_eq!(text_json(&field, "1,2,3"), None);
@@ -128,11 +134,18 @@ fn decimal_and_group_characters_read_european_numbers() {
     // A `.` that is not the decimal character is an error when no group character takes it.
     assert_eq!(text_json(&comma_only, "3.25"), None);
 
-    let spaces = json!({"name": "n", "type": "number", "decimalChar": ",", "groupChar": "\u{202f}"});
-    assert_eq!(text_json(&spaces, "1\u{202f}234\u{202f}567,5").as_deref(), Some("1234567.5"));
+    let spaces =
+        json!({"name": "n", "type": "number", "decimalChar": ",", "groupChar": "\u{202f}"});
+    assert_eq!(
+        text_json(&spaces, "1\u{202f}234\u{202f}567,5").as_deref(),
+        Some("1234567.5")
+    );
 
     let thousands = json!({"name": "n", "type": "number", "groupChar": ","});
-    assert_eq!(text_json(&thousands, "1,234,567.25").as_deref(), Some("1234567.25"));
+    assert_eq!(
+        text_json(&thousands, "1,234,567.25").as_deref(),
+        Some("1234567.25")
+    );
     assert_eq!(text_json(&thousands, "1e3").as_deref(), Some("1E+3"));
 }
 

@@ -1,9 +1,9 @@
 // Temporary throughput probe (not committed): PERF_CASE selects the workload, so that
 // `perf stat -e instructions:u` can count it on a busy machine.
-use serde_json::json;
 use super::super::validate::{map_columns, mapping, RowValidator};
 use super::super::Cell;
 use super::template;
+use serde_json::json;
 
 fn descriptors() -> Vec<serde_json::Value> {
     vec![
@@ -26,15 +26,29 @@ fn descriptors() -> Vec<serde_json::Value> {
 #[ignore]
 fn throughput() {
     let case = std::env::var("PERF_CASE").unwrap_or_default();
-    let n_rows: u64 = std::env::var("PERF_ROWS").map(|v| v.parse().unwrap()).unwrap_or(1_000_000);
+    let n_rows: u64 = std::env::var("PERF_ROWS")
+        .map(|v| v.parse().unwrap())
+        .unwrap_or(1_000_000);
     let mut arena = String::new();
     let mut spans: Vec<[(u32, u32); 12]> = Vec::with_capacity(n_rows as usize);
     for i in 0..n_rows {
         let r: [String; 12] = [
-            i.to_string(), format!("Name {i}"), format!("user{i}@example.com"), format!("{}.{:02}", i % 10000, i % 100),
-            (i % 1000).to_string(), format!("2024-{:02}-{:02}", i % 12 + 1, i % 28 + 1), format!("2024-03-05T10:{:02}:00Z", i % 60),
-            if i % 2 == 0 { "true".into() } else { "false".into() }, format!("AB-{:04}", i % 10000),
-            ["Paris", "Berlin", "Rome", "Madrid"][(i % 4) as usize].into(), "2024".into(), "some note text here".into(),
+            i.to_string(),
+            format!("Name {i}"),
+            format!("user{i}@example.com"),
+            format!("{}.{:02}", i % 10000, i % 100),
+            (i % 1000).to_string(),
+            format!("2024-{:02}-{:02}", i % 12 + 1, i % 28 + 1),
+            format!("2024-03-05T10:{:02}:00Z", i % 60),
+            if i % 2 == 0 {
+                "true".into()
+            } else {
+                "false".into()
+            },
+            format!("AB-{:04}", i % 10000),
+            ["Paris", "Berlin", "Rome", "Madrid"][(i % 4) as usize].into(),
+            "2024".into(),
+            "some note text here".into(),
         ];
         let mut span = [(0, 0); 12];
         for (k, c) in r.iter().enumerate() {
@@ -43,10 +57,17 @@ fn throughput() {
         }
         spans.push(span);
     }
-    let cell = |n: usize, i: usize| { let (a, b) = spans[n][i]; &arena[a as usize..b as usize] };
+    let cell = |n: usize, i: usize| {
+        let (a, b) = spans[n][i];
+        &arena[a as usize..b as usize]
+    };
     let mut out = Vec::with_capacity(1 << 20);
-    let fields: Vec<usize> = match case.strip_prefix("field:") { Some(k) => vec![k.parse().unwrap()], None => (0..12).collect() };
-    let mut descriptors_used: Vec<serde_json::Value> = fields.iter().map(|&k| descriptors()[k].clone()).collect();
+    let fields: Vec<usize> = match case.strip_prefix("field:") {
+        Some(k) => vec![k.parse().unwrap()],
+        None => (0..12).collect(),
+    };
+    let mut descriptors_used: Vec<serde_json::Value> =
+        fields.iter().map(|&k| descriptors()[k].clone()).collect();
     if case == "typical" {
         // No unique, pattern, enum or email: types and a few bounds.
         descriptors_used = vec![
@@ -70,12 +91,19 @@ fn throughput() {
     let start = std::time::Instant::now();
     match case.as_str() {
         "" => {}
-        "plain" => for n in 0..spans.len() {
-            out.clear();
-            out.push(b'[');
-            for i in 0..12 { if i > 0 { out.push(b','); } let _ = serde_json::to_writer(&mut out, cell(n, i)); }
-            out.push(b']');
-        },
+        "plain" => {
+            for n in 0..spans.len() {
+                out.clear();
+                out.push(b'[');
+                for i in 0..12 {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    let _ = serde_json::to_writer(&mut out, cell(n, i));
+                }
+                out.push(b']');
+            }
+        }
         _ => {
             let (mut v, _) = RowValidator::new(&t, &header, mapping(&map_columns(&t, &header)), 1);
             let mut cells: Vec<Cell<'_>> = Vec::with_capacity(12);
@@ -93,5 +121,11 @@ fn throughput() {
 #[test]
 #[ignore]
 fn sizes() {
-    println!("Value {} Number {} Text {} Cell {}", std::mem::size_of::<super::super::Value<'_>>(), std::mem::size_of::<super::super::Number>(), std::mem::size_of::<super::super::Text<'_>>(), std::mem::size_of::<Cell<'_>>());
+    println!(
+        "Value {} Number {} Text {} Cell {}",
+        std::mem::size_of::<super::super::Value<'_>>(),
+        std::mem::size_of::<super::super::Number>(),
+        std::mem::size_of::<super::super::Text<'_>>(),
+        std::mem::size_of::<Cell<'_>>()
+    );
 }

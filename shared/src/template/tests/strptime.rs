@@ -31,8 +31,16 @@ fn patterns_read_what_python_strptime_reads() {
         ("3112024", "%d%m%Y", Some("2024-01-31T00:00:00")),
         ("1/2/69", "%d/%m/%y", Some("1969-02-01T00:00:00")),
         ("1/2/68", "%d/%m/%y", Some("2068-02-01T00:00:00")),
-        ("2024-01-05 10:30", "%Y-%m-%d %H:%M", Some("2024-01-05T10:30:00")),
-        ("2024-01-05   10:30", "%Y-%m-%d %H:%M", Some("2024-01-05T10:30:00")),
+        (
+            "2024-01-05 10:30",
+            "%Y-%m-%d %H:%M",
+            Some("2024-01-05T10:30:00"),
+        ),
+        (
+            "2024-01-05   10:30",
+            "%Y-%m-%d %H:%M",
+            Some("2024-01-05T10:30:00"),
+        ),
         ("2024-01-0510:30", "%Y-%m-%d %H:%M", None),
         ("12 am", "%I %p", Some("1900-01-01T00:00:00")),
         ("12 PM", "%I %p", Some("1900-01-01T12:00:00")),
@@ -47,18 +55,34 @@ fn patterns_read_what_python_strptime_reads() {
         ("10:00:00.5", "%H:%M:%S.%f", Some("1900-01-01T10:00:00.500")),
         ("10:00:00.1234567", "%H:%M:%S.%f", None),
         ("10:00 +0130", "%H:%M %z", Some("1900-01-01T10:00:00+01:30")),
-        ("10:00 -01:30", "%H:%M %z", Some("1900-01-01T10:00:00-01:30")),
+        (
+            "10:00 -01:30",
+            "%H:%M %z",
+            Some("1900-01-01T10:00:00-01:30"),
+        ),
         ("10:00 Z", "%H:%M %z", Some("1900-01-01T10:00:00Z")),
         ("10:00 z", "%H:%M %z", None),
-        ("10:00 +01:00:30", "%H:%M %z", Some("1900-01-01T10:00:00+01:00:30")),
+        (
+            "10:00 +01:00:30",
+            "%H:%M %z",
+            Some("1900-01-01T10:00:00+01:00:30"),
+        ),
         ("10:00 +24:00", "%H:%M %z", None),
         ("10:00:60", "%H:%M:%S", None),
         ("24:00", "%H:%M", None),
         ("0000-01-01", "%Y-%m-%d", None),
-        ("Tue Mar  5 10:00:00 2024", "%c", Some("2024-03-05T10:00:00")),
+        (
+            "Tue Mar  5 10:00:00 2024",
+            "%c",
+            Some("2024-03-05T10:00:00"),
+        ),
         ("03/05/24", "%x", Some("2024-03-05T00:00:00")),
         ("2024-T", "%Y-t", Some("2024-01-01T00:00:00")),
-        ("monday 2024-01-03", "%A %Y-%m-%d", Some("2024-01-03T00:00:00")),
+        (
+            "monday 2024-01-03",
+            "%A %Y-%m-%d",
+            Some("2024-01-03T00:00:00"),
+        ),
         ("7 2024", "%u %Y", Some("2024-01-01T00:00:00")),
         ("100%", "%d%%", None),
         ("2024", "%Y", Some("2024-01-01T00:00:00")),
@@ -69,7 +93,11 @@ fn patterns_read_what_python_strptime_reads() {
         ("105", "%H%M", Some("1900-01-01T10:05:00")),
     ];
     for (text, format, expected) in cases {
-        assert_eq!(read(format, text).as_deref(), *expected, "{text:?} with {format:?}");
+        assert_eq!(
+            read(format, text).as_deref(),
+            *expected,
+            "{text:?} with {format:?}"
+        );
     }
 }
 
@@ -78,13 +106,20 @@ fn patterns_python_cannot_use_are_refused_with_a_reason() {
     for (format, reason) in [
         ("%d/%m/%", "ends with a lone %"),
         ("%e/%m/%Y", "%e is not a strptime directive"),
-        ("%Y-%m-%d %Z", "%Z (time zone names) is not supported; use %z"),
+        (
+            "%Y-%m-%d %Z",
+            "%Z (time zone names) is not supported; use %z",
+        ),
         ("%Y week %W", "%W (week numbers) is not supported"),
         ("%G-%V", "%G (week numbers) is not supported"),
         ("%d %d", "%d appears more than once"),
         ("%c %Y", "%Y appears more than once"),
     ] {
-        assert_eq!(Pattern::compile(format).err().as_deref(), Some(reason), "{format}");
+        assert_eq!(
+            Pattern::compile(format).err().as_deref(),
+            Some(reason),
+            "{format}"
+        );
     }
 }
 
@@ -100,15 +135,24 @@ fn adjacent_numeric_directives_cannot_make_reading_slow() {
 #[test]
 fn date_fields_with_a_pattern_keep_the_date_and_datetime_fields_the_offset() {
     let date = json!({"name": "d", "type": "date", "format": "%d/%m/%Y %H:%M"});
-    assert_eq!(text_json(&date, "05/03/2024 10:30").as_deref(), Some("\"2024-03-05\""));
+    assert_eq!(
+        text_json(&date, "05/03/2024 10:30").as_deref(),
+        Some("\"2024-03-05\"")
+    );
     let datetime = json!({"name": "d", "type": "datetime", "format": "%d.%m.%Y %H:%M:%S%z"});
     assert_eq!(
         text_json(&datetime, "05.03.2024 10:30:00+0200").as_deref(),
         Some("\"2024-03-05T10:30:00+02:00\"")
     );
     let time = json!({"name": "t", "type": "time", "format": "%I:%M %p"});
-    assert_eq!(text_json(&time, "07:45 PM").as_deref(), Some("\"19:45:00\""));
+    assert_eq!(
+        text_json(&time, "07:45 PM").as_deref(),
+        Some("\"19:45:00\"")
+    );
     assert_eq!(text_json(&time, "19:45"), None);
     let legacy = json!({"name": "d", "type": "date", "format": "fmt:%Y%m%d"});
-    assert_eq!(text_json(&legacy, "20240305").as_deref(), Some("\"2024-03-05\""));
+    assert_eq!(
+        text_json(&legacy, "20240305").as_deref(),
+        Some("\"2024-03-05\"")
+    );
 }

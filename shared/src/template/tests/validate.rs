@@ -32,7 +32,11 @@ fn text_row(v: &mut RowValidator<'_>, row: u64, cells: &[&str]) -> (bool, Json, 
     typed_row(v, row, &cells)
 }
 
-fn typed_row(v: &mut RowValidator<'_>, row: u64, cells: &[Cell<'_>]) -> (bool, Json, Vec<ErrorRecord>) {
+fn typed_row(
+    v: &mut RowValidator<'_>,
+    row: u64,
+    cells: &[Cell<'_>],
+) -> (bool, Json, Vec<ErrorRecord>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     let valid = v.row(row, cells, &mut out, &mut |e| errors.push(e));
@@ -49,7 +53,8 @@ fn fields_match_columns_by_name_then_title_then_alternate_name() {
     let t = invoices();
     let header = ["Betrag", "paid", "Invoice no", "invoice_no", "x"];
     let mapped = map_columns(&t, &header);
-    let found: Vec<(Option<usize>, Option<MatchKind>)> = mapped.iter().map(|m| (m.column, m.how)).collect();
+    let found: Vec<(Option<usize>, Option<MatchKind>)> =
+        mapped.iter().map(|m| (m.column, m.how)).collect();
     assert_eq!(
         found,
         vec![
@@ -67,7 +72,12 @@ fn fields_match_columns_by_name_then_title_then_alternate_name() {
     let mapped = map_columns(&t, &["Invoice no", "AMOUNT"]);
     assert_eq!(
         mapped[0],
-        MappedField { field: 0, column: Some(0), how: Some(MatchKind::Title), confidence: 1.0 }
+        MappedField {
+            field: 0,
+            column: Some(0),
+            how: Some(MatchKind::Title),
+            confidence: 1.0
+        }
     );
     assert_eq!(mapped[1].column, None);
 }
@@ -77,7 +87,10 @@ fn two_fields_never_share_a_column() {
     // A compiled template names each header text once, so only a repeated header text or a
     // caller's mapping could put two fields on one column.
     let t = template(json!({"fields": [{"name": "a"}, {"name": "b", "title": "B"}]}));
-    assert_eq!(mapping(&map_columns(&t, &["a", "a", "B"])), vec![Some(0), Some(2)]);
+    assert_eq!(
+        mapping(&map_columns(&t, &["a", "a", "B"])),
+        vec![Some(0), Some(2)]
+    );
     let (v, _) = RowValidator::new(&t, &["a", "B"], vec![Some(0), Some(0)], 1);
     assert_eq!(v.counts().errors_by_code.get("missing-label"), Some(&1));
     // A column past the header is no column either.
@@ -91,7 +104,10 @@ fn label_errors_come_first_in_the_header_row() {
     let (v, errors) = RowValidator::new(
         &t,
         &["invoice_no", "amount", "paid", "amount", "", ""],
-        mapping(&map_columns(&t, &["invoice_no", "amount", "paid", "amount", "", ""])),
+        mapping(&map_columns(
+            &t,
+            &["invoice_no", "amount", "paid", "amount", "", ""],
+        )),
         3,
     );
     assert_eq!(
@@ -128,7 +144,11 @@ fn valid_rows_are_written_typed_in_field_order() {
     let t = invoices();
     let (mut v, labels) = validator(&t, &["paid", "issued_on", "amount", "invoice_no", "note"]);
     assert!(labels.is_empty());
-    let (valid, row, errors) = text_row(&mut v, 2, &["true", "31/12/2024", "1234.50", "A-1", "ignored"]);
+    let (valid, row, errors) = text_row(
+        &mut v,
+        2,
+        &["true", "31/12/2024", "1234.50", "A-1", "ignored"],
+    );
     assert!(valid, "{errors:?}");
     assert_eq!(row, json!(["A-1", 1234.50, "2024-12-31", true]));
     let (valid, row, _) = text_row(&mut v, 3, &["NA", "", "0", "A-2", ""]);
@@ -142,8 +162,16 @@ fn numbers_keep_their_written_digits_in_the_row() {
     let t = invoices();
     let (mut v, _) = validator(&t, &["invoice_no", "amount"]);
     let mut out = Vec::new();
-    v.row(2, &[Cell::Text("A-1"), Cell::Text("1234.50")], &mut out, &mut |_| {});
-    assert_eq!(String::from_utf8(out).unwrap(), r#"["A-1",1234.50,null,null]"#);
+    v.row(
+        2,
+        &[Cell::Text("A-1"), Cell::Text("1234.50")],
+        &mut out,
+        &mut |_| {},
+    );
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        r#"["A-1",1234.50,null,null]"#
+    );
 }
 
 #[test]
@@ -185,7 +213,10 @@ fn failing_cells_keep_their_original_text_and_say_why() {
     assert_eq!(row, json!(["A-9", "-3.5", "2024-01-01", true]));
     assert_eq!(errors[0].constraint, Some(Constraint::Minimum));
     let counts = v.counts();
-    assert_eq!((counts.rows_valid, counts.rows_rejected, counts.errors_total), (0, 2, 5));
+    assert_eq!(
+        (counts.rows_valid, counts.rows_rejected, counts.errors_total),
+        (0, 2, 5)
+    );
     assert_eq!(counts.errors_by_code.get("type-error"), Some(&3));
     assert_eq!(counts.errors_by_code.get("constraint-error"), Some(&2));
     assert_eq!(counts.errors_by_field.get("amount"), Some(&2));
@@ -199,7 +230,10 @@ fn short_long_and_blank_rows() {
     assert!(!valid);
     assert_eq!(row, json!(["A-1", 5, null, null]));
     assert_eq!(codes(&errors), vec!["missing-cell", "missing-cell"]);
-    assert_eq!(errors[0].message, "issued_on: the row ends before column 3 (\"issued_on\")");
+    assert_eq!(
+        errors[0].message,
+        "issued_on: the row ends before column 3 (\"issued_on\")"
+    );
     assert_eq!(errors[0].column.as_deref(), Some("issued_on"));
 
     let (valid, row, errors) = text_row(&mut v, 3, &["A-2", "5", "01/01/2024", "0", "extra", ""]);
@@ -208,7 +242,10 @@ fn short_long_and_blank_rows() {
     assert_eq!(codes(&errors), vec!["extra-cell", "extra-cell"]);
     assert_eq!(errors[0].value.as_deref(), Some("extra"));
     assert_eq!(errors[0].column, None);
-    assert_eq!(errors[0].message, "column 5: the row has more cells than the header");
+    assert_eq!(
+        errors[0].message,
+        "column 5: the row has more cells than the header"
+    );
 
     for (row, cells) in [(4, vec!["", "NA", "", ""]), (5, vec![]), (6, vec!["", ""])] {
         let (valid, json, errors) = text_row(&mut v, row, &cells);
@@ -227,16 +264,32 @@ fn typed_cells_validate_and_failures_keep_their_native_json() {
     let t = invoices();
     let (mut v, _) = validator(&t, &["invoice_no", "amount", "issued_on", "paid"]);
     let day = NaiveDate::from_ymd_opt(2024, 3, 5).unwrap();
-    let cells = [Cell::Int(17), Cell::Float(12.5), Cell::DateTime(day.and_hms_opt(0, 0, 0).unwrap()), Cell::Bool(false)];
+    let cells = [
+        Cell::Int(17),
+        Cell::Float(12.5),
+        Cell::DateTime(day.and_hms_opt(0, 0, 0).unwrap()),
+        Cell::Bool(false),
+    ];
     let (valid, row, _) = typed_row(&mut v, 2, &cells);
     assert!(valid);
     assert_eq!(row, json!(["17", 12.5, "2024-03-05", false]));
-    let cells = [Cell::Text("A-1"), Cell::Error("#DIV/0!"), Cell::Float(45000.0), Cell::Date(day)];
+    let cells = [
+        Cell::Text("A-1"),
+        Cell::Error("#DIV/0!"),
+        Cell::Float(45000.0),
+        Cell::Date(day),
+    ];
     let (valid, row, errors) = typed_row(&mut v, 3, &cells);
     assert!(!valid);
     assert_eq!(row, json!(["A-1", "#DIV/0!", 45000, "2024-03-05"]));
-    assert_eq!(codes(&errors), vec!["type-error", "type-error", "type-error"]);
-    assert_eq!(errors[1].message, "issued_on: \"45000\" is not a date in the form %d/%m/%Y");
+    assert_eq!(
+        codes(&errors),
+        vec!["type-error", "type-error", "type-error"]
+    );
+    assert_eq!(
+        errors[1].message,
+        "issued_on: \"45000\" is not a date in the form %d/%m/%Y"
+    );
 }
 
 #[test]
@@ -266,7 +319,11 @@ fn unique_values_are_checked_across_100k_rows_and_name_the_first_row() {
         let id = i.to_string();
         let code = format!("C{i}");
         // Nulls never collide.
-        let n = if i % 2 == 0 { String::new() } else { format!("{i}.5") };
+        let n = if i % 2 == 0 {
+            String::new()
+        } else {
+            format!("{i}.5")
+        };
         let cells = [Cell::Text(&id), Cell::Text(&code), Cell::Text(&n)];
         out.clear();
         assert!(v.row(i + 2, &cells, &mut out, &mut |e| errors.push(e)));
@@ -275,7 +332,10 @@ fn unique_values_are_checked_across_100k_rows_and_name_the_first_row() {
     // Repeats: the same integer, the same code, the same number written differently.
     let (valid, _, errors) = text_row(&mut v, 100_002, &["41", "C7", "3.50"]);
     assert!(!valid);
-    let found: Vec<(&str, &str)> = errors.iter().map(|e| (e.code.as_str(), e.message.as_str())).collect();
+    let found: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| (e.code.as_str(), e.message.as_str()))
+        .collect();
     assert_eq!(
         found,
         vec![
@@ -325,7 +385,8 @@ fn composite_primary_keys_are_unique_as_a_whole_across_100k_rows() {
             value: Some("2024, 007".into()),
             code: ErrorCode::PrimaryKey,
             constraint: None,
-            message: "primary key (year, no): \"2024\", \"007\" already appears in row 50009".into(),
+            message: "primary key (year, no): \"2024\", \"007\" already appears in row 50009"
+                .into(),
         }]
     );
     // Key fields are required; a key with a null part is not compared.
@@ -337,7 +398,9 @@ fn composite_primary_keys_are_unique_as_a_whole_across_100k_rows() {
 
 #[test]
 fn a_single_field_key_names_its_field_and_column() {
-    let t = template(json!({"primaryKey": "invoice_no", "fields": [{"name": "invoice_no", "title": "Invoice"}]}));
+    let t = template(
+        json!({"primaryKey": "invoice_no", "fields": [{"name": "invoice_no", "title": "Invoice"}]}),
+    );
     let (mut v, _) = validator(&t, &["Invoice"]);
     text_row(&mut v, 2, &["A-1"]);
     text_row(&mut v, 3, &["A-2"]);
@@ -345,7 +408,10 @@ fn a_single_field_key_names_its_field_and_column() {
     assert_eq!(errors[0].code, ErrorCode::PrimaryKey);
     assert_eq!(errors[0].column.as_deref(), Some("Invoice"));
     assert_eq!(errors[0].field.as_deref(), Some("invoice_no"));
-    assert_eq!(errors[0].message, "invoice_no: \"A-1\" already appears in row 2 (primary key)");
+    assert_eq!(
+        errors[0].message,
+        "invoice_no: \"A-1\" already appears in row 2 (primary key)"
+    );
 }
 
 #[test]
@@ -392,8 +458,14 @@ fn error_codes_and_constraints_have_the_contract_names() {
         assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
         assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
     }
-    assert_eq!(serde_json::to_value(Constraint::MinLength).unwrap(), json!("minLength"));
-    assert_eq!(serde_json::to_value(MatchKind::Alias).unwrap(), json!("alias"));
+    assert_eq!(
+        serde_json::to_value(Constraint::MinLength).unwrap(),
+        json!("minLength")
+    );
+    assert_eq!(
+        serde_json::to_value(MatchKind::Alias).unwrap(),
+        json!("alias")
+    );
 }
 
 #[test]
@@ -412,13 +484,51 @@ fn the_row_shortcut_writes_what_the_typed_value_writes() {
         ("year", json!({"minimum": 0})),
     ];
     let texts = [
-        "0", "-0", "7", "007", "+7", "-12", "9223372036854775807", "9223372036854775808", " 5",
-        "1.5", "1.50", "-0.5", "0.000001", "0.0000001", "0.0000000", "0.000000", "1e3", ".5", "5.",
-        "12345678901234567890", "1234567890123456789.5", "NaN", "-inf", "true", "False", "1",
-        "2024-03-05", "2024-3-5", "2024-02-30", "0000-01-01", "2024-03-05T10:30:00",
-        "2024-03-05T10:30:00Z", "2024-03-05 10:30:00", "2024-03-05T24:00:00", "2024-03-05T10:30:00+01:00",
-        "2024-03-05T10:30:00.5", "10:30:00", "10:30:00Z", "24:00:00", "1:30:00", "2024", "0999",
-        "text \"quoted\"", "tab\there", "日本",
+        "0",
+        "-0",
+        "7",
+        "007",
+        "+7",
+        "-12",
+        "9223372036854775807",
+        "9223372036854775808",
+        " 5",
+        "1.5",
+        "1.50",
+        "-0.5",
+        "0.000001",
+        "0.0000001",
+        "0.0000000",
+        "0.000000",
+        "1e3",
+        ".5",
+        "5.",
+        "12345678901234567890",
+        "1234567890123456789.5",
+        "NaN",
+        "-inf",
+        "true",
+        "False",
+        "1",
+        "2024-03-05",
+        "2024-3-5",
+        "2024-02-30",
+        "0000-01-01",
+        "2024-03-05T10:30:00",
+        "2024-03-05T10:30:00Z",
+        "2024-03-05 10:30:00",
+        "2024-03-05T24:00:00",
+        "2024-03-05T10:30:00+01:00",
+        "2024-03-05T10:30:00.5",
+        "10:30:00",
+        "10:30:00Z",
+        "24:00:00",
+        "1:30:00",
+        "2024",
+        "0999",
+        "text \"quoted\"",
+        "tab\there",
+        "日本",
     ];
     for (field_type, constraints) in types {
         for constrained in [false, true] {
@@ -440,7 +550,11 @@ fn the_row_shortcut_writes_what_the_typed_value_writes() {
                     }
                     _ => None,
                 };
-                assert_eq!(valid, expected.is_some(), "{text:?} in {field_type} ({constrained})");
+                assert_eq!(
+                    valid,
+                    expected.is_some(),
+                    "{text:?} in {field_type} ({constrained})"
+                );
                 if let Some(expected) = expected {
                     assert_eq!(
                         String::from_utf8(out).unwrap(),

@@ -58,9 +58,9 @@ pub fn map_columns(t: &Template, header: &[&str]) -> Vec<MappedField> {
                 MatchKind::Title => field.title.iter().map(String::as_str).collect(),
                 MatchKind::Alias => field.alternate_names.iter().map(String::as_str).collect(),
             };
-            let found = labels.iter().find_map(|label| {
-                (0..header.len()).find(|&c| !taken[c] && header[c] == *label)
-            });
+            let found = labels
+                .iter()
+                .find_map(|label| (0..header.len()).find(|&c| !taken[c] && header[c] == *label));
             if let Some(c) = found {
                 taken[c] = true;
                 m.column = Some(c);

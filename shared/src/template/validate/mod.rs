@@ -147,7 +147,10 @@ impl<'t> RowValidator<'t> {
                 }
             })
             .collect();
-        let key_mapped = template.primary_key.iter().all(|&i| slots[i].column.is_some());
+        let key_mapped = template
+            .primary_key
+            .iter()
+            .all(|&i| slots[i].column.is_some());
         let mut validator = RowValidator {
             template,
             header: header.iter().map(|h| h.to_string()).collect(),
@@ -176,7 +179,14 @@ impl<'t> RowValidator<'t> {
                 field.name,
                 labels.join(" or ")
             );
-            let record = report.cell(header_row, None, field, None, ErrorCode::MissingLabel, message);
+            let record = report.cell(
+                header_row,
+                None,
+                field,
+                None,
+                ErrorCode::MissingLabel,
+                message,
+            );
             report.emit(record);
         }
         // Columns by header text, in column order (a header may have thousands of columns).
@@ -186,7 +196,12 @@ impl<'t> RowValidator<'t> {
                 columns_of.entry(text.as_str()).or_default().push(c);
             }
         }
-        let field_of = |c: usize| self.slots.iter().find(|s| s.column == Some(c)).map(|s| s.field);
+        let field_of = |c: usize| {
+            self.slots
+                .iter()
+                .find(|s| s.column == Some(c))
+                .map(|s| s.field)
+        };
         let mut duplicates: Vec<(usize, &Field, String)> = Vec::new();
         for (text, same) in &columns_of {
             let Some(owner) = same.iter().find_map(|&c| field_of(c)) else {
@@ -204,7 +219,14 @@ impl<'t> RowValidator<'t> {
         }
         duplicates.sort_by_key(|(c, _, _)| *c);
         for (c, field, message) in duplicates {
-            let record = report.cell(header_row, Some(c), field, None, ErrorCode::DuplicateLabel, message);
+            let record = report.cell(
+                header_row,
+                Some(c),
+                field,
+                None,
+                ErrorCode::DuplicateLabel,
+                message,
+            );
             report.emit(record);
         }
     }
@@ -276,7 +298,14 @@ impl<'t> RowValidator<'t> {
                     column + 1,
                     report.header[column]
                 );
-                let record = report.cell(row, Some(column), field, None, ErrorCode::MissingCell, message);
+                let record = report.cell(
+                    row,
+                    Some(column),
+                    field,
+                    None,
+                    ErrorCode::MissingCell,
+                    message,
+                );
                 report.emit(record);
                 continue;
             };
@@ -296,9 +325,20 @@ impl<'t> RowValidator<'t> {
                     cell.write_json(out);
                     key_complete &= !slot.in_key;
                     let text = cell.text();
-                    let message =
-                        format!("{}: \"{}\" is not {}", field.name, clip(&text), field.expected());
-                    let record = report.cell(row, Some(column), field, Some(text), ErrorCode::TypeError, message);
+                    let message = format!(
+                        "{}: \"{}\" is not {}",
+                        field.name,
+                        clip(&text),
+                        field.expected()
+                    );
+                    let record = report.cell(
+                        row,
+                        Some(column),
+                        field,
+                        Some(text),
+                        ErrorCode::TypeError,
+                        message,
+                    );
                     report.emit(record);
                     continue;
                 }
@@ -315,7 +355,14 @@ impl<'t> RowValidator<'t> {
                     cell.write_json(out);
                     let record = ErrorRecord {
                         constraint: Some(constraint),
-                        ..report.cell(row, Some(column), field, Some(cell.text()), ErrorCode::ConstraintError, message)
+                        ..report.cell(
+                            row,
+                            Some(column),
+                            field,
+                            Some(cell.text()),
+                            ErrorCode::ConstraintError,
+                            message,
+                        )
                     };
                     report.emit(record);
                 }
@@ -333,7 +380,14 @@ impl<'t> RowValidator<'t> {
                         clip(&text),
                         row_name(first)
                     );
-                    let record = report.cell(row, Some(column), field, Some(text), ErrorCode::UniqueError, message);
+                    let record = report.cell(
+                        row,
+                        Some(column),
+                        field,
+                        Some(text),
+                        ErrorCode::UniqueError,
+                        message,
+                    );
                     report.emit(record);
                 }
             }
@@ -346,14 +400,23 @@ impl<'t> RowValidator<'t> {
         }
         out.push(b']');
         for (column, cell) in cells.iter().enumerate().skip(report.header.len()) {
-            let message = format!("column {}: the row has more cells than the header", column + 1);
+            let message = format!(
+                "column {}: the row has more cells than the header",
+                column + 1
+            );
             report.emit(ErrorRecord {
                 value: Some(clip(&cell.text()).into_owned()),
                 ..bare(row, ErrorCode::ExtraCell, message)
             });
         }
         if let (true, Some(key)) = (key_complete, &mut self.key) {
-            key.check(&self.template.primary_key, &self.slots, row, cells, &mut report);
+            key.check(
+                &self.template.primary_key,
+                &self.slots,
+                row,
+                cells,
+                &mut report,
+            );
         }
         let valid = report.counts.errors_total == errors_before;
         if valid {
@@ -363,7 +426,6 @@ impl<'t> RowValidator<'t> {
         }
         valid
     }
-
 }
 
 impl PrimaryKey {
@@ -387,7 +449,12 @@ impl PrimaryKey {
         let key: Vec<&Slot<'_>> = key.iter().map(|&i| &slots[i]).collect();
         let texts: Vec<String> = key
             .iter()
-            .map(|s| s.column.and_then(|c| cells.get(c)).map(Cell::text).unwrap_or_default())
+            .map(|s| {
+                s.column
+                    .and_then(|c| cells.get(c))
+                    .map(Cell::text)
+                    .unwrap_or_default()
+            })
             .collect();
         let quoted: Vec<String> = texts.iter().map(|t| format!("\"{}\"", clip(t))).collect();
         if let [slot] = key.as_slice() {
@@ -398,7 +465,14 @@ impl PrimaryKey {
                 row_name(first)
             );
             let value = texts.into_iter().next();
-            let record = report.cell(row, slot.column, slot.field, value, ErrorCode::PrimaryKey, message);
+            let record = report.cell(
+                row,
+                slot.column,
+                slot.field,
+                value,
+                ErrorCode::PrimaryKey,
+                message,
+            );
             report.emit(record);
         } else {
             let names: Vec<&str> = key.iter().map(|s| s.field.name.as_str()).collect();

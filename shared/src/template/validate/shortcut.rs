@@ -55,8 +55,13 @@ impl Shortcut {
     /// the cell to the general way (an error, or a valid text stored otherwise, like `+5`).
     #[inline]
     pub fn write(self, field: &Field, text: &str, out: &mut Vec<u8>) -> bool {
-        if let (Shortcut::Boolean, Syntax::Boolean { true_values, false_values }) =
-            (self, &field.syntax)
+        if let (
+            Shortcut::Boolean,
+            Syntax::Boolean {
+                true_values,
+                false_values,
+            },
+        ) = (self, &field.syntax)
         {
             let literal: &[u8] = if true_values.iter().any(|v| v == text) {
                 b"true"
@@ -123,7 +128,9 @@ impl Shortcut {
             Shortcut::Text => return Some(Form::Quoted),
             Shortcut::Integer => return plain_integer(b).then_some(Form::Bare),
             Shortcut::Number => return plain_decimal(b).then_some(Form::Bare),
-            Shortcut::Year => return (b.len() == 4 && b[0] != b'0' && digits(b)).then_some(Form::Bare),
+            Shortcut::Year => {
+                return (b.len() == 4 && b[0] != b'0' && digits(b)).then_some(Form::Bare)
+            }
             Shortcut::Date => b.len() == 10 && iso_date_shape(b),
             // `YYYY-MM-DDTHH:MM:SS`, UTC as `Z` or no offset, not the hour 24.
             Shortcut::DateTime => {
@@ -196,7 +203,11 @@ fn plain_decimal(b: &[u8]) -> bool {
     // Python switches to an exponent below 1E-6: `0.0000001` is `1E-7`, `0.0000000` `0E-7`.
     if int == b"0" {
         let zeros = frac.iter().take_while(|&&c| c == b'0').count();
-        let small = if zeros == frac.len() { frac.len() >= 7 } else { zeros >= 6 };
+        let small = if zeros == frac.len() {
+            frac.len() >= 7
+        } else {
+            zeros >= 6
+        };
         if small {
             return false;
         }
