@@ -64,6 +64,10 @@ pub struct Config {
     pub entra: EntraConfig,
     #[command(flatten)]
     pub http: HttpConfig,
+    #[command(flatten)]
+    pub events: EventsConfig,
+    #[command(flatten)]
+    pub webhooks: WebhooksConfig,
     /// Address to listen on.
     #[arg(long, env = "LISTEN_ADDR", default_value = "0.0.0.0:8080")]
     pub listen_addr: SocketAddr,
@@ -101,6 +105,48 @@ pub struct HttpConfig {
 impl Default for HttpConfig {
     fn default() -> Self {
         defaults()
+    }
+}
+
+/// The event stream (`GET /api/v1/events/stream`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct EventsConfig {
+    /// How often an idle event stream sends a keep-alive comment
+    #[arg(long = "events-keepalive", env = "EVENTS_KEEPALIVE", value_parser = shared::config::parse_duration, default_value = "15s")]
+    pub keepalive: Duration,
+    /// Most event streams open at once in one api process; one more is answered 503
+    #[arg(long = "events-max-streams", env = "EVENTS_MAX_STREAMS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_streams: u32,
+    /// While the api cannot LISTEN for events (Postgres restarting), how often the streams look
+    /// for new events anyway
+    #[arg(long = "events-poll-interval", env = "EVENTS_POLL_INTERVAL", value_parser = shared::config::parse_duration, default_value = "2s")]
+    pub poll_interval: Duration,
+}
+
+impl Default for EventsConfig {
+    fn default() -> Self {
+        shared::config::from_args(&[])
+    }
+}
+
+/// Webhook endpoints (`/api/v1/webhooks`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct WebhooksConfig {
+    #[command(flatten)]
+    pub keys: shared::webhooks::WebhookKeyConfig,
+    /// After a secret is rotated, how long the old one keeps signing beside the new one
+    #[arg(long = "webhook-rotation-window", env = "WEBHOOK_ROTATION_WINDOW", value_parser = shared::config::parse_duration, default_value = "24h")]
+    pub rotation_window: Duration,
+    /// Most webhook endpoints one tenant may have
+    #[arg(long = "webhook-max-endpoints", env = "WEBHOOK_MAX_ENDPOINTS", default_value_t = 50,
+          value_parser = clap::value_parser!(i64).range(1..=10_000))]
+    pub max_endpoints: i64,
+}
+
+impl Default for WebhooksConfig {
+    fn default() -> Self {
+        shared::config::from_args(&[])
     }
 }
 

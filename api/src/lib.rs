@@ -9,6 +9,7 @@ pub mod config;
 pub(crate) mod csv_safe;
 pub mod edge;
 pub mod error;
+pub mod event_hub;
 pub mod keys_cli;
 pub mod metered_field;
 pub mod metrics;
@@ -70,6 +71,30 @@ pub fn app(state: AppState) -> Router {
             get(routes::errors::export_errors),
         )
         .route("/api/v1/tasks/{task_id}", get(routes::tasks::get_task))
+        .route("/api/v1/events", get(routes::events::list_events))
+        .route("/api/v1/events/stream", get(routes::events::stream_events))
+        .route(
+            "/api/v1/webhooks",
+            post(routes::webhooks::create_webhook).get(routes::webhooks::list_webhooks),
+        )
+        .route(
+            "/api/v1/webhooks/{webhook_id}",
+            get(routes::webhooks::get_webhook)
+                .patch(routes::webhooks::patch_webhook)
+                .delete(routes::webhooks::delete_webhook),
+        )
+        .route(
+            "/api/v1/webhooks/{webhook_id}/secret/rotate",
+            post(routes::webhooks::rotate_secret),
+        )
+        .route(
+            "/api/v1/webhooks/{webhook_id}/replay",
+            post(routes::webhooks::replay),
+        )
+        .route(
+            "/api/v1/webhooks/{webhook_id}/attempts",
+            get(routes::webhooks::list_attempts),
+        )
         .route("/api/v1/templates", get(routes::templates::list_templates))
         .route(
             "/api/v1/templates/{name}",
@@ -130,11 +155,13 @@ pub async fn state(cfg: &Config) -> anyhow::Result<AppState> {
     let auth =
         auth::Authenticator::new(db.clone(), &cfg.entra).context("invalid Entra ID settings")?;
     Ok(AppState {
+        events: event_hub::EventHub::new(db.clone(), cfg.events.clone()),
         db,
         blobs,
         auth: Arc::new(auth),
         max_upload_bytes: cfg.max_upload_bytes,
         http: Arc::new(cfg.http.clone()),
+        webhooks: Arc::new(cfg.webhooks.clone()),
     })
 }
 
@@ -159,6 +186,8 @@ pub async fn serve(
     grace: Duration,
 ) -> anyhow::Result<()> {
     let header_timeout = state.http.header_timeout;
+    // Event streams never end by themselves: they end when the server stops taking requests.
+    let streams = state.events.closed().clone();
     let service = TowerToHyperService::new(app(state));
     // HTTP/1.1 only: hyper's HTTP/2 server has no header-read timeout, so a cleartext HTTP/2
     // client could hold a connection open with a request it never finishes. TLS and HTTP/2
@@ -198,6 +227,7 @@ pub async fn serve(
         });
     }
     drop(listener);
+    streams.cancel();
     if tokio::time::timeout(grace, graceful.shutdown())
         .await
         .is_err()

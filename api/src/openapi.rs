@@ -5,13 +5,15 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{errors, export, files, health, rows, tasks, templates, upload};
+use crate::routes::{
+    errors, events, export, files, health, rows, tasks, templates, upload, webhooks,
+};
 
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "sheetrelay",
-        description = "Upload CSV/TSV and Excel files; follow their parse task; page through, export or delete the parsed rows. Every /api/v1 route needs `Authorization: Bearer <API key or Entra ID access token>`."
+        description = "Upload CSV/TSV and Excel files; follow their parse task, or be told when it ends through webhooks, the event feed or the event stream; page through, export or delete the parsed rows. Every /api/v1 route needs `Authorization: Bearer <API key or Entra ID access token>`."
     ),
     paths(
         upload::upload,
@@ -23,6 +25,16 @@ use crate::routes::{errors, export, files, health, rows, tasks, templates, uploa
         errors::list_errors,
         errors::export_errors,
         tasks::get_task,
+        events::list_events,
+        events::stream_events,
+        webhooks::create_webhook,
+        webhooks::list_webhooks,
+        webhooks::get_webhook,
+        webhooks::patch_webhook,
+        webhooks::delete_webhook,
+        webhooks::rotate_secret,
+        webhooks::replay,
+        webhooks::list_attempts,
         templates::put_template,
         templates::list_templates,
         templates::get_template,

@@ -1,4 +1,5 @@
-//! What every handler shares: the pool, the blob store, the authenticator and the limits.
+//! What every handler shares: the pool, the blob store, the authenticator, the limits, the
+//! event streams' listener and the webhook settings.
 
 use std::sync::Arc;
 
@@ -6,7 +7,8 @@ use shared::storage::BlobStore;
 use sqlx::PgPool;
 
 use crate::auth::Authenticator;
-use crate::config::HttpConfig;
+use crate::config::{HttpConfig, WebhooksConfig};
+use crate::event_hub::EventHub;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -15,4 +17,6 @@ pub struct AppState {
     pub auth: Arc<Authenticator>,
     pub max_upload_bytes: u64,
     pub http: Arc<HttpConfig>,
+    pub events: EventHub,
+    pub webhooks: Arc<WebhooksConfig>,
 }

@@ -58,15 +58,19 @@ function rejected(error, made) {
   return error;
 }
 
-/** fetch with the key; resolves with the Response when it is 2xx, rejects with an ApiError. */
-export async function request(path, { method = 'GET' } = {}) {
+/**
+ * fetch with the key (and `headers`, `signal`); resolves with the Response when it is 2xx,
+ * rejects with an ApiError.
+ */
+export async function request(path, { method = 'GET', headers = {}, signal } = {}) {
   const made = session;
   let response;
   try {
     response = await fetch(path, {
       method,
-      headers: { Authorization: `Bearer ${made.key}` },
+      headers: { ...headers, Authorization: `Bearer ${made.key}` },
       cache: 'no-store',
+      signal,
     });
   } catch {
     throw new ApiError(0, 'network_error', 'the server could not be reached');

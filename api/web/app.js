@@ -1,10 +1,12 @@
 // The sheetrelay upload page: sign-in with an API key (typed, or from the URL fragment #key=…),
-// uploads with a progress bar each, live task status (not polled while the page is hidden), the
-// caller's files newest first, and the preview (preview.js); the upload cards and the template
-// chooser are uploads.js, the Templates panel templates.js. The key lives in sessionStorage
+// uploads with a progress bar each, live task status (the end of a task from the event stream,
+// events.js; progress polled, not while the page is hidden), the caller's files newest first, and
+// the preview (preview.js); the upload cards and the template chooser are uploads.js, the
+// Templates panel templates.js. The key lives in sessionStorage
 // only: it is gone when the tab closes.
 
 import * as api from './api.js';
+import * as events from './events.js';
 import * as preview from './preview.js';
 import * as templates from './templates.js';
 import * as uploads from './uploads.js';
@@ -51,6 +53,7 @@ function showSignIn(message = '', key = '') {
 /** Ends the page's session: its key, polls, files, uploads, preview and templates (not the stored key). */
 function resetSession() {
   session += 1;
+  events.stop();
   for (const id of [...polls.keys()]) unwatch(id);
   files.clear();
   deleting.clear();
@@ -101,6 +104,7 @@ async function signIn(key) {
     $('app').hidden = false;
     $('sign-out').hidden = false;
     renderFilesPage(page, { replace: true });
+    events.start((event) => onEvent(mine, event));
     templates.load();
     announce('Signed in');
     $('main').focus();
@@ -291,11 +295,28 @@ function watch(file, delay = 300) {
       }
       // A transient failure: keep trying at the slow pace.
     }
-    poll.wait = Math.min(poll.wait * 1.5, 2000);
+    // With the event stream live, the end of the task comes from it: poll only for progress.
+    poll.wait = Math.min(poll.wait * 1.5, events.live() ? 5000 : 2000);
     poll.timer = setTimeout(poll.tick, poll.wait);
   };
   polls.set(file.id, poll);
   poll.timer = setTimeout(poll.tick, delay);
+}
+
+/** An event from the stream: a watched file whose task ended is drawn at once, without its poll. */
+async function onEvent(mine, event) {
+  const data = event.data || {};
+  const file = files.get(data.source_file_id);
+  if (mine !== session || !file || !event.type.startsWith('task.')) return;
+  try {
+    // The file with its task (not the task's own URL, which the poll asks).
+    const current = await api.getJson(`/api/v1/files/${file.id}`);
+    if (mine !== session || !files.has(file.id)) return;
+    updateTask(file.id, current.task);
+    if (api.TERMINAL.has(current.task.status)) unwatch(file.id);
+  } catch {
+    // The poll still watches it.
+  }
 }
 
 function unwatch(fileId) {

@@ -4,6 +4,9 @@
 //   /readyz, Prometheus /metrics on an internal-only port;
 // - the relay: a small always-on Container App (`worker run --role relay`, one replica), so an
 //   upload reaches the queue milliseconds after it commits;
+// - webhook delivery: a small always-on Container App (`worker run --role webhooks`, one
+//   replica), so an event reaches its endpoints milliseconds after it commits; it needs no
+//   storage, only Postgres and the key that seals webhook secrets;
 // - the consumer: an event-driven Container Apps job (`worker run --role consumer --drain`),
 //   started by a KEDA azure-queue rule on the task queue that authenticates with the job's
 //   managed identity, scaled to zero when the queue is empty;
@@ -75,6 +78,13 @@ param postgresAdminLogin string = 'sheetrelay'
 @description('Password of the Postgres administrator, which the apps connect as.')
 param postgresAdminPassword string
 
+@description('WEBHOOK_SECRET_KEY: 32 random bytes, base64 (`openssl rand -base64 32`). Seals webhook signing secrets in Postgres; the api and webhook delivery share it.')
+@secure()
+param webhookSecretKey string
+
+param webhooksCpu string = '0.25'
+param webhooksMemory string = '0.5Gi'
+
 module network 'modules/network.bicep' = {
   name: 'network'
   params: {
@@ -106,6 +116,12 @@ resource apiIdentity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-3
 
 resource relayIdentity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
   name: '${name}-relay'
+  location: location
+}
+
+// Webhook delivery's identity only pulls its image: it holds no storage role.
+resource webhooksIdentity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+  name: '${name}-webhooks'
   location: location
 }
 
@@ -170,6 +186,10 @@ var secrets = [
     name: 'database-url'
     value: databaseUrl
   }
+  {
+    name: 'webhook-secret-key'
+    value: webhookSecretKey
+  }
 ]
 
 resource api 'Microsoft.App/containerApps@2025-01-01' = {
@@ -222,6 +242,7 @@ resource api 'Microsoft.App/containerApps@2025-01-01' = {
             { name: 'LISTEN_ADDR', value: '0.0.0.0:8080' }
             { name: 'METRICS_ADDR', value: '0.0.0.0:9090' }
             { name: 'LOG_FORMAT', value: 'json' }
+            { name: 'WEBHOOK_SECRET_KEY', secretRef: 'webhook-secret-key' }
           ]
           resources: {
             cpu: json(apiCpu)
@@ -308,6 +329,50 @@ resource relay 'Microsoft.App/containerApps@2025-01-01' = {
       ]
       // Always one: a relay that scaled to zero would add the scaler's polling interval to
       // every upload's wait. Claims of a relay that dies are claimable again within RELAY_LEASE.
+      scale: {
+        minReplicas: 1
+        maxReplicas: 1
+      }
+    }
+  }
+}
+
+resource webhooks 'Microsoft.App/containerApps@2025-01-01' = {
+  name: '${name}-webhooks'
+  location: location
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${webhooksIdentity.id}': {}
+    }
+  }
+  properties: {
+    environmentId: environment.id
+    workloadProfileName: 'Consumption'
+    configuration: {
+      secrets: secrets
+      registries: empty(registryServer) ? [] : [{ server: registryServer, identity: webhooksIdentity.id }]
+    }
+    template: {
+      containers: [
+        {
+          name: 'webhooks'
+          image: workerImage
+          command: [ '/usr/local/bin/worker' ]
+          args: [ 'run', '--role', 'webhooks' ]
+          env: [
+            { name: 'DATABASE_URL', secretRef: 'database-url' }
+            { name: 'WEBHOOK_SECRET_KEY', secretRef: 'webhook-secret-key' }
+            { name: 'LOG_FORMAT', value: 'json' }
+          ]
+          resources: {
+            cpu: json(webhooksCpu)
+            memory: webhooksMemory
+          }
+        }
+      ]
+      // Always one, like the relay: woken by NOTIFY, it POSTs within milliseconds of a commit.
+      // Deliveries claimed by a replica that dies are claimable again within WEBHOOK_LEASE.
       scale: {
         minReplicas: 1
         maxReplicas: 1

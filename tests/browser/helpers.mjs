@@ -134,6 +134,11 @@ function traceFetchesInPage() {
       throw error;
     }
     entry.status = response.status;
+    // The event stream (events.js) is read as it comes and never whole: dealt with once open.
+    if ((response.headers.get('content-type') || '').startsWith('text/event-stream')) {
+      afterwards(entry);
+      return response;
+    }
     for (const read of ['json', 'text', 'blob']) {
       const original = response[read].bind(response);
       response[read] = () => original().finally(() => afterwards(entry));

@@ -291,6 +291,8 @@ pub async fn test_config(database_url: &str) -> api::Config {
         telemetry: TelemetryConfig::logs_only(),
         entra: EntraConfig::disabled(),
         http: HttpConfig::default(),
+        events: api::config::EventsConfig::default(),
+        webhooks: test_webhooks_config(),
         listen_addr: "127.0.0.1:0".parse().expect("socket address"),
         metrics_addr: Some("127.0.0.1:0".parse().expect("socket address")),
         max_upload_bytes: TEST_MAX_UPLOAD_BYTES,
@@ -299,3 +301,13 @@ pub async fn test_config(database_url: &str) -> api::Config {
 }
 
 pub use crate::binaries::api_exe;
+
+/// The api's webhook settings in tests: a fixed sealing key (the worker of
+/// [`crate::worker::run_config`] has the same), and private networks allowed, so that receivers
+/// on loopback can be registered.
+pub fn test_webhooks_config() -> api::config::WebhooksConfig {
+    api::config::WebhooksConfig {
+        keys: crate::worker::test_webhook_keys(),
+        ..api::config::WebhooksConfig::default()
+    }
+}

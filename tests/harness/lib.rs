@@ -3,7 +3,7 @@
 //! and the api and worker executables, built before a test runs them ([`binaries`]); storage
 //! that is down on demand ([`outage`]) and a local KEDA-like scaler of drain jobs ([`scaler`]);
 //! files with planted faults for template validation, with the errors they must raise
-//! ([`faults`]).
+//! ([`faults`]); a webhook receiver that answers as a test says ([`receiver`]).
 
 pub mod app;
 pub mod binaries;
@@ -11,6 +11,7 @@ mod fakes;
 pub mod faults;
 pub mod outage;
 mod processes;
+pub mod receiver;
 pub mod scaler;
 pub mod services;
 pub mod worker;

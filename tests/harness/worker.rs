@@ -18,7 +18,7 @@ use sqlx::PgPool;
 use tempfile::TempPath;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
-use worker::config::{ConsumerConfig, ParseConfig, RelayConfig};
+use worker::config::{ConsumerConfig, ParseConfig, RelayConfig, WebhooksConfig};
 use worker::consumer::{Consumer, Outcome};
 use worker::parse::isolate::Isolation;
 use worker::relay::{self, BatchReport, QueueSender};
@@ -114,6 +114,20 @@ impl WorkerEnv {
             backoff_cap: Duration::from_secs(2),
             poll_interval: Duration::from_secs(1),
             ..RelayConfig::default()
+        }
+    }
+
+    /// Webhook delivery settings for tests: the tests' sealing key, private networks allowed
+    /// (receivers listen on loopback), a short timeout and retry schedule.
+    pub fn webhooks_config() -> WebhooksConfig {
+        WebhooksConfig {
+            keys: test_webhook_keys(),
+            retry_schedule: worker::webhooks::RetrySchedule::parse("200ms,400ms,800ms")
+                .expect("a schedule"),
+            timeout: Duration::from_secs(2),
+            lease: Duration::from_secs(5),
+            poll_interval: Duration::from_secs(1),
+            ..WebhooksConfig::default()
         }
     }
 
@@ -502,5 +516,41 @@ pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config:
             parser_exe: Some(worker_exe()),
             ..ParseConfig::default()
         },
+        webhooks: WorkerEnv::webhooks_config(),
+    }
+}
+
+/// The webhook sealing key of every test api and worker, with private networks allowed: test
+/// receivers listen on loopback. (The SSRF tests turn the allowance off.)
+pub fn test_webhook_keys() -> shared::webhooks::WebhookKeyConfig {
+    shared::webhooks::WebhookKeyConfig {
+        secret_key: Some(
+            shared::webhooks::SealingKey::from_bytes(&[42u8; 32]).expect("a 32-byte key"),
+        ),
+        allow_private_networks: true,
+    }
+}
+
+/// A worker ([`worker::run`], every loop) running in the background until
+/// [`RunningWorker::stop`].
+pub struct RunningWorker {
+    signal: CancellationToken,
+    handle: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl RunningWorker {
+    pub fn start(cfg: worker::config::RunConfig) -> Self {
+        let signal = CancellationToken::new();
+        let handle = tokio::spawn(worker::run(cfg, signal.clone()));
+        Self { signal, handle }
+    }
+
+    /// Stops it as a signal would, and checks that it stopped cleanly.
+    pub async fn stop(self) {
+        self.signal.cancel();
+        self.handle
+            .await
+            .expect("join")
+            .expect("the worker stops cleanly");
     }
 }

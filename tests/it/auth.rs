@@ -25,6 +25,19 @@ fn routes(file: &str, task: &str) -> Vec<(Method, String)> {
         (Method::GET, "/api/v1/templates/invoices".into()),
         (Method::PUT, "/api/v1/templates/invoices".into()),
         (Method::DELETE, "/api/v1/templates/invoices".into()),
+        (Method::GET, "/api/v1/events".into()),
+        (Method::GET, "/api/v1/events/stream".into()),
+        (Method::GET, "/api/v1/webhooks".into()),
+        (Method::POST, "/api/v1/webhooks".into()),
+        (Method::GET, format!("/api/v1/webhooks/{file}")),
+        (Method::PATCH, format!("/api/v1/webhooks/{file}")),
+        (Method::DELETE, format!("/api/v1/webhooks/{file}")),
+        (
+            Method::POST,
+            format!("/api/v1/webhooks/{file}/secret/rotate"),
+        ),
+        (Method::POST, format!("/api/v1/webhooks/{file}/replay")),
+        (Method::GET, format!("/api/v1/webhooks/{file}/attempts")),
     ]
 }
 
@@ -175,10 +188,13 @@ async fn a_tenant_cannot_see_page_export_or_delete_another_tenants_files() {
     let tenant_b = app.client_for("tenant-b").await;
     for (method, path) in routes(&file, &task) {
         // Uploads and listings are the caller's own; templates are checked by name
-        // (tests/it/templates.rs: another tenant's template is a 404).
+        // (tests/it/templates.rs: another tenant's template is a 404); events and webhooks are
+        // the caller's own (tests/it/events/, tests/it/webhooks/).
         if method == Method::POST
             || path == "/api/v1/files"
             || path.starts_with("/api/v1/templates")
+            || path.starts_with("/api/v1/events")
+            || path.starts_with("/api/v1/webhooks")
         {
             continue;
         }

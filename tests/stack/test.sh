@@ -2,7 +2,8 @@
 # README command #2: run the whole test suite.
 #
 # Installs what the integration tests need (Postgres server binaries from Debian's packages,
-# Azurite via npm ci, frictionless into target/oracle-venv) and runs
+# Azurite and the JavaScript webhook verifier via npm ci, frictionless into target/oracle-venv,
+# the Python webhook verifier into target/webhooks-venv) and runs
 # `cargo test --workspace --locked` with any extra arguments, e.g.
 #   tests/stack/test.sh -p sheetrelay-tests --test it services
 # then the browser tests (tests/stack/browser.sh: Debian's chromium, installed when missing).
@@ -18,6 +19,10 @@ ensure_promtool
 # For tests/it/oracle.rs: frictionless, the reference the template validation is checked against.
 SHEETRELAY_FRICTIONLESS="$(ensure_venv oracle-venv "$REPO_ROOT/tests/oracle/requirements.txt")/bin/python"
 export SHEETRELAY_FRICTIONLESS
+# For tests/it/webhooks/verifiers.rs: the official Standard Webhooks verifier for Python (the
+# JavaScript one comes with npm ci, from package.json).
+SHEETRELAY_WEBHOOKS_PYTHON="$(ensure_venv webhooks-venv "$REPO_ROOT/tests/webhooks/requirements.txt")/bin/python"
+export SHEETRELAY_WEBHOOKS_PYTHON
 
 cd "$REPO_ROOT"
 # The tests run the api and worker binaries as child processes (key administration, job runs):

@@ -48,6 +48,11 @@ export LISTEN_ADDR="127.0.0.1:$API_PORT"
 unset METRICS_ADDR
 export RUST_LOG="${RUST_LOG:-info}"
 export NO_COLOR=1 # plain log files
+# Webhooks on the dev stack: a sealing key kept with its state (endpoints made in an earlier run
+# must still sign), and receivers on this machine allowed.
+[ -s "$STATE_DIR/webhook-secret-key" ] || head -c 32 /dev/urandom | base64 >"$STATE_DIR/webhook-secret-key"
+WEBHOOK_SECRET_KEY=$(cat "$STATE_DIR/webhook-secret-key")
+export WEBHOOK_SECRET_KEY WEBHOOK_ALLOW_PRIVATE_NETWORKS=true
 
 # Restart so that they run the build we just made.
 stop_pidfile "$STATE_DIR/worker.pid" worker

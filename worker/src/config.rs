@@ -14,9 +14,11 @@ use shared::config::{from_args, parse_duration, DatabaseConfig, TelemetryConfig}
 use shared::db::outbox::DEFAULT_MAX_ATTEMPTS;
 use shared::domain::MessageEncoding;
 use shared::storage::StorageConfig;
+use shared::webhooks::WebhookKeyConfig;
 
 use crate::parse::isolate::{ChildArgs, CHILD_SUBCOMMAND};
 use crate::parse::ParseLimits;
+use crate::webhooks::RetrySchedule;
 
 /// Where `/metrics` listens when `METRICS_ADDR` is unset: beside the api's 9090, so that both
 /// run on one host with their defaults.
@@ -47,13 +49,15 @@ pub enum Command {
 /// Which loops this process runs, so they can be scaled apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Role {
-    /// Both the relay and the consumer.
+    /// The relay, the consumer, and webhook delivery when WEBHOOK_SECRET_KEY is set.
     #[default]
     All,
     /// Only the outbox relay.
     Relay,
     /// Only the queue consumer.
     Consumer,
+    /// Only webhook delivery (needs WEBHOOK_SECRET_KEY, and no Azure Storage).
+    Webhooks,
 }
 
 impl Role {
@@ -64,12 +68,21 @@ impl Role {
     pub fn runs_consumer(self) -> bool {
         matches!(self, Role::All | Role::Consumer)
     }
+
+    pub fn runs_webhooks(self) -> bool {
+        matches!(self, Role::All | Role::Webhooks)
+    }
+
+    /// Whether the loops need Azure Storage (the queue, the blobs).
+    pub fn uses_storage(self) -> bool {
+        self.runs_relay() || self.runs_consumer()
+    }
 }
 
 /// `worker run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunConfig {
-    /// Which loops to run: all, relay or consumer
+    /// Which loops to run: all, relay, consumer or webhooks
     #[arg(long, env = "WORKER_ROLE", value_enum, default_value_t = Role::All)]
     pub role: Role,
 
@@ -109,6 +122,9 @@ pub struct RunConfig {
 
     #[command(flatten)]
     pub parse: ParseConfig,
+
+    #[command(flatten)]
+    pub webhooks: WebhooksConfig,
 }
 
 /// The bounds of one job replica. When one is reached the worker stops taking new work, finishes
@@ -182,6 +198,66 @@ pub struct RelayConfig {
 }
 
 impl Default for RelayConfig {
+    fn default() -> Self {
+        from_args(&[])
+    }
+}
+
+/// Settings of webhook delivery and of the retention of events.
+#[derive(Debug, Clone, Args)]
+pub struct WebhooksConfig {
+    #[command(flatten)]
+    pub keys: WebhookKeyConfig,
+
+    /// The delays before each retry of a failed webhook delivery, comma-separated (after the
+    /// first failure, the second, …); a delivery that fails once more is dead. The default spans
+    /// over a day
+    #[arg(id = "webhook_retry_schedule", long = "webhook-retry-schedule", env = "WEBHOOK_RETRY_SCHEDULE",
+          value_parser = RetrySchedule::parse, default_value = "5s,5m,30m,2h,5h,10h,10h")]
+    pub retry_schedule: RetrySchedule,
+
+    /// A webhook request that has no answer within this fails (`timeout`)
+    #[arg(id = "webhook_timeout", long = "webhook-timeout", env = "WEBHOOK_TIMEOUT", value_parser = parse_duration, default_value = "10s")]
+    pub timeout: Duration,
+
+    /// Requests in flight at once to one endpoint (per worker): a slow endpoint holds no more
+    #[arg(id = "webhook_endpoint_concurrency", value_name = "N",
+          long = "webhook-endpoint-concurrency", env = "WEBHOOK_ENDPOINT_CONCURRENCY", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub endpoint_concurrency: u32,
+
+    /// Webhook requests in flight at once over all endpoints (per worker)
+    #[arg(id = "webhook_max_in_flight", value_name = "N",
+          long = "webhook-max-in-flight", env = "WEBHOOK_MAX_IN_FLIGHT", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_in_flight: u32,
+
+    /// How long a claim on a delivery lasts; renewed every third of it while it is sent
+    #[arg(id = "webhook_lease", long = "webhook-lease", env = "WEBHOOK_LEASE", value_parser = parse_duration, default_value = "15s")]
+    pub lease: Duration,
+
+    /// Fallback poll interval when no NOTIFY arrives
+    #[arg(id = "webhook_poll_interval", long = "webhook-poll-interval", env = "WEBHOOK_POLL_INTERVAL", value_parser = parse_duration, default_value = "5s")]
+    pub poll_interval: Duration,
+
+    /// An endpoint whose every request has failed for this long is disabled (`failing`)
+    #[arg(id = "webhook_disable_after", long = "webhook-disable-after", env = "WEBHOOK_DISABLE_AFTER", value_parser = parse_duration, default_value = "5d")]
+    pub disable_after: Duration,
+
+    /// How long events are kept (the contract promises at least 7 days), with their deliveries
+    #[arg(id = "events_retention", long = "events-retention", env = "EVENTS_RETENTION", value_parser = parse_duration, default_value = "7d")]
+    pub events_retention: Duration,
+
+    /// How long the webhook attempt log is kept
+    #[arg(id = "webhook_attempts_retention", long = "webhook-attempts-retention", env = "WEBHOOK_ATTEMPTS_RETENTION", value_parser = parse_duration, default_value = "30d")]
+    pub attempts_retention: Duration,
+
+    /// How often events and attempts past their retention are deleted
+    #[arg(id = "events_purge_interval", long = "events-purge-interval", env = "EVENTS_PURGE_INTERVAL", value_parser = parse_duration, default_value = "10m")]
+    pub purge_interval: Duration,
+}
+
+impl Default for WebhooksConfig {
     fn default() -> Self {
         from_args(&[])
     }

@@ -1,8 +1,11 @@
-//! The worker: an outbox relay (Postgres → Azure Queue Storage) and a queue consumer (queue →
-//! parse → rows), run side by side under one supervisor ([`supervisor`]). `main` is a thin shell
-//! around [`run`]; tests drive [`relay::run_once`] and [`consumer::Consumer::run_once`] directly.
+//! The worker: an outbox relay (Postgres → Azure Queue Storage), a queue consumer (queue → parse
+//! → rows) and webhook delivery (events → their endpoints), run side by side under one
+//! supervisor ([`supervisor`]). The relay and webhook delivery are both a claim loop
+//! ([`claim`]). `main` is a thin shell around [`run`]; tests drive [`relay::run_once`],
+//! [`webhooks::run_once`] and [`consumer::Consumer::run_once`] directly.
 
 pub mod bounds;
+pub mod claim;
 pub mod config;
 pub mod consumer;
 pub mod metrics;
@@ -12,6 +15,7 @@ pub mod relay;
 pub mod retry;
 pub mod supervisor;
 pub mod task_cli;
+pub mod webhooks;
 
 use tokio_util::sync::CancellationToken;
 

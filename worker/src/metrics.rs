@@ -1,6 +1,6 @@
 //! The worker's metrics (names, labels and meanings in [`shared::metrics::catalogue`]): what the
-//! relay and the consumer record as they work, the gauges read in the background (the outbox
-//! backlog, the queue lengths), and the `/metrics` listener on `METRICS_ADDR`
+//! relay, the consumer and webhook delivery record as they work, the gauges read in the
+//! background (the outbox backlog, the queue lengths, the webhook backlog), and the `/metrics` listener on `METRICS_ADDR`
 //! ([`shared::metrics::serve`], as the api serves its own). Series with a known, bounded set of
 //! labels are registered at zero when the worker starts, so they exist before their first event
 //! (an alert on `increase(…) > 0` then sees that event too).
@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::DEFAULT_METRICS_ADDR;
 use crate::consumer::Outcome;
 use crate::relay::BatchReport;
+use crate::webhooks::client::Outcome as WebhookOutcome;
 
 /// How often the gauges are read: one small query (the outbox backlog, through its partial
 /// indexes) and two queue-properties requests each time.
@@ -50,12 +51,13 @@ const OUTCOMES: [&str; 10] = [
 ];
 
 /// What the gauges are read from: the outbox when this process relays, the queues when it
-/// consumes.
+/// consumes, the webhook deliveries when it delivers them.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
     pub outbox: Option<PgPool>,
     /// The task queue and its `-poison` companion.
     pub queues: Option<(QueueClient, QueueClient)>,
+    pub webhooks: Option<PgPool>,
 }
 
 /// The `/metrics` listener and the gauge reader, stopped by [`Exporter::stop`] (or on drop).
@@ -76,6 +78,9 @@ impl Exporter {
     pub async fn start(addr: Option<SocketAddr>, sources: Sources) -> anyhow::Result<Self> {
         shared::metrics::handle();
         register(sources.outbox.is_some(), sources.queues.is_some());
+        if sources.webhooks.is_some() {
+            register_webhooks();
+        }
         let listener = shared::metrics::listener::bind(addr, DEFAULT_METRICS_ADDR).await?;
         let addr = listener.local_addr().context("metrics listener address")?;
         tracing::info!(metrics_addr = %addr, "serving /metrics");
@@ -149,9 +154,36 @@ fn register(relay: bool, consumer: bool) {
     }
 }
 
+/// The webhook series, at zero.
+fn register_webhooks() {
+    for outcome in WebhookOutcome::ALL {
+        counter!(names::WEBHOOK_ATTEMPTS, "outcome" => outcome.as_str()).increment(0);
+        let _ = histogram!(names::WEBHOOK_REQUEST_DURATION, "outcome" => outcome.as_str());
+    }
+    for outcome in WEBHOOK_DELIVERY_OUTCOMES {
+        counter!(names::WEBHOOK_DELIVERIES, "outcome" => outcome).increment(0);
+    }
+    let _ = histogram!(names::WEBHOOK_LAG);
+}
+
+/// The outcome labels of [`names::WEBHOOK_DELIVERIES`].
+const WEBHOOK_DELIVERY_OUTCOMES: [&str; 4] = ["delivered", "retry", "dead", "deferred"];
+
 /// Reads the gauges at once, then every [`GAUGES_EVERY`], until `stop`.
 async fn read_gauges(sources: Sources, stop: CancellationToken) {
     loop {
+        if let Some(db) = &sources.webhooks {
+            match db::deliveries::backlog(db).await {
+                Ok(b) => {
+                    gauge!(names::WEBHOOK_OLDEST_UNDELIVERED).set(b.oldest_undelivered_secs);
+                    gauge!(names::WEBHOOK_ENDPOINTS_DISABLED, "reason" => "gone")
+                        .set(b.disabled_gone as f64);
+                    gauge!(names::WEBHOOK_ENDPOINTS_DISABLED, "reason" => "failing")
+                        .set(b.disabled_failing as f64);
+                }
+                Err(e) => tracing::debug!(error = %e, "could not read the webhook backlog"),
+            }
+        }
         if let Some(db) = &sources.outbox {
             match db::outbox::backlog(db).await {
                 Ok(rows) => {
@@ -217,6 +249,35 @@ pub fn outbox_batch(report: &BatchReport) {
     ] {
         if n > 0 {
             counter!(names::OUTBOX_SENDS, "outcome" => outcome).increment(n as u64);
+        }
+    }
+}
+
+/// An event's first delivery attempt to an endpoint: the lag from its commit.
+pub fn webhook_first_attempt(committed: chrono::DateTime<chrono::Utc>) {
+    let lag = (chrono::Utc::now() - committed)
+        .to_std()
+        .unwrap_or_default();
+    histogram!(names::WEBHOOK_LAG).record(lag.as_secs_f64());
+}
+
+/// One webhook request.
+pub fn webhook_attempt(outcome: WebhookOutcome, took: Duration) {
+    counter!(names::WEBHOOK_ATTEMPTS, "outcome" => outcome.as_str()).increment(1);
+    histogram!(names::WEBHOOK_REQUEST_DURATION, "outcome" => outcome.as_str())
+        .record(took.as_secs_f64());
+}
+
+/// How one endpoint's batch of deliveries was settled.
+pub fn webhook_batch(report: &crate::claim::Report) {
+    for (outcome, n) in [
+        ("delivered", report.sent),
+        ("retry", report.failed),
+        ("dead", report.dead),
+        ("deferred", report.deferred),
+    ] {
+        if n > 0 {
+            counter!(names::WEBHOOK_DELIVERIES, "outcome" => outcome).increment(n as u64);
         }
     }
 }

@@ -1,36 +1,29 @@
-//! The outbox relay: moves committed `outbox_messages` to Azure Queue Storage. One short statement
-//! claims a batch (`FOR UPDATE SKIP LOCKED` plus a short lease, renewed by a heartbeat while the
-//! batch is being sent, so any number of relays may run and a dead relay's batch is claimable
-//! again within one lease), the sends happen outside any transaction with bounded concurrency,
-//! and each outcome is recorded conditionally on the row still being ours: `COMPLETED`; `FAILED`
-//! with a backoff that does not spend an attempt when the queue service was unavailable (an
-//! outage never makes a message `DEAD`); or, when the service refused the message itself,
-//! `FAILED` with exponential backoff and jitter, `DEAD` once the attempts are spent. The loop
-//! wakes on `LISTEN outbox_messages` the moment an upload commits, claims again at once while
-//! batches come back full, and otherwise sleeps until the next row comes due ([`idle`]).
+//! The outbox relay: moves committed `outbox_messages` to Azure Queue Storage, as the first user
+//! of the claim loop ([`crate::claim`]: claims with `SKIP LOCKED` and a renewed lease, sends
+//! outside any transaction, outcomes recorded conditionally on the row still being ours, woken
+//! by `LISTEN outbox_messages`). The queue is its one destination. Each outcome is `COMPLETED`;
+//! `FAILED` with a backoff that does not spend an attempt when the queue service was unavailable
+//! (an outage never makes a message `DEAD`, and the rest of the batch is not tried); or, when the
+//! service refused the message itself, `FAILED` with exponential backoff and jitter, `DEAD` once
+//! the attempts are spent. Its housekeeping is the retention purge of sent messages.
 
-mod heartbeat;
-mod idle;
-
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use futures::StreamExt as _;
-use shared::db;
+use shared::db::{self, outbox::OutboxMessage, Due};
 use shared::domain::{Envelope, OutboxStatus};
 use shared::storage::{QueueClient, StorageError};
 use shared::telemetry::propagation;
-use sqlx::postgres::PgListener;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::bounds::Budget;
+use crate::claim::{self, with_db_retry, LoopConfig, Work};
 use crate::config::RelayConfig;
-use crate::retry::{self, sleep_or_stop, Backoff};
+use crate::retry;
 use crate::Shutdown;
 
 /// Re-exported so fakes in other crates can implement [`QueueSender`].
@@ -78,19 +71,7 @@ pub fn is_unavailable(e: &anyhow::Error) -> bool {
 }
 
 /// What one [`run_once`] did.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct BatchReport {
-    pub claimed: usize,
-    pub sent: usize,
-    /// Failed sends scheduled for a retry.
-    pub failed: usize,
-    /// Failed sends that used up their attempts.
-    pub dead: usize,
-    /// Not sent because the queue service was unavailable: backed off, no attempt spent.
-    pub deferred: usize,
-    /// Claimed but handed back unsent because of a hard shutdown.
-    pub released: usize,
-}
+pub type BatchReport = claim::Report;
 
 /// Claims one batch, sends it and records the outcomes. `abort` is the hard-shutdown token: when
 /// it fires mid-batch, the sends still in flight are abandoned and their rows released (due at
@@ -101,232 +82,14 @@ pub async fn run_once(
     cfg: &RelayConfig,
     abort: &CancellationToken,
 ) -> anyhow::Result<BatchReport> {
-    claim_and_send(db, sender, cfg, cfg.batch_size, abort).await
-}
-
-/// How one claimed message's send ended.
-enum Sent {
-    Ok,
-    /// The service was unavailable (or was found so by another send of this batch, and this one
-    /// was not tried): back off, no attempt spent.
-    Deferred,
-    /// The service refused this message: an attempt spent.
-    Failed(anyhow::Error),
-}
-
-/// [`run_once`] claiming at most `limit` messages. The batch's claims are renewed every third of
-/// the lease until every outcome is recorded ([`heartbeat::keep_claimed`]).
-async fn claim_and_send(
-    db: &PgPool,
-    sender: &dyn QueueSender,
-    cfg: &RelayConfig,
-    limit: i64,
-    abort: &CancellationToken,
-) -> anyhow::Result<BatchReport> {
-    let batch = db::outbox::claim_batch(db, limit, cfg.lease)
-        .await
-        .context("claiming outbox messages")?;
-    if batch.is_empty() {
-        return Ok(BatchReport::default());
-    }
-    tracing::debug!(claimed = batch.len(), "claimed outbox batch");
-    let all_ids: Vec<Uuid> = batch.iter().map(|m| m.id).collect();
-    tokio::select! {
-        report = send_and_record(db, sender, cfg, batch, abort) => report,
-        never = heartbeat::keep_claimed(db, &all_ids, cfg.lease) => match never {},
-    }
-}
-
-async fn send_and_record(
-    db: &PgPool,
-    sender: &dyn QueueSender,
-    cfg: &RelayConfig,
-    batch: Vec<db::outbox::OutboxMessage>,
-    abort: &CancellationToken,
-) -> anyhow::Result<BatchReport> {
-    let mut report = BatchReport {
-        claimed: batch.len(),
-        ..Default::default()
-    };
-    let all_ids: Vec<Uuid> = batch.iter().map(|m| m.id).collect();
-    // Once one send finds the service unavailable, the rest of the batch is not tried: it would
-    // fail the same way, each after the SDK's own retries.
-    let unavailable = AtomicBool::new(false);
-    let outage_error = std::sync::Mutex::new(None::<String>);
-    let mut sends = futures::stream::iter(batch.into_iter().map(|m| {
-        let span = send_span(&m, sender.destination());
-        let (unavailable, outage_error) = (&unavailable, &outage_error);
-        async move {
-            let key = (m.id, m.attempts, m.deferrals);
-            if unavailable.load(Ordering::Relaxed) {
-                return (key, Sent::Deferred);
-            }
-            let envelope = Envelope {
-                message_id: m.id,
-                event_type: m.event_type,
-                payload: m.payload,
-                created_at: m.created_at,
-            };
-            let outcome = match sender.send(&envelope.encode(cfg.encoding)).await {
-                Ok(()) => Sent::Ok,
-                Err(e) if is_unavailable(&e) => {
-                    unavailable.store(true, Ordering::Relaxed);
-                    if let Ok(mut first) = outage_error.lock() {
-                        first.get_or_insert_with(|| format!("{e:#}"));
-                    }
-                    Sent::Deferred
-                }
-                Err(e) => Sent::Failed(e),
-            };
-            (key, outcome)
-        }
-        .instrument(span)
-    }))
-    .buffer_unordered(cfg.concurrency.max(1) as usize);
-
-    let mut sent = Vec::with_capacity(all_ids.len());
-    let mut deferred = Vec::new();
-    let mut failures = Vec::new();
-    loop {
-        tokio::select! {
-            biased;
-            next = sends.next() => match next {
-                Some(((id, _, _), Sent::Ok)) => sent.push(id),
-                Some(((id, _, deferrals), Sent::Deferred)) => deferred.push((id, deferrals)),
-                Some(((id, attempts, _), Sent::Failed(e))) => failures.push((id, attempts, e)),
-                None => break,
-            },
-            () = abort.cancelled() => break,
-        }
-    }
-    drop(sends);
-
-    if !sent.is_empty() {
-        let lags = with_db_retry(abort, || db::outbox::mark_sent(db, &sent))
-            .await
-            .context("recording sent outbox messages")?;
-        report.sent = lags.len();
-        crate::metrics::outbox_lags(&lags);
-    }
-    if !deferred.is_empty() {
-        let error = outage_error
-            .lock()
-            .ok()
-            .and_then(|mut e| e.take())
-            .unwrap_or_else(|| "the queue service is unavailable".to_owned());
-        report.deferred = defer(db, cfg, &deferred, &error, abort).await? as usize;
-    }
-    for (id, attempts, err) in failures {
-        let retry_in = retry::jittered(cfg.backoff_base, cfg.backoff_cap, attempts);
-        let error = format!("{err:#}");
-        let outcome = with_db_retry(abort, || {
-            db::outbox::mark_failed(db, id, &error, retry_in, cfg.max_attempts)
-        })
-        .await
-        .context("recording a failed send")?;
-        match outcome {
-            Some((OutboxStatus::Dead, attempt)) => {
-                report.dead += 1;
-                tracing::error!(outbox_message_id = %id, attempt, error = %error,
-                    "outbox message is DEAD after its last send attempt");
-            }
-            Some((_, attempt)) => {
-                report.failed += 1;
-                tracing::warn!(outbox_message_id = %id, attempt, error = %error,
-                    retry_in_ms = retry_in.as_millis() as u64, "queue send failed; will retry");
-            }
-            None => {}
-        }
-    }
-
-    // Only a hard shutdown leaves claimed rows without an outcome.
-    let unsent: Vec<Uuid> = all_ids
-        .into_iter()
-        .filter(|id| !sent.contains(id))
-        .collect();
-    if abort.is_cancelled() && !unsent.is_empty() {
-        report.released = db::outbox::release(db, &unsent)
-            .await
-            .context("releasing unsent outbox messages")? as usize;
-        tracing::info!(
-            released = report.released,
-            "released unsent outbox messages at shutdown"
-        );
-    }
-    crate::metrics::outbox_batch(&report);
-    Ok(report)
-}
-
-/// Backs off the messages the queue service could not take, each by its own jittered delay
-/// (doubling with its deferrals, up to `RELAY_OUTAGE_BACKOFF_CAP`), in one statement.
-async fn defer(
-    db: &PgPool,
-    cfg: &RelayConfig,
-    deferred: &[(Uuid, i32)],
-    error: &str,
-    abort: &CancellationToken,
-) -> anyhow::Result<u64> {
-    let ids: Vec<Uuid> = deferred.iter().map(|(id, _)| *id).collect();
-    let delays: Vec<f64> = deferred
-        .iter()
-        .map(|(_, n)| retry::jittered(cfg.backoff_base, cfg.outage_backoff_cap, *n).as_secs_f64())
-        .collect();
-    let n = with_db_retry(abort, || db::outbox::defer(db, &ids, &delays, error))
-        .await
-        .context("recording deferred sends")?;
-    let longest = delays.iter().copied().fold(0.0, f64::max);
-    tracing::warn!(
-        deferred = n,
-        error,
-        retry_in_ms_max = (longest * 1000.0) as u64,
-        "queue service unavailable; sends deferred (no attempt spent)"
-    );
-    Ok(n)
-}
-
-/// The PRODUCER span of one send, in the trace of the upload that wrote the message.
-fn send_span(m: &db::outbox::OutboxMessage, queue: &str) -> tracing::Span {
-    let task_id = m.payload.get("task_id").and_then(|v| v.as_str());
-    let span = tracing::info_span!("send",
-        otel.name = %format_args!("send {queue}"),
-        otel.kind = "producer",
-        messaging.system = propagation::MESSAGING_SYSTEM,
-        messaging.operation.type = "send",
-        messaging.destination.name = queue,
-        messaging.message.id = %m.id,
-        outbox_message_id = %m.id,
-        task_id = task_id.unwrap_or_default());
-    propagation::continue_trace(&span, m.payload.get("traceparent").and_then(|v| v.as_str()));
-    span
-}
-
-/// Records an outcome, retrying for a short while when Postgres is briefly away: a send that
-/// happened but was not recorded would be sent again after the lease (a harmless duplicate, but
-/// avoidable).
-async fn with_db_retry<T, F, Fut>(abort: &CancellationToken, mut f: F) -> sqlx::Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = sqlx::Result<T>>,
-{
-    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(2));
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        match f().await {
-            Err(e)
-                if db::is_unavailable(&e) && Instant::now() < deadline && !abort.is_cancelled() =>
-            {
-                tracing::warn!(error = %e, "database unavailable while recording; retrying");
-                tokio::time::sleep(backoff.next_delay()).await;
-            }
-            other => return other,
-        }
-    }
+    let outbox = Outbox { db, sender, cfg };
+    claim::run_once(&outbox, &loop_config(cfg), cfg.batch_size, abort).await
 }
 
 /// The relay loop: runs until `shutdown.stop` fires (finishing the batch in hand), or, with
-/// `drain`, until nothing is claimable and no other relay holds a claim that could still expire
-/// ([`idle::DrainWait`]). Transient database failures are waited out; anything else ends the loop
-/// with an error (the supervisor then stops the whole process).
+/// `drain`, until nothing is claimable and no other relay holds a claim that could still expire.
+/// Transient database failures are waited out; anything else ends the loop with an error (the
+/// supervisor then stops the whole process).
 pub async fn run(
     db: PgPool,
     sender: Arc<dyn QueueSender>,
@@ -350,92 +113,232 @@ pub async fn run_with_budget(
     tracing::info!(batch_size = cfg.batch_size, concurrency = cfg.concurrency,
         encoding = ?cfg.encoding, lease_ms = cfg.lease.as_millis() as u64, drain,
         "outbox relay started");
-    let mut listener: Option<PgListener> = None;
-    let mut last_purge: Option<Instant> = None;
-    let mut db_backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
-    let stats_every = Duration::from_secs(60);
-    let mut window = (Instant::now(), 0usize);
-    let mut drain_wait = idle::DrainWait::new(cfg.lease);
+    let outbox = Outbox {
+        db: &db,
+        sender: sender.as_ref(),
+        cfg: &cfg,
+    };
+    claim::run(&outbox, &loop_config(&cfg), &shutdown, drain, &budget).await
+}
 
-    while !shutdown.stop.is_cancelled() {
-        // Listen before claiming, so a commit between the claim and the wait is not missed.
-        if listener.is_none() && !drain {
-            listener = idle::connect_listener(&db).await;
-        }
-        let limit = budget.reserve(usize::try_from(cfg.batch_size).unwrap_or(usize::MAX));
-        if limit == 0 {
-            tracing::info!("message budget spent: claiming nothing more");
-            shutdown.stop.cancelled().await;
-            break;
-        }
-        let claimed =
-            claim_and_send(&db, sender.as_ref(), &cfg, limit as i64, &shutdown.abort).await;
-        budget.settle(limit, claimed.as_ref().map_or(0, |r| r.claimed));
-        let report = match claimed {
-            Ok(r) => {
-                db_backoff.reset();
-                r
-            }
-            Err(e) if retry::is_db_unavailable(&e) => {
-                tracing::warn!(
-                    error = format!("{e:#}"),
-                    "relay: database unavailable; backing off"
-                );
-                listener = None;
-                db_backoff.wait(&shutdown.stop).await;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        window.1 += report.sent;
-        if window.0.elapsed() >= stats_every {
-            if window.1 > 0 {
-                tracing::info!(
-                    sent = window.1,
-                    per_second = window.1 as f64 / window.0.elapsed().as_secs_f64(),
-                    "relay throughput"
-                );
-            }
-            window = (Instant::now(), 0);
-        }
-        if report.claimed >= limit {
-            continue; // more is waiting: claim again at once
-        }
-        if last_purge.is_none_or(|t| t.elapsed() >= cfg.purge_interval) {
-            last_purge = Some(Instant::now());
-            if let Err(e) = purge(&db, &cfg).await {
-                tracing::warn!(error = %e, "outbox retention purge failed");
-            }
-        }
-        if drain && report.claimed > 0 {
-            drain_wait.reset();
-            continue;
-        }
-        // Nothing more to claim now: when does something come due?
-        let due = match db::outbox::due(&db).await {
-            Ok(d) => d,
-            Err(e) if db::is_unavailable(&e) => {
-                tracing::warn!(error = %e, "relay: database unavailable; backing off");
-                listener = None;
-                db_backoff.wait(&shutdown.stop).await;
-                continue;
-            }
-            Err(e) => return Err(anyhow::Error::new(e).context("reading when the outbox is due")),
-        };
-        if drain {
-            match drain_wait.step(&due) {
-                idle::DrainStep::Done => return Ok(()),
-                idle::DrainStep::Wait(d) => {
-                    sleep_or_stop(&shutdown.stop, d).await;
-                    continue;
-                }
-            }
-        }
-        let wake = idle::wake_after(&due, cfg.poll_interval);
-        idle::wait_for_work(&mut listener, &shutdown.stop, wake).await;
+/// The relay's settings as a claim loop's: one destination, one batch in flight at a time.
+fn loop_config(cfg: &RelayConfig) -> LoopConfig {
+    LoopConfig {
+        batch_size: cfg.batch_size,
+        max_held: usize::try_from(cfg.batch_size).unwrap_or(usize::MAX),
+        concurrency: cfg.concurrency.max(1) as usize,
+        lease: cfg.lease,
+        poll_interval: cfg.poll_interval,
+        tidy_every: cfg.purge_interval,
     }
-    tracing::info!("outbox relay stopped");
-    Ok(())
+}
+
+/// The queue: the relay's one destination.
+const QUEUE: Uuid = Uuid::nil();
+
+/// The outbox as a claim loop's work: its rows, and the queue they are sent to.
+struct Outbox<'a> {
+    db: &'a PgPool,
+    sender: &'a dyn QueueSender,
+    cfg: &'a RelayConfig,
+}
+
+/// How one send ended.
+enum Sent {
+    Ok,
+    /// The service was unavailable: back off, no attempt spent.
+    Unavailable(String),
+    /// The service refused this message: an attempt spent.
+    Failed(anyhow::Error),
+}
+
+#[async_trait::async_trait]
+impl Work for Outbox<'_> {
+    type Item = OutboxMessage;
+    type Sent = Sent;
+
+    fn name(&self) -> &'static str {
+        "relay"
+    }
+
+    fn rows(&self) -> (&'static str, &'static str) {
+        ("outbox", "relay")
+    }
+
+    fn db(&self) -> &PgPool {
+        self.db
+    }
+
+    fn channel(&self) -> &'static str {
+        "outbox_messages"
+    }
+
+    fn id(m: &OutboxMessage) -> Uuid {
+        m.id
+    }
+
+    fn destination(_: &OutboxMessage) -> Uuid {
+        QUEUE
+    }
+
+    fn is_down(sent: &Sent) -> bool {
+        matches!(sent, Sent::Unavailable(_))
+    }
+
+    fn span(&self, m: &OutboxMessage) -> tracing::Span {
+        send_span(m, self.sender.destination())
+    }
+
+    async fn claim(
+        &self,
+        limit: i64,
+        lease: Duration,
+        held: &HashMap<Uuid, usize>,
+    ) -> sqlx::Result<Vec<OutboxMessage>> {
+        if held.contains_key(&QUEUE) {
+            return Ok(Vec::new()); // one batch at a time: the queue is the only destination
+        }
+        db::outbox::claim_batch(self.db, limit, lease).await
+    }
+
+    async fn extend(&self, ids: &[Uuid], lease: Duration) -> sqlx::Result<u64> {
+        db::outbox::extend_claims(self.db, ids, lease).await
+    }
+
+    async fn send(&self, m: &OutboxMessage) -> Sent {
+        let envelope = Envelope {
+            message_id: m.id,
+            event_type: m.event_type.clone(),
+            payload: m.payload.clone(),
+            created_at: m.created_at,
+        };
+        match self.sender.send(&envelope.encode(self.cfg.encoding)).await {
+            Ok(()) => Sent::Ok,
+            Err(e) if is_unavailable(&e) => Sent::Unavailable(format!("{e:#}")),
+            Err(e) => Sent::Failed(e),
+        }
+    }
+
+    async fn record(
+        &self,
+        batch: Vec<(OutboxMessage, Option<Sent>)>,
+        abort: &CancellationToken,
+    ) -> anyhow::Result<BatchReport> {
+        let mut report = BatchReport::default();
+        let mut sent = Vec::new();
+        let mut deferred = Vec::new();
+        let mut failures = Vec::new();
+        let mut outage_error = None;
+        for (m, outcome) in batch {
+            match outcome {
+                Some(Sent::Ok) => sent.push(m.id),
+                Some(Sent::Unavailable(e)) => {
+                    outage_error.get_or_insert(e);
+                    deferred.push((m.id, m.deferrals));
+                }
+                None => deferred.push((m.id, m.deferrals)),
+                Some(Sent::Failed(e)) => failures.push((m.id, m.attempts, e)),
+            }
+        }
+        if !sent.is_empty() {
+            let lags = with_db_retry(abort, || db::outbox::mark_sent(self.db, &sent))
+                .await
+                .context("recording sent outbox messages")?;
+            report.sent = lags.len();
+            crate::metrics::outbox_lags(&lags);
+        }
+        if !deferred.is_empty() {
+            let error =
+                outage_error.unwrap_or_else(|| "the queue service is unavailable".to_owned());
+            report.deferred = self.defer(&deferred, &error, abort).await? as usize;
+        }
+        for (id, attempts, err) in failures {
+            let retry_in = retry::jittered(self.cfg.backoff_base, self.cfg.backoff_cap, attempts);
+            let error = format!("{err:#}");
+            let outcome = with_db_retry(abort, || {
+                db::outbox::mark_failed(self.db, id, &error, retry_in, self.cfg.max_attempts)
+            })
+            .await
+            .context("recording a failed send")?;
+            match outcome {
+                Some((OutboxStatus::Dead, attempt)) => {
+                    report.dead += 1;
+                    tracing::error!(outbox_message_id = %id, attempt, error = %error,
+                        "outbox message is DEAD after its last send attempt");
+                }
+                Some((_, attempt)) => {
+                    report.failed += 1;
+                    tracing::warn!(outbox_message_id = %id, attempt, error = %error,
+                        retry_in_ms = retry_in.as_millis() as u64, "queue send failed; will retry");
+                }
+                None => {}
+            }
+        }
+        crate::metrics::outbox_batch(&report);
+        Ok(report)
+    }
+
+    async fn release(&self, ids: &[Uuid]) -> sqlx::Result<u64> {
+        db::outbox::release(self.db, ids).await
+    }
+
+    async fn due(&self) -> sqlx::Result<Due> {
+        db::outbox::due(self.db).await
+    }
+
+    async fn tidy(&self) -> anyhow::Result<()> {
+        purge(self.db, self.cfg)
+            .await
+            .context("outbox retention purge")?;
+        Ok(())
+    }
+}
+
+impl Outbox<'_> {
+    /// Backs off the messages the queue service could not take, each by its own jittered delay
+    /// (doubling with its deferrals, up to `RELAY_OUTAGE_BACKOFF_CAP`), in one statement.
+    async fn defer(
+        &self,
+        deferred: &[(Uuid, i32)],
+        error: &str,
+        abort: &CancellationToken,
+    ) -> anyhow::Result<u64> {
+        let ids: Vec<Uuid> = deferred.iter().map(|(id, _)| *id).collect();
+        let delays: Vec<f64> = deferred
+            .iter()
+            .map(|(_, n)| {
+                retry::jittered(self.cfg.backoff_base, self.cfg.outage_backoff_cap, *n)
+                    .as_secs_f64()
+            })
+            .collect();
+        let n = with_db_retry(abort, || db::outbox::defer(self.db, &ids, &delays, error))
+            .await
+            .context("recording deferred sends")?;
+        let longest = delays.iter().copied().fold(0.0, f64::max);
+        tracing::warn!(
+            deferred = n,
+            error,
+            retry_in_ms_max = (longest * 1000.0) as u64,
+            "queue service unavailable; sends deferred (no attempt spent)"
+        );
+        Ok(n)
+    }
+}
+
+/// The PRODUCER span of one send, in the trace of the upload that wrote the message.
+fn send_span(m: &OutboxMessage, queue: &str) -> tracing::Span {
+    let task_id = m.payload.get("task_id").and_then(|v| v.as_str());
+    let span = tracing::info_span!("send",
+        otel.name = %format_args!("send {queue}"),
+        otel.kind = "producer",
+        messaging.system = propagation::MESSAGING_SYSTEM,
+        messaging.operation.type = "send",
+        messaging.destination.name = queue,
+        messaging.message.id = %m.id,
+        outbox_message_id = %m.id,
+        task_id = task_id.unwrap_or_default());
+    propagation::continue_trace(&span, m.payload.get("traceparent").and_then(|v| v.as_str()));
+    span
 }
 
 /// Deletes COMPLETED messages older than the retention, in small batches.

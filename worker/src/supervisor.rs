@@ -1,25 +1,28 @@
-//! Runs the relay and the consumer under one [`Shutdown`] and one `TaskTracker`. A signal (the
-//! caller's token) stops both loops; they finish in-flight work within the grace period, after
-//! which the abort token makes them release what is left. If one loop ends with an error — or,
-//! outside `--drain`, ends at all without being asked to — the other is stopped the same way and
+//! Runs the worker's loops (the relay, the consumer, webhook delivery: whichever the role names,
+//! each a [`Loop`]) under one [`Shutdown`] and one `TaskTracker`. A signal (the caller's token)
+//! stops every loop; they finish in-flight work within the grace period, after which the abort
+//! token makes them release what is left. If one loop ends with an error — or, outside
+//! `--drain`, ends at all without being asked to — the others are stopped the same way and
 //! [`run`] returns an error, so the process exits non-zero instead of running half-alive. A job
 //! replica's bounds (`--max-runtime`, `--max-messages`) stop it like a signal: no new work,
 //! in-flight work finished, exit 0.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use futures::future::BoxFuture;
 use shared::storage::{BlobStore, QueueClient};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::bounds::Budget;
-use crate::config::{RelayConfig, RunConfig};
+use crate::config::RunConfig;
 use crate::consumer::{self, Consumer};
 use crate::parse::isolate::Isolation;
-use crate::relay::{self, QueueSender};
+use crate::relay;
 use crate::retry::Backoff;
 use crate::Shutdown;
 
@@ -35,55 +38,24 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         budget: Budget::new(cfg.bounds.max_messages),
     };
     let db = cfg.database.pool().context("invalid DATABASE_URL")?;
-    let queue = QueueClient::new(&cfg.storage, &cfg.storage.queue_name)
-        .context("configuring the queue client")?;
-    let poison_name = format!("{}-poison", cfg.storage.queue_name);
-    let poison = QueueClient::new(&cfg.storage, &poison_name)
-        .context("configuring the poison queue client")?;
-    let blobs = BlobStore::new(&cfg.storage).context("configuring the blob client")?;
+    // Webhook delivery alone needs no Azure Storage: no clients, no storage settings.
+    let storage = if cfg.role.uses_storage() {
+        Some(Storage::new(&cfg)?)
+    } else {
+        None
+    };
     let sources = crate::metrics::Sources {
         outbox: cfg.role.runs_relay().then(|| db.clone()),
-        queues: cfg
-            .role
-            .runs_consumer()
-            .then(|| (queue.clone(), poison.clone())),
+        queues: storage
+            .as_ref()
+            .filter(|_| cfg.role.runs_consumer())
+            .map(|s| (s.queue.clone(), s.poison.clone())),
+        webhooks: cfg.role.runs_webhooks().then(|| db.clone()),
     };
     let exporter = crate::metrics::Exporter::start(cfg.metrics_addr, sources).await?;
-    // Storage may still be starting (a container platform starts everything at once): retry
-    // transient failures until the signal, fail fast on anything else (bad credentials…).
-    let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
-    loop {
-        let created = match queue.ensure_exists().await {
-            Ok(()) if cfg.role.runs_consumer() => poison.ensure_exists().await,
-            other => other,
-        };
-        match created {
-            Ok(()) => {
-                if backoff.failures() > 0 {
-                    tracing::info!(
-                        failed_tries = backoff.failures(),
-                        "storage is reachable; starting"
-                    );
-                }
-                break;
-            }
-            Err(e) if limits.deadline.is_some_and(|d| Instant::now() >= d) => {
-                return Err(anyhow::Error::new(e)
-                    .context("storage was unavailable for the whole --max-runtime"));
-            }
-            Err(e) if e.is_transient() && !signal.is_cancelled() => {
-                // One line when the outage starts and one when it ends, not one per try.
-                if backoff.failures() == 0 {
-                    tracing::warn!(error = %e, "storage unavailable at start-up; retrying until it answers");
-                } else {
-                    tracing::debug!(error = %e, "storage unavailable at start-up; retrying again");
-                }
-                backoff.wait(&signal).await;
-                if signal.is_cancelled() {
-                    return Ok(());
-                }
-            }
-            Err(e) => return Err(anyhow::Error::new(e).context("creating the queues")),
+    if let Some(storage) = &storage {
+        if !storage.wait_until_ready(&cfg, &limits, &signal).await? {
+            return Ok(()); // the signal came first
         }
     }
     let exe = match &cfg.parse.parser_exe {
@@ -93,48 +65,150 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     let isolation = Isolation::new(exe, cfg.parse.limits.clone());
 
     // The message budget is the consumer's when there is one (the relay of `--role all` only
-    // feeds it), and the relay's with `--role relay`.
-    let relay = cfg.role.runs_relay().then(|| RelayLoop {
-        db: db.clone(),
-        sender: Arc::new(queue.clone()),
-        cfg: cfg.relay.clone(),
-        budget: if cfg.role.runs_consumer() {
-            Budget::unlimited()
-        } else {
+    // feeds it), the relay's with `--role relay`, webhook delivery's with `--role webhooks`.
+    let budget_of = |alone: bool| {
+        if alone {
             Arc::clone(&limits.budget)
-        },
-    });
-    let consumer = cfg.role.runs_consumer().then(|| {
-        Consumer::new(
+        } else {
+            Budget::unlimited()
+        }
+    };
+    let drain = cfg.drain;
+    let mut loops = Vec::new();
+    let storage = storage.map(|s| (s.queue, s.poison, s.blobs));
+    // A draining consumer waits for the relay of its own process to finish first.
+    let relay_done = CancellationToken::new();
+    if let (true, Some((queue, _, _))) = (cfg.role.runs_relay(), &storage) {
+        let (db, sender, relay_cfg) = (db.clone(), queue.clone(), cfg.relay.clone());
+        let (budget, done) = (budget_of(!cfg.role.runs_consumer()), relay_done.clone());
+        loops.push(Loop::new("relay", move |shutdown| async move {
+            let result =
+                relay::run_with_budget(db, Arc::new(sender), relay_cfg, shutdown, drain, budget)
+                    .await;
+            done.cancel();
+            result
+        }));
+    } else {
+        relay_done.cancel();
+    }
+    if let (true, Some((queue, poison, blobs))) = (cfg.role.runs_consumer(), storage) {
+        let consumer = Consumer::new(
             db.clone(),
-            queue.clone(),
+            queue,
             poison,
             blobs,
             isolation,
             cfg.consumer.clone(),
         )
-        .with_budget(Arc::clone(&limits.budget))
-    });
-    let result = supervise(
-        relay,
-        consumer,
-        cfg.drain,
-        cfg.shutdown_grace,
-        limits,
-        signal,
-    )
-    .await;
+        .with_budget(Arc::clone(&limits.budget));
+        loops.push(Loop::new("consumer", move |shutdown| {
+            consumer::run(consumer, shutdown, drain, relay_done)
+        }));
+    }
+    if cfg.role.runs_webhooks() {
+        if cfg.webhooks.keys.secret_key.is_none() {
+            tracing::warn!(
+                "WEBHOOK_SECRET_KEY is not set: webhook deliveries fail until it is \
+                (events are still kept, and pruned)"
+            );
+        }
+        let (db, webhooks_cfg) = (db.clone(), cfg.webhooks.clone());
+        let budget = budget_of(cfg.role == crate::config::Role::Webhooks);
+        loops.push(Loop::new("webhooks", move |shutdown| {
+            crate::webhooks::run(db, webhooks_cfg, shutdown, drain, budget)
+        }));
+    }
+    let result = supervise(loops, drain, cfg.shutdown_grace, limits, signal).await;
     exporter.stop().await;
     result
 }
 
-/// What the relay loop runs with: its database, where it sends, its settings and how many
-/// messages it may claim.
-pub struct RelayLoop {
-    pub db: sqlx::PgPool,
-    pub sender: Arc<dyn QueueSender>,
-    pub cfg: RelayConfig,
-    pub budget: Arc<Budget>,
+/// The storage clients of the relay and the consumer.
+struct Storage {
+    queue: QueueClient,
+    poison: QueueClient,
+    blobs: BlobStore,
+}
+
+impl Storage {
+    fn new(cfg: &RunConfig) -> anyhow::Result<Self> {
+        let queue = QueueClient::new(&cfg.storage, &cfg.storage.queue_name)
+            .context("configuring the queue client")?;
+        let poison_name = format!("{}-poison", cfg.storage.queue_name);
+        let poison = QueueClient::new(&cfg.storage, &poison_name)
+            .context("configuring the poison queue client")?;
+        let blobs = BlobStore::new(&cfg.storage).context("configuring the blob client")?;
+        Ok(Self {
+            queue,
+            poison,
+            blobs,
+        })
+    }
+
+    /// Creates the queues, waiting for storage that is still starting (a container platform
+    /// starts everything at once): transient failures are retried until the signal (`false`),
+    /// anything else (bad credentials…) fails at once.
+    async fn wait_until_ready(
+        &self,
+        cfg: &RunConfig,
+        limits: &Limits,
+        signal: &CancellationToken,
+    ) -> anyhow::Result<bool> {
+        let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
+        loop {
+            let created = match self.queue.ensure_exists().await {
+                Ok(()) if cfg.role.runs_consumer() => self.poison.ensure_exists().await,
+                other => other,
+            };
+            match created {
+                Ok(()) => {
+                    if backoff.failures() > 0 {
+                        tracing::info!(
+                            failed_tries = backoff.failures(),
+                            "storage is reachable; starting"
+                        );
+                    }
+                    return Ok(true);
+                }
+                Err(e) if limits.deadline.is_some_and(|d| Instant::now() >= d) => {
+                    return Err(anyhow::Error::new(e)
+                        .context("storage was unavailable for the whole --max-runtime"));
+                }
+                Err(e) if e.is_transient() && !signal.is_cancelled() => {
+                    // One line when the outage starts and one when it ends, not one per try.
+                    if backoff.failures() == 0 {
+                        tracing::warn!(error = %e, "storage unavailable at start-up; retrying until it answers");
+                    } else {
+                        tracing::debug!(error = %e, "storage unavailable at start-up; retrying again");
+                    }
+                    backoff.wait(signal).await;
+                    if signal.is_cancelled() {
+                        return Ok(false);
+                    }
+                }
+                Err(e) => return Err(anyhow::Error::new(e).context("creating the queues")),
+            }
+        }
+    }
+}
+
+/// One loop the supervisor runs: its name (for logs and errors) and how to start it.
+pub struct Loop {
+    name: &'static str,
+    start: Box<dyn FnOnce(Shutdown) -> BoxFuture<'static, anyhow::Result<()>> + Send>,
+}
+
+impl Loop {
+    pub fn new<F, Fut>(name: &'static str, start: F) -> Self
+    where
+        F: FnOnce(Shutdown) -> Fut + Send + 'static,
+        Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
+    {
+        Self {
+            name,
+            start: Box::new(move |shutdown| Box::pin(start(shutdown))),
+        }
+    }
 }
 
 /// When a job replica stops by itself: `--max-runtime` (the deadline) and `--max-messages` (the
@@ -144,10 +218,9 @@ pub struct Limits {
     pub budget: Arc<Budget>,
 }
 
-/// Runs the given loops (either may be absent) until they end; see the module docs.
+/// Runs `loops` until they end; see the module docs.
 pub async fn supervise(
-    relay: Option<RelayLoop>,
-    consumer: Option<Consumer>,
+    loops: Vec<Loop>,
     drain: bool,
     grace: Duration,
     limits: Limits,
@@ -156,32 +229,12 @@ pub async fn supervise(
     let shutdown = Shutdown::new();
     let tracker = TaskTracker::new();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(&'static str, anyhow::Result<()>)>();
-    let relay_done = CancellationToken::new();
-    let mut pending = 0;
-
-    if let Some(RelayLoop {
-        db,
-        sender,
-        cfg,
-        budget,
-    }) = relay
-    {
-        pending += 1;
-        let (shutdown, tx, done) = (shutdown.clone(), tx.clone(), relay_done.clone());
+    let mut pending = loops.len();
+    for Loop { name, start } in loops {
+        let (shutdown, tx) = (shutdown.clone(), tx.clone());
         tracker.spawn(async move {
-            let result = relay::run_with_budget(db, sender, cfg, shutdown, drain, budget).await;
-            done.cancel();
-            let _ = tx.send(("relay", result));
-        });
-    } else {
-        relay_done.cancel();
-    }
-    if let Some(consumer) = consumer {
-        pending += 1;
-        let (shutdown, tx, done) = (shutdown.clone(), tx.clone(), relay_done.clone());
-        tracker.spawn(async move {
-            let result = consumer::run(consumer, shutdown, drain, done).await;
-            let _ = tx.send(("consumer", result));
+            let result = start(shutdown).await;
+            let _ = tx.send((name, result));
         });
     }
     tracker.close();

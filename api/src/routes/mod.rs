@@ -2,6 +2,7 @@
 //! input with the contract's JSON error body rather than axum's plain-text rejections.
 
 pub mod errors;
+pub mod events;
 pub mod export;
 pub mod files;
 pub mod health;
@@ -10,6 +11,7 @@ pub mod rows;
 pub mod tasks;
 pub mod templates;
 pub mod upload;
+pub mod webhooks;
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;

@@ -45,6 +45,11 @@ const ASSETS: &[Asset] = &[
         body: include_bytes!("../../web/api.js"),
     },
     Asset {
+        name: "events.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../web/events.js"),
+    },
+    Asset {
         name: "preview.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../web/preview.js"),

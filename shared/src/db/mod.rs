@@ -4,6 +4,8 @@
 //! `.sqlx/`).
 
 pub mod api_keys;
+pub mod deliveries;
+pub mod events;
 pub mod outbox;
 pub mod rows;
 pub mod source_files;
@@ -11,6 +13,7 @@ pub mod tasks;
 pub mod templates;
 pub mod uploads;
 pub mod validation;
+pub mod webhooks;
 
 use std::time::Duration;
 
@@ -105,6 +108,18 @@ impl DatabaseConfig {
             .acquire_timeout(self.acquire_timeout())
             .connect_lazy_with(options))
     }
+}
+
+/// Where a queue table stands for a claim loop with nothing to claim: claims held by other
+/// loops, and when the next row comes due. The outbox and the webhook deliveries both answer it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Due {
+    /// PROCESSING rows whose claim has not expired: a live loop is sending them, or a dead one
+    /// held them and they are claimable once the claim runs out.
+    pub held: i64,
+    /// Seconds until the next row is claimable (a retry comes due or a claim expires), at least
+    /// 0; `None` when nothing is waiting at all.
+    pub next_in_secs: Option<f64>,
 }
 
 /// The embedded migrations. `sqlx` takes a Postgres advisory lock while applying them, so many

@@ -12,6 +12,8 @@ use uuid::Uuid;
 
 use crate::domain::OutboxStatus;
 
+pub use super::Due;
+
 /// The default of the relay's `RELAY_MAX_ATTEMPTS`: send attempts before a message is DEAD. A
 /// new row records it as its `max_attempts`, which [`mark_failed`] raises when the setting is higher.
 pub const DEFAULT_MAX_ATTEMPTS: i32 = 10;
@@ -101,18 +103,6 @@ pub async fn extend_claims(
     .execute(db)
     .await?;
     Ok(done.rows_affected())
-}
-
-/// Where the outbox stands for a relay with nothing to claim: claims held by other relays, and
-/// when the next row comes due.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Due {
-    /// PROCESSING rows whose claim has not expired: a live relay is sending them, or a dead one
-    /// held them and they are claimable once the claim runs out.
-    pub held: i64,
-    /// Seconds until the next row is claimable (a retry comes due or a claim expires), at least
-    /// 0; `None` when nothing is waiting at all.
-    pub next_in_secs: Option<f64>,
 }
 
 /// [`Due`], through the partial indexes of the PENDING/FAILED and PROCESSING rows.

@@ -159,9 +159,10 @@ pub async fn list(
 }
 
 /// Deletes the tenant's file `id` with everything that hangs on it: its task, sheets and row
-/// chunks (by cascade) and the outbox rows that announce it. Returns the blob name to delete,
-/// or `None` when the tenant has no such file. Run it in a transaction that commits only once
-/// the blob is gone, so a failed blob delete keeps the rows.
+/// chunks (by cascade) and the outbox rows that announce it; and, in the same statement, writes
+/// its `file.deleted` event (the task as it was, in the event's `data`). Returns the blob name to
+/// delete, or `None` when the tenant has no such file. Run it in a transaction that commits only
+/// once the blob is gone, so a failed blob delete keeps the rows and announces nothing.
 pub async fn delete(
     db: impl PgExecutor<'_>,
     tenant_id: &str,
@@ -173,6 +174,12 @@ pub async fn delete(
            ), message AS (
                DELETE FROM outbox_messages
                WHERE payload ->> 'source_file_id' IN (SELECT id::text FROM file)
+           ), event AS (
+               -- The statement's snapshot still holds the task that the cascade deletes.
+               INSERT INTO events (id, tenant_id, type, source_file_id, task_id, data, trace_id)
+               SELECT gen_random_uuid(), $2, 'file.deleted', t.source_file_id, t.id,
+                      task_event_data(t), t.trace_id
+               FROM tasks t WHERE t.source_file_id IN (SELECT id FROM file)
            )
            SELECT blob_name FROM file"#,
         id,

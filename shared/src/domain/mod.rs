@@ -1,10 +1,12 @@
 //! Domain types shared by the api and the worker: file formats, task and outbox states, the codes
-//! a task fails with, and the queue message envelope the relay sends and the consumer reads.
+//! a task fails with, the queue message envelope the relay sends and the consumer reads, and the
+//! events applications are told about.
 
 pub mod column_type;
 pub mod digest;
 pub mod envelope;
 pub mod error_code;
+pub mod event;
 pub mod format;
 pub mod on_invalid;
 pub mod status;
@@ -12,6 +14,7 @@ pub mod status;
 pub use column_type::{ColumnType, TypeSet};
 pub use envelope::{Envelope, MessageEncoding, ParseTaskPayload, PARSE_TASK};
 pub use error_code::{TaskErrorCode, UnknownTaskErrorCode};
+pub use event::{EventType, EventView};
 pub use format::FileFormat;
 pub use on_invalid::OnInvalid;
 pub use status::{OutboxStatus, TaskStatus};

@@ -91,6 +91,18 @@ catalogue! {
         "Task leases extended during long parses";
     TASK_RESCUES = "sheetrelay_task_rescues_total", Counter, [], "worker (consumer)",
         "Tasks taken over from a consumer whose lease expired (it died or stalled)";
+    WEBHOOK_ATTEMPTS = "sheetrelay_webhook_attempts_total", Counter, ["outcome"], "worker (webhooks)",
+        "Webhook requests, by outcome: `delivered` (2xx), `failed` (another status), `timeout`, `unreachable` (no answer, or an address not allowed), `gone` (410)";
+    WEBHOOK_DELIVERIES = "sheetrelay_webhook_deliveries_total", Counter, ["outcome"], "worker (webhooks)",
+        "Webhook deliveries settled, by outcome: `delivered`, `retry` (failed, will be retried), `dead` (the retry schedule used up), `deferred` (not tried: its endpoint was down)";
+    WEBHOOK_LAG = "sheetrelay_webhook_commit_to_attempt_seconds", Histogram, [], "worker (webhooks)",
+        "From an event's commit to its first delivery attempt, for each endpoint";
+    WEBHOOK_REQUEST_DURATION = "sheetrelay_webhook_request_duration_seconds", Histogram, ["outcome"], "worker (webhooks)",
+        "Time of one webhook request, by the same outcomes";
+    WEBHOOK_ENDPOINTS_DISABLED = "sheetrelay_webhook_endpoints_disabled", Gauge, ["reason"], "worker (webhooks)",
+        "Webhook endpoints the worker disabled, by reason: `gone` (answered 410), `failing` (every request failed for WEBHOOK_DISABLE_AFTER), counted every 15 s";
+    WEBHOOK_OLDEST_UNDELIVERED = "sheetrelay_webhook_oldest_undelivered_age_seconds", Gauge, [], "worker (webhooks)",
+        "Age of the oldest event still waiting for delivery to an enabled endpoint (0 when none waits), read every 15 s";
 }
 
 /// The catalogue entry of `name`.

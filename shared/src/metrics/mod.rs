@@ -47,7 +47,10 @@ const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 /// [`DELIVERIES`] for delivery counts, [`REQUEST_SECONDS`] for everything else.
 pub fn buckets(name: &str) -> &'static [f64] {
     match name {
-        catalogue::QUEUE_WAIT | catalogue::OUTBOX_LAG | catalogue::PARSE_DURATION => WAIT_SECONDS,
+        catalogue::QUEUE_WAIT
+        | catalogue::OUTBOX_LAG
+        | catalogue::PARSE_DURATION
+        | catalogue::WEBHOOK_LAG => WAIT_SECONDS,
         catalogue::DEQUEUE_COUNT => DELIVERIES,
         _ => REQUEST_SECONDS,
     }

@@ -306,12 +306,14 @@ pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result
 }
 
 /// Writes a source file, its task and its outbox message in one statement, as the api does
-/// (no blob: for relay measurements). Returns the outbox message id.
+/// (no blob: for relay measurements), naming `template` if given (a version stored by
+/// [`insert_template`]). Returns the outbox message id and the task id.
 pub async fn insert_upload(
     tx: &mut sqlx::PgConnection,
     blob_name: Option<&str>,
     format: &str,
     size: i64,
+    template: Option<db::source_files::TemplateRef<'_>>,
 ) -> anyhow::Result<(Uuid, Uuid)> {
     let (task_id, file_id, outbox_id) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
     let default_name = format!("{file_id}/bench.{format}");
@@ -319,7 +321,7 @@ pub async fn insert_upload(
     let sha = "0".repeat(64);
     let upload = db::uploads::NewUpload {
         file: db::source_files::NewSourceFile {
-            tenant_id: "default",
+            tenant_id: TENANT,
             uploaded_by: "test",
             id: file_id,
             file_name: &format!("bench.{format}"),
@@ -329,7 +331,7 @@ pub async fn insert_upload(
             sha256: &sha,
             blob_name,
             idempotency_key: None,
-            template: None,
+            template,
         },
         task_id,
         message_id: outbox_id,
@@ -338,6 +340,30 @@ pub async fn insert_upload(
     };
     db::uploads::insert(&mut *tx, &upload).await?;
     Ok((outbox_id, task_id))
+}
+
+/// The tenant [`insert_upload`] writes as.
+const TENANT: &str = "default";
+
+/// Stores `schema` as a new version of the template `name` of [`TENANT`], as `PUT
+/// /api/v1/templates/{name}` does; returns the version.
+pub async fn insert_template(
+    conn: &mut sqlx::PgConnection,
+    name: &str,
+    schema: &serde_json::Value,
+    on_invalid: &str,
+) -> anyhow::Result<i32> {
+    let new = db::templates::NewTemplate {
+        tenant_id: TENANT,
+        name,
+        schema,
+        on_invalid,
+        sheet: None,
+    };
+    match db::templates::put(conn, &new).await? {
+        db::templates::Stored::Created(t) | db::templates::Stored::NewVersion(t) => Ok(t.version),
+        db::templates::Stored::LimitReached => bail!("the tenant holds too many templates"),
+    }
 }
 
 pub async fn count(db: &sqlx::PgPool, sql: &str) -> anyhow::Result<i64> {

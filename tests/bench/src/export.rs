@@ -47,7 +47,8 @@ async fn parsed(env: &harness::worker::WorkerEnv, file: &Path, rows: u64) -> any
         .await
         .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
     let mut tx = env.db.begin().await?;
-    let (_, task_id) = env::insert_upload(&mut tx, Some(&blob_name), "csv", size as i64).await?;
+    let (_, task_id) =
+        env::insert_upload(&mut tx, Some(&blob_name), "csv", size as i64, None).await?;
     tx.commit().await?;
     let mut worker = env::spawn_worker(env, "all", false, &[])?;
     let deadline = Instant::now() + Duration::from_secs(900);

@@ -35,7 +35,7 @@ const NAMES: [&str; 6] = [
     "Chloe O'Brien",
     "佐藤 健",
 ];
-const PREFS: [&str; 5] = [
+pub const PREFS: [&str; 5] = [
     "東京都千代田区",
     "大阪府大阪市",
     "北海道札幌市",
@@ -139,7 +139,28 @@ fn cached(name: &str, write: impl FnOnce(&Path) -> anyhow::Result<()>) -> anyhow
 /// A CSV of `rows` data rows, UTF-8 or Shift_JIS.
 pub fn csv(rows: u64, sjis: bool) -> anyhow::Result<PathBuf> {
     let name = format!("table-{rows}-{}.csv", if sjis { "sjis" } else { "utf8" });
-    cached(&name, |path| {
+    csv_of(&name, rows, sjis, row)
+}
+
+/// A UTF-8 CSV of `rows` data rows in which every row has one error against the `templates`
+/// scenario's template: its `code` has no dash (`C00000001`), so it misses the pattern
+/// `C-[0-9]{8}`; every other cell is as in [`csv`].
+pub fn csv_bad_codes(rows: u64) -> anyhow::Result<PathBuf> {
+    csv_of(&format!("table-{rows}-bad-codes.csv"), rows, false, |i| {
+        let mut cells = row(i);
+        cells[1] = Cell::Text(format!("C{i:08}"));
+        cells
+    })
+}
+
+/// The cached CSV `name` of `rows` data rows made by `row`.
+fn csv_of(
+    name: &str,
+    rows: u64,
+    sjis: bool,
+    row: impl Fn(u64) -> [Cell; 12],
+) -> anyhow::Result<PathBuf> {
+    cached(name, |path| {
         let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
         let mut line = HEADER.join(",");
         line.push('\n');

@@ -8,6 +8,8 @@
 //! cargo run -p bench --release -- all                # every scenario, full sizes
 //! cargo run -p bench --release -- relay-latency      # one scenario
 //! cargo run -p bench --release -- telemetry-overhead # tracing and progress, on against off
+//! cargo run -p bench --release -- events             # webhook delivery latency, outage, slow endpoint
+//! cargo run -p bench --release -- templates          # uploads checked against a template
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -15,6 +17,7 @@
 #![allow(clippy::print_stdout)]
 
 mod env;
+mod events;
 mod export;
 mod gen;
 mod jobs;
@@ -24,6 +27,7 @@ mod procs;
 mod relay;
 mod report;
 mod scaler_cli;
+mod templates;
 mod upload;
 
 use std::time::{Duration, Instant};
@@ -43,6 +47,8 @@ const SCENARIOS: &[&str] = &[
     "scale-out",
     "jobs",
     "telemetry-overhead",
+    "events",
+    "templates",
 ];
 
 struct Options {
@@ -198,10 +204,14 @@ async fn in_child_with(
     if quick {
         cmd.arg("--quick");
     }
+    // Not `output()`: tokio's pipes stderr too, which would hide the child's progress and
+    // panics.
     let out = cmd
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
-        .output()
+        .spawn()?
+        .wait_with_output()
         .await?;
     if !out.status.success() {
         bail!("{unit} failed ({})", out.status);
@@ -287,6 +297,21 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
         "scale-e2e-2" => upload::e2e(stack, e2e_uploads, 2, None).await,
         "overhead-e2e" => upload::e2e(stack, e2e_uploads, 1, None).await,
         "overhead-parse" => parse::store_csv(stack, q(100_000, 1_000_000)).await,
+        "events" => {
+            let sizes = events::Sizes {
+                steady_secs: q(5, 30),
+                outage_events: q(200, 1_000) as usize,
+                outage: Duration::from_secs(q(15, 30)),
+            };
+            events::run(&sizes).await
+        }
+        "templates" => {
+            let sizes = templates::Sizes {
+                rows: q(50_000, 1_000_000),
+                unique_rows: q(200_000, 10_000_000),
+            };
+            templates::run(stack, &sizes, index).await
+        }
         other => bail!("unknown scenario {other}"),
     }
 }

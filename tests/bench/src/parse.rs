@@ -3,7 +3,8 @@
 //! alone: `inproc` calls [`worker::parse::parse_file`] on one thread; `isolated` calls
 //! [`worker::parse::isolate::parse_isolated`], which runs the real `worker parse-child` (the
 //! consumer's path, framing and all). Parse + store uploads the file and lets a `worker run`
-//! child take it through the whole consumer path (download, isolated parse, COPY into Postgres).
+//! child take it through the whole consumer path (download, isolated parse, COPY into Postgres),
+//! the upload naming an import template if asked (the `templates` scenario).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use futures::StreamExt as _;
 use serde::{Deserialize, Serialize};
+use shared::db::source_files::TemplateRef;
 use worker::parse::isolate::{parse_isolated, Isolation};
 use worker::parse::{parse_file, FileFormat, ParseEvent, ParseLimits};
 
@@ -98,8 +100,11 @@ async fn parse_in_child(mode: &str, file: &Path, format: &str) -> anyhow::Result
         .arg(file)
         .arg(format)
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .output()
+        // Not `output()`: tokio's pipes stderr too, which would hide the child's panics.
+        .spawn()?
+        .wait_with_output()
         .await?;
     if !out.status.success() {
         bail!("parse child failed: {}", out.status);
@@ -202,8 +207,26 @@ pub async fn run(stack: &Stack, sizes: &Sizes) -> anyhow::Result<Run> {
         );
     }
     if sizes.store {
-        store(stack, &mut run, "csv_utf8", &utf8, "csv", sizes.csv_rows).await?;
-        store(stack, &mut run, "xlsx", &xlsx, "xlsx", sizes.xlsx_rows).await?;
+        store(
+            stack,
+            &mut run,
+            "csv_utf8",
+            &utf8,
+            "csv",
+            sizes.csv_rows,
+            None,
+        )
+        .await?;
+        store(
+            stack,
+            &mut run,
+            "xlsx",
+            &xlsx,
+            "xlsx",
+            sizes.xlsx_rows,
+            None,
+        )
+        .await?;
     }
     Ok(run)
 }
@@ -212,20 +235,44 @@ pub async fn run(stack: &Stack, sizes: &Sizes) -> anyhow::Result<Run> {
 pub async fn store_csv(stack: &Stack, rows: u64) -> anyhow::Result<Run> {
     let mut run = Run::default();
     let csv = gen::csv(rows, false)?;
-    store(stack, &mut run, "csv_utf8", &csv, "csv", rows).await?;
+    store(stack, &mut run, "csv_utf8", &csv, "csv", rows, None).await?;
     Ok(run)
 }
 
-/// Parse + store through the consumer: upload the blob, commit the upload, run a worker until
-/// the task is final. Rows/s over the task's `finished_at − started_at` (download + parse + COPY).
-async fn store(
+/// The template an upload names in [`store`], and what its task must report.
+pub struct Templated<'a> {
+    /// The Frictionless Table Schema, stored as the template's only version.
+    pub schema: &'a serde_json::Value,
+    /// The rows it finds valid, which are the rows stored (the upload drops invalid ones).
+    pub rows_valid: u64,
+    /// The errors it finds in all.
+    pub errors_total: u64,
+}
+
+/// What [`store`] measured, besides what it put in the run.
+pub struct Stored {
+    pub rows_per_s: f64,
+    pub worker_peak: u64,
+    pub child_peak: u64,
+}
+
+/// Parse + store through the consumer: upload the blob, commit the upload (naming `template`'s
+/// schema if given), run a worker until the task is final. Rows/s over the task's `finished_at −
+/// started_at` (download + parse + validation + COPY), `rows` being the data rows of the file.
+/// The task must be `COMPLETED` at its first attempt with the rows expected stored and, with a
+/// template, the validation counts and error records expected.
+pub async fn store(
     stack: &Stack,
     run: &mut Run,
     label: &str,
     file: &Path,
     format: &str,
-    expect: u64,
-) -> anyhow::Result<()> {
+    rows: u64,
+    template: Option<&Templated<'_>>,
+) -> anyhow::Result<Stored> {
+    // The policy under which a templated task with bad rows still completes, storing the rest.
+    const ON_INVALID: &str = "drop_invalid_rows";
+    const TEMPLATE_NAME: &str = "bench";
     let env = env::fresh_env().await;
     let blob_name = format!("{}/bench.{format}", uuid::Uuid::now_v7());
     let f = tokio::fs::File::open(file).await?;
@@ -236,7 +283,17 @@ async fn store(
         .await
         .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
     let mut tx = env.db.begin().await?;
-    let (_, task_id) = env::insert_upload(&mut tx, Some(&blob_name), format, size as i64).await?;
+    let version = match template {
+        Some(t) => Some(env::insert_template(&mut tx, TEMPLATE_NAME, t.schema, ON_INVALID).await?),
+        None => None,
+    };
+    let template_ref = version.map(|version| TemplateRef {
+        name: TEMPLATE_NAME,
+        version,
+        on_invalid: ON_INVALID,
+    });
+    let (_, task_id) =
+        env::insert_upload(&mut tx, Some(&blob_name), format, size as i64, template_ref).await?;
     tx.commit().await?;
 
     let cpu = procs::CpuMeter::start(vec![
@@ -284,30 +341,99 @@ async fn store(
         "SELECT coalesce(sum(row_count), 0)::bigint FROM parsed_row_chunks",
     )
     .await?;
+    let expect = template.map_or(rows, |t| t.rows_valid);
     if stored as u64 != expect || attempts != 1 {
         bail!("{label}: {stored} rows stored ({expect} expected), attempts {attempts}");
     }
+    if let Some(t) = template {
+        check_validation(&env.db, run, label, task_id, rows, t).await?;
+    }
+    let measured = Stored {
+        rows_per_s: rows as f64 / secs,
+        worker_peak: peaks.of(wpid),
+        child_peak: peaks.max_child(wpid),
+    };
     run.put(
         format!("{label}.store_rows_per_s"),
         "rows/s",
-        expect as f64 / secs,
+        measured.rows_per_s,
     );
     run.put(
         format!("{label}.store_worker_peak_rss_mb"),
         "MB",
-        peaks.of(wpid) as f64 / MB,
+        measured.worker_peak as f64 / MB,
     );
     run.put(
         format!("{label}.store_child_peak_rss_mb"),
         "MB",
-        peaks.max_child(wpid) as f64 / MB,
+        measured.child_peak as f64 / MB,
     );
     for (role, s) in cpu {
         run.put(
             format!("{label}.store_cpu_s_per_1m_rows.{role}"),
             "s",
-            s / (expect as f64 / 1e6),
+            s / (rows as f64 / 1e6),
         );
     }
+    Ok(measured)
+}
+
+/// Checks a templated task's `result.validation` and its stored error records against what
+/// `template` says the file holds: exact counts whatever the cap, and records up to the worker's
+/// `VALIDATION_MAX_ERRORS` (its default: the bench's worker runs with production defaults).
+async fn check_validation(
+    db: &sqlx::PgPool,
+    run: &mut Run,
+    label: &str,
+    task_id: uuid::Uuid,
+    rows: u64,
+    template: &Templated<'_>,
+) -> anyhow::Result<()> {
+    let cap = u64::from(worker::config::ConsumerConfig::default().validation_max_errors);
+    let (validation, records): (Option<serde_json::Value>, i64) = sqlx::query_as(
+        "SELECT t.result -> 'validation',
+                (SELECT count(*) FROM validation_errors e WHERE e.source_file_id = t.source_file_id)
+         FROM tasks t WHERE t.id = $1",
+    )
+    .bind(task_id)
+    .fetch_one(db)
+    .await?;
+    let v = validation.with_context(|| format!("{label}: the task's result has no validation"))?;
+    let number = |key: &str| v.get(key).and_then(serde_json::Value::as_u64);
+    let rejected = rows
+        .checked_sub(template.rows_valid)
+        .with_context(|| format!("{label}: more valid rows than rows"))?;
+    let found = (
+        number("rows_valid"),
+        number("rows_rejected"),
+        number("errors_total"),
+        v.get("errors_truncated")
+            .and_then(serde_json::Value::as_bool),
+        records as u64,
+    );
+    let expected = (
+        Some(template.rows_valid),
+        Some(rejected),
+        Some(template.errors_total),
+        Some(template.errors_total > cap),
+        template.errors_total.min(cap),
+    );
+    if found != expected {
+        bail!(
+            "{label}: (rows_valid, rows_rejected, errors_total, errors_truncated, error records) \
+             {found:?}, {expected:?} expected"
+        );
+    }
+    run.put(format!("{label}.rows_rejected"), "rows", rejected as f64);
+    run.put(
+        format!("{label}.errors_total"),
+        "err",
+        template.errors_total as f64,
+    );
+    run.put(
+        format!("{label}.error_records_stored"),
+        "err",
+        records as f64,
+    );
     Ok(())
 }

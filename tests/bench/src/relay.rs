@@ -223,7 +223,7 @@ pub async fn latency(stack: &Stack, rate: u32, duration: Duration) -> anyhow::Re
         let (db, commits) = (env.db.clone(), Arc::clone(&commits));
         producers.spawn(async move {
             let mut tx = db.begin().await?;
-            let (outbox_id, _) = env::insert_upload(&mut tx, None, "csv", 100).await?;
+            let (outbox_id, _) = env::insert_upload(&mut tx, None, "csv", 100, None).await?;
             tx.commit().await?;
             let now = Instant::now();
             if let Ok(mut c) = commits.lock() {

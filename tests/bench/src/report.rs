@@ -93,9 +93,40 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     // Flat: the 1M-row CSV export is 125 MiB, so an api that held it would grow by that much.
     ("export", "api_rss_growth_mb", Cmp::AtMost, 20.0),
     ("scale-out", "duplicates", Cmp::AtMost, 0.0),
+    // Checking every row against a template costs at most 15 % of a parse + store's throughput.
+    ("templates", "csv.template_ratio_pct", Cmp::AtLeast, 85.0),
+    ("templates", "xlsx.template_ratio_pct", Cmp::AtLeast, 85.0),
+    // A unique key's fingerprints stay within the parse child's PARSE_MEMORY_LIMIT (1 GiB), and
+    // the worker, which only streams rows to Postgres, within the bound it has everywhere else.
+    (
+        "templates",
+        "csv_unique_big.store_child_peak_rss_mb",
+        Cmp::AtMost,
+        1024.0,
+    ),
+    (
+        "templates",
+        "csv_unique_big.store_worker_peak_rss_mb",
+        Cmp::AtMost,
+        150.0,
+    ),
     // After kill -9 of a worker mid-work, every task it held is terminal within 10 s.
     ("jobs", "rescue_p99_s", Cmp::AtMost, 10.0),
     ("jobs", "rescue_not_completed_once", Cmp::AtMost, 0.0),
+    // Commit → first webhook request at 100 tasks/s.
+    ("events", "p50_ms", Cmp::AtMost, 100.0),
+    ("events", "p99_ms", Cmp::AtMost, 1000.0),
+    ("events", "lost", Cmp::AtMost, 0.0),
+    ("events", "outage.lost", Cmp::AtMost, 0.0),
+    // One endpoint that never answers beside a healthy one.
+    (
+        "events",
+        "slow_endpoint.healthy_p99_rise_pct",
+        Cmp::AtMost,
+        20.0,
+    ),
+    // Delivery needs no Azure Storage.
+    ("events", "worker_storage_requests", Cmp::AtMost, 0.0),
 ];
 
 fn target(scenario: &str, key: &str) -> Option<(Cmp, f64)> {

@@ -137,7 +137,7 @@ fn the_bicep_apps_and_job_set_only_settings_the_binaries_read_and_run_real_comma
         })
         .collect();
     let symbols: Vec<&str> = containers.iter().map(|r| r.symbol.as_str()).collect();
-    assert_eq!(symbols, ["api", "relay", "consumer"]);
+    assert_eq!(symbols, ["api", "relay", "webhooks", "consumer"]);
     let mut roles = Vec::new();
     for r in &containers {
         let (binary, settings) = bicep_container(r);
@@ -150,6 +150,21 @@ fn the_bicep_apps_and_job_set_only_settings_the_binaries_read_and_run_real_comma
             &settings,
         );
         roles.push(args.join(" "));
+        let env = bicep_env(&r.body);
+        assert_eq!(
+            env["DATABASE_URL"], "'database-url'",
+            "{}: the secret",
+            r.symbol
+        );
+        if r.symbol == "webhooks" {
+            // Webhook delivery needs no storage: no storage settings, its key from a secret.
+            assert!(
+                !settings.keys().any(|k| k.starts_with("AZURE_")),
+                "{settings:?}"
+            );
+            assert_eq!(env["WEBHOOK_SECRET_KEY"], "'webhook-secret-key'");
+            continue;
+        }
         // Storage through the app's own managed identity, never a key.
         assert_eq!(
             settings["AZURE_STORAGE_CREDENTIAL"].as_deref(),
@@ -160,7 +175,6 @@ fn the_bicep_apps_and_job_set_only_settings_the_binaries_read_and_run_real_comma
             "{}",
             r.symbol
         );
-        let env = bicep_env(&r.body);
         let identity = user_assigned_identity(&r.body);
         assert_eq!(
             env["AZURE_CLIENT_ID"],
@@ -168,15 +182,15 @@ fn the_bicep_apps_and_job_set_only_settings_the_binaries_read_and_run_real_comma
             "{}",
             r.symbol
         );
-        assert_eq!(
-            env["DATABASE_URL"], "'database-url'",
-            "{}: the secret",
-            r.symbol
-        );
     }
     assert_eq!(
         roles,
-        ["serve", "run --role relay", "run --role consumer --drain"]
+        [
+            "serve",
+            "run --role relay",
+            "run --role webhooks",
+            "run --role consumer --drain"
+        ]
     );
 }
 

@@ -137,8 +137,29 @@ fn the_kubernetes_workloads_set_only_settings_the_binaries_read_and_run_real_com
         let args = strings(&c["args"]);
         let help = check_container(&what, binary, &strings(&c["command"]), &args, &settings);
         roles.insert(args.join(" "));
-        // Workload identity: the pod carries the label, its service account the client id the
-        // binary is told to use, and the binary is told to use it.
+        let grace = spec["terminationGracePeriodSeconds"]
+            .as_f64()
+            .unwrap_or(30.0);
+        let own = match settings.get("SHUTDOWN_GRACE") {
+            Some(Some(v)) => seconds(v),
+            _ => help.default_secs("SHUTDOWN_GRACE"),
+        };
+        assert!(
+            grace > own,
+            "{what}: terminationGracePeriodSeconds {grace} ≤ SHUTDOWN_GRACE {own}"
+        );
+        if args.join(" ") == "run --role webhooks" {
+            // Webhook delivery needs no storage: no identity, no storage settings.
+            assert!(
+                !settings.keys().any(|k| k.starts_with("AZURE_")),
+                "{what}: {settings:?}"
+            );
+            assert!(settings.contains_key("WEBHOOK_SECRET_KEY"), "{what}");
+            continue;
+        }
+        // Kubernetes waits long enough for the binary's own graceful shutdown (above). Workload
+        // identity: the pod carries the label, its service account the client id the binary is
+        // told to use, and the binary is told to use it.
         assert_eq!(
             template["metadata"]["labels"]["azure.workload.identity/use"].as_str(),
             Some("true"),
@@ -163,20 +184,13 @@ fn the_kubernetes_workloads_set_only_settings_the_binaries_read_and_run_real_com
             !settings.contains_key("AZURE_STORAGE_CONNECTION_STRING"),
             "{what}"
         );
-        // Kubernetes waits long enough for the binary's own graceful shutdown.
-        let grace = spec["terminationGracePeriodSeconds"]
-            .as_f64()
-            .unwrap_or(30.0);
-        let own = match settings.get("SHUTDOWN_GRACE") {
-            Some(Some(v)) => seconds(v),
-            _ => help.default_secs("SHUTDOWN_GRACE"),
-        };
-        assert!(
-            grace > own,
-            "{what}: terminationGracePeriodSeconds {grace} ≤ SHUTDOWN_GRACE {own}"
-        );
     }
-    let expected = ["run --role consumer --drain", "run --role relay", "serve"];
+    let expected = [
+        "run --role consumer --drain",
+        "run --role relay",
+        "run --role webhooks",
+        "serve",
+    ];
     assert_eq!(roles, BTreeSet::from(expected.map(str::to_owned)));
 
     // The api's probes and Service point at the port it listens on.

@@ -1,12 +1,13 @@
-//! What a relay does when there is nothing to claim. A long-running relay waits for a NOTIFY (an
-//! upload committed) or until the next row comes due, whichever is first: a retry's time, or the
-//! expiry of a claim that some relay holds (if that relay died, its rows are claimable then), so
-//! a dead relay's batch is rescued when its claim runs out rather than at the next poll. A drain
-//! job waits for claims held by others, at most one lease ([`DrainWait`]).
+//! What a claim loop does when there is nothing to claim. A long-running loop waits for a NOTIFY
+//! on its channel (new rows committed) or until the next row comes due, whichever is first: a
+//! retry's time, or the expiry of a claim that some loop holds (if that loop died, its rows are
+//! claimable then), so a dead worker's batch is rescued when its claim runs out rather than at
+//! the next poll. A drain job waits for claims held by others, at most one lease
+//! ([`DrainWait`]).
 
 use std::time::{Duration, Instant};
 
-use shared::db::outbox::Due;
+use shared::db::Due;
 use sqlx::postgres::PgListener;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
@@ -14,15 +15,15 @@ use tokio_util::sync::CancellationToken;
 use crate::retry::sleep_or_stop;
 
 /// The shortest idle wait: something due "now" that the claim did not get (rows locked by
-/// another relay's claim in progress) is not polled in a tight loop.
+/// another loop's claim in progress) is not polled in a tight loop.
 const MIN_WAIT: Duration = Duration::from_millis(100);
 /// A claim is claimable once `locked_until < now()`: wake a little after it.
 const MARGIN: Duration = Duration::from_millis(20);
-/// How often a drain job looks again at claims held by another relay: a live relay usually
+/// How often a drain job looks again at claims held by another worker: a live one usually
 /// records its outcomes long before its claims would expire.
 const HELD_RECHECK: Duration = Duration::from_millis(200);
 
-/// How long until something in the outbox comes due (at least [`MIN_WAIT`]; `Duration::MAX`
+/// How long until something in the table comes due (at least [`MIN_WAIT`]; `Duration::MAX`
 /// when nothing is waiting).
 fn until_due(due: &Due) -> Duration {
     due.next_in_secs
@@ -31,7 +32,7 @@ fn until_due(due: &Due) -> Duration {
         .max(MIN_WAIT)
 }
 
-/// A long-running relay's wait: until the next row is due, at most `poll`.
+/// A long-running loop's wait: until the next row is due, at most `poll`.
 pub(super) fn wake_after(due: &Due, poll: Duration) -> Duration {
     until_due(due).min(poll)
 }
@@ -39,26 +40,32 @@ pub(super) fn wake_after(due: &Due, poll: Duration) -> Duration {
 /// What a drain job does next when it claimed nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum DrainStep {
-    /// Nothing is claimable or held: the job's relay is done.
+    /// Nothing is claimable or held: the job's loop is done.
     Done,
-    /// Claims held by another relay may still expire: claim again after this.
+    /// Claims held by another worker may still expire: claim again after this.
     Wait(Duration),
 }
 
-/// A drain job's patience with claims held by other relays. A dead relay's claims expire within
-/// one lease, after which this job claims and sends them; claims still held after a whole lease
-/// of waiting were renewed, so their relay is alive and will send them itself. FAILED rows
-/// waiting for their retry are not waited for: they count in the scalers' backlog once due
-/// (`shared::db::outbox::SCALER_BACKLOG_QUERY`), which starts another job then.
+/// A drain job's patience with claims held by other workers. A dead worker's claims expire
+/// within one lease, after which this job claims and sends them; claims still held after a whole
+/// lease of waiting were renewed, so their worker is alive and will send them itself. FAILED
+/// rows waiting for their retry are not waited for: they count in the scalers' backlog once due
+/// (`shared::db::outbox::SCALER_BACKLOG_QUERY`, `shared::db::deliveries::SCALER_BACKLOG_QUERY`),
+/// which starts another job then.
 #[derive(Debug)]
 pub(super) struct DrainWait {
+    /// What the rows are (`outbox`) and who holds claims on them (`relay`), for the logs.
+    rows: &'static str,
+    holder: &'static str,
     lease: Duration,
     held_since: Option<Instant>,
 }
 
 impl DrainWait {
-    pub(super) fn new(lease: Duration) -> Self {
+    pub(super) fn new(rows: &'static str, holder: &'static str, lease: Duration) -> Self {
         Self {
+            rows,
+            holder,
             lease,
             held_since: None,
         }
@@ -74,25 +81,26 @@ impl DrainWait {
     }
 
     fn step_at(&mut self, due: &Due, now: Instant) -> DrainStep {
+        let (rows, holder) = (self.rows, self.holder);
         if due.held == 0 {
             match due.next_in_secs {
                 Some(s) => tracing::info!(next_retry_in_secs = s,
-                    "outbox drained: nothing claimable or held (retries due later are left to the next job)"),
-                None => tracing::info!("outbox drained: nothing claimable or held"),
+                    "{rows} drained: nothing claimable or held (retries due later are left to the next job)"),
+                None => tracing::info!("{rows} drained: nothing claimable or held"),
             }
             return DrainStep::Done;
         }
         let since = *self.held_since.get_or_insert_with(|| {
             tracing::info!(
                 held = due.held,
-                "waiting for outbox claims held by another relay (a dead relay's expire within one lease)"
+                "waiting for {rows} claims held by another {holder} (a dead {holder}'s expire within one lease)"
             );
             now
         });
         let waited = now.saturating_duration_since(since);
         if waited >= self.lease {
             tracing::info!(held = due.held,
-                "outbox drained: the claims still held were renewed for a whole lease, so their relay is alive");
+                "{rows} drained: the claims still held were renewed for a whole lease, so their {holder} is alive");
             return DrainStep::Done;
         }
         DrainStep::Wait(
@@ -103,18 +111,19 @@ impl DrainWait {
     }
 }
 
-pub(super) async fn connect_listener(db: &PgPool) -> Option<PgListener> {
+/// A listener on `channel`, or `None` (the loop polls meanwhile and tries again).
+pub(super) async fn connect_listener(db: &PgPool, channel: &str) -> Option<PgListener> {
     let mut listener = match PgListener::connect_with(db).await {
         Ok(l) => l,
         Err(e) => {
-            tracing::warn!(error = %e, "cannot LISTEN for outbox inserts; polling");
+            tracing::warn!(channel, error = %e, "cannot LISTEN for new rows; polling");
             return None;
         }
     };
-    match listener.listen("outbox_messages").await {
+    match listener.listen(channel).await {
         Ok(()) => Some(listener),
         Err(e) => {
-            tracing::warn!(error = %e, "cannot LISTEN for outbox inserts; polling");
+            tracing::warn!(channel, error = %e, "cannot LISTEN for new rows; polling");
             None
         }
     }
@@ -156,7 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn an_idle_relay_wakes_when_the_next_row_comes_due_but_no_later_than_its_poll() {
+    fn an_idle_loop_wakes_when_the_next_row_comes_due_but_no_later_than_its_poll() {
         let poll = Duration::from_secs(5);
         assert_eq!(wake_after(&due(0, None), poll), poll);
         assert_eq!(
@@ -169,7 +178,7 @@ mod tests {
 
     #[test]
     fn a_drain_job_stops_at_once_when_nothing_is_held_even_with_retries_due_later() {
-        let mut wait = DrainWait::new(Duration::from_secs(5));
+        let mut wait = DrainWait::new("outbox", "relay", Duration::from_secs(5));
         assert_eq!(wait.step(&due(0, None)), DrainStep::Done);
         assert_eq!(wait.step(&due(0, Some(30.0))), DrainStep::Done);
     }
@@ -178,7 +187,7 @@ mod tests {
     fn a_drain_job_waits_for_held_claims_until_they_expire_but_not_past_one_lease() {
         let lease = Duration::from_secs(5);
         let t0 = Instant::now();
-        let mut wait = DrainWait::new(lease);
+        let mut wait = DrainWait::new("outbox", "relay", lease);
         // Held claims expiring in 1 s: look again soon (their relay may finish first).
         assert_eq!(
             wait.step_at(&due(2, Some(1.0)), t0),

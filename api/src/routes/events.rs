@@ -1,0 +1,234 @@
+//! `GET /api/v1/events` (the caller's events in commit order, in pages: the feed for applications
+//! that cannot take webhooks) and `GET /api/v1/events/stream` (the same events live, as
+//! Server-Sent Events). Both read from a cursor that is an event id, so the feed's `next_after`,
+//! the stream's `id:` lines and its `Last-Event-ID` are one thing. Events become readable once
+//! sequenced ([`db::events::sequence`]): the feed sequences before it reads, the stream is woken
+//! by the api's one listener ([`crate::event_hub`]), which sequences for it.
+
+use std::convert::Infallible;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::{Extension, Json};
+use futures::{Stream, StreamExt as _};
+use serde::{Deserialize, Serialize};
+use shared::db;
+use shared::domain::EventView;
+use sqlx::PgPool;
+use tokio::sync::{broadcast, OwnedSemaphorePermit};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use super::query;
+use crate::auth::Principal;
+use crate::error::{ApiError, ErrorBody};
+use crate::event_hub::Wake;
+use crate::state::AppState;
+
+const DEFAULT_LIMIT: i64 = 100;
+/// Events a stream reads per query when it has fallen behind.
+const STREAM_PAGE: i64 = 500;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FeedQuery {
+    /// An event id (the previous page's `next_after`): the events committed after it. Without
+    /// it, the feed starts at the first event kept.
+    pub after: Option<Uuid>,
+    /// Page size, 1..1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<i64>,
+}
+
+/// A page of the feed.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EventList {
+    /// In commit order.
+    pub events: Vec<EventView>,
+    /// Where the next page starts: the last event of this page, or the `after` given when the
+    /// page is empty (null only when the tenant has no events yet). Poll again with it.
+    pub next_after: Option<Uuid>,
+}
+
+/// The caller's events in commit order (kept at least 7 days).
+#[utoipa::path(
+    get,
+    path = "/api/v1/events",
+    tag = "events",
+    security(("api_key" = []), ("entra_id" = [])),
+    params(FeedQuery),
+    responses(
+        (status = 200, body = EventList),
+        (status = 400, description = "Bad limit or after", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 410, description = "`unknown_cursor`: after names no event kept for the caller (removed by retention, or never theirs): start again without it", body = ErrorBody),
+    )
+)]
+pub async fn list_events(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    q: Result<Query<FeedQuery>, QueryRejection>,
+) -> Result<Json<EventList>, ApiError> {
+    let Query(q) = q.map_err(query::rejected)?;
+    let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
+    db::events::sequence(&state.db).await?;
+    let position = match q.after {
+        Some(id) => resume_after(&state.db, &principal.tenant_id, id).await?,
+        None => 0,
+    };
+    let events = db::events::after(&state.db, &principal.tenant_id, position, limit).await?;
+    let next_after = events.last().map(|e| e.id).or(q.after);
+    Ok(Json(EventList {
+        events: events.iter().map(db::events::Event::view).collect(),
+        next_after,
+    }))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StreamQuery {
+    /// An event id to start after, for clients that cannot send `Last-Event-ID` on their first
+    /// request (the header wins when both are given). Without either, the stream starts with
+    /// the next event.
+    pub after: Option<Uuid>,
+}
+
+/// The caller's events live, as Server-Sent Events: each as `id: <event id>`, `event: <type>`,
+/// `data: <event JSON>`. A `Last-Event-ID` header resumes after that event with none missed;
+/// comments keep an idle stream alive. The stream ends when the server shuts down or the
+/// database fails; reconnect with `Last-Event-ID`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/events/stream",
+    tag = "events",
+    security(("api_key" = []), ("entra_id" = [])),
+    params(
+        StreamQuery,
+        ("Last-Event-ID" = Option<Uuid>, Header, description = "Resume after this event"),
+    ),
+    responses(
+        (status = 200, description = "An endless `text/event-stream`", content_type = "text/event-stream", body = String),
+        (status = 400, description = "Last-Event-ID or after is not an event id", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 410, description = "`unknown_cursor`: the event to resume after is not kept for the caller: start again without it", body = ErrorBody),
+        (status = 503, description = "`too_many_streams`: this api process holds EVENTS_MAX_STREAMS streams; or Postgres or Entra ID unavailable", body = ErrorBody),
+    )
+)]
+pub async fn stream_events(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
+    q: Result<Query<StreamQuery>, QueryRejection>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let Query(q) = q.map_err(query::rejected)?;
+    let last_event_id = match headers.get("last-event-id") {
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<Uuid>().ok())
+                .ok_or_else(|| {
+                    ApiError::bad_request("invalid_parameter", "Last-Event-ID is not an event id")
+                })?,
+        ),
+        None => None,
+    };
+    let permit = state.events.admit().ok_or_else(|| ApiError::Refused {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        code: "too_many_streams",
+        message:
+            "this server holds as many event streams as it allows; retry later or read the feed"
+                .into(),
+    })?;
+    // Subscribed before the first read: an event that commits in between wakes the stream.
+    let wakes = state.events.subscribe();
+    db::events::sequence(&state.db).await?;
+    let tenant_id = principal.tenant_id.clone();
+    let position = match last_event_id.or(q.after) {
+        Some(id) => resume_after(&state.db, &tenant_id, id).await?,
+        None => db::events::last_position(&state.db, &tenant_id).await?,
+    };
+    let cursor = Cursor {
+        db: state.db.clone(),
+        tenant_id,
+        position,
+        wakes,
+        closed: state.events.closed().clone(),
+        _permit: permit,
+    };
+    let events = futures::stream::unfold(cursor, next_page)
+        .flat_map(|page| futures::stream::iter(page.into_iter().map(Ok)));
+    Ok(Sse::new(events).keep_alive(
+        KeepAlive::new()
+            .interval(state.events.config().keepalive)
+            .text("keep-alive"),
+    ))
+}
+
+/// The position just after the caller's event `id`; `410 unknown_cursor` when it is not kept.
+async fn resume_after(db: &PgPool, tenant_id: &str, id: Uuid) -> Result<i64, ApiError> {
+    db::events::position_of(db, tenant_id, id)
+        .await?
+        .ok_or_else(|| ApiError::Refused {
+            status: StatusCode::GONE,
+            code: "unknown_cursor",
+            message: format!(
+                "no event {id} is kept for you (removed by retention, or never yours): start again without it"
+            ),
+        })
+}
+
+/// Where one open stream is, and what wakes it.
+struct Cursor {
+    db: PgPool,
+    tenant_id: String,
+    /// The position of the last event sent.
+    position: i64,
+    wakes: broadcast::Receiver<Wake>,
+    closed: CancellationToken,
+    /// The stream's place among `EVENTS_MAX_STREAMS`, given back when it ends.
+    _permit: OwnedSemaphorePermit,
+}
+
+/// The next events of a stream, waiting until there are some; `None` ends the stream.
+async fn next_page(mut c: Cursor) -> Option<(Vec<SseEvent>, Cursor)> {
+    loop {
+        if c.closed.is_cancelled() {
+            return None;
+        }
+        match db::events::after(&c.db, &c.tenant_id, c.position, STREAM_PAGE).await {
+            Ok(events) if !events.is_empty() => {
+                c.position = events.last().and_then(|e| e.position).unwrap_or(c.position);
+                let page = events.iter().map(sse_event).collect();
+                return Some((page, c));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                // The client reconnects with Last-Event-ID and misses nothing.
+                tracing::warn!(error = %e, tenant_id = %c.tenant_id, "event stream ended: database error");
+                return None;
+            }
+        }
+        loop {
+            tokio::select! {
+                () = c.closed.cancelled() => return None,
+                wake = c.wakes.recv() => match wake {
+                    Ok(w) if w.concerns(&c.tenant_id) => break,
+                    Ok(_) => {}
+                    // Behind on wake-ups: read anyway, the database has it all.
+                    Err(broadcast::error::RecvError::Lagged(_)) => break,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+            }
+        }
+    }
+}
+
+fn sse_event(e: &db::events::Event) -> SseEvent {
+    let data = serde_json::to_string(&e.view()).unwrap_or_else(|_| "{}".into());
+    SseEvent::default()
+        .id(e.id.to_string())
+        .event(&e.event_type)
+        .data(data)
+}

@@ -1,0 +1,445 @@
+//! The claim loop: how the worker delivers rows of a queue table to their destinations, whatever
+//! the table and the destination ([`Work`]): the outbox to the task queue (the relay) and
+//! webhook deliveries to their endpoints. One short statement claims a batch (`FOR UPDATE SKIP
+//! LOCKED` plus a short lease, renewed by a heartbeat while the batch is sent, so any number of
+//! workers may run and a dead worker's rows are claimable again within one lease). The batch is
+//! split by destination; each destination's part is sent with bounded concurrency, outside any
+//! transaction, and recorded conditionally on its rows still being ours. A destination found
+//! down by one send is not tried again in that batch, and only that destination: its other rows
+//! are deferred, the rest of the batch goes on. The loop keeps claiming while earlier parts are
+//! in flight (up to `max_held` rows at once), telling the work how many rows of each destination
+//! it holds, so that the work bounds each destination's share (the relay: one batch at a time;
+//! webhooks: `WEBHOOK_ENDPOINT_CONCURRENCY` requests): one slow destination holds only its own. The loop wakes on a `NOTIFY` channel
+//! of the work's choosing the moment new rows commit, claims again at once while claims come
+//! back full, and otherwise sleeps until the next row comes due ([`idle`]). A drain job stops
+//! once nothing is claimable or held.
+
+mod heartbeat;
+mod idle;
+
+use std::collections::{HashMap, HashSet};
+use std::ops::AddAssign;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use futures::stream::FuturesUnordered;
+use futures::StreamExt as _;
+use shared::db::{self, Due};
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+use uuid::Uuid;
+
+use crate::bounds::Budget;
+use crate::retry::{self, sleep_or_stop, Backoff};
+use crate::Shutdown;
+
+/// One kind of work a claim loop delivers: a table of rows claimed with a lease, each sent to a
+/// destination. Implemented by the relay ([`crate::relay`]) and webhook delivery
+/// ([`crate::webhooks`]).
+#[async_trait::async_trait]
+pub trait Work: Send + Sync {
+    /// A claimed row, with what sending it needs.
+    type Item: Send + Sync;
+    /// What one send came to.
+    type Sent: Send;
+
+    /// For logs: `relay`, `webhooks`.
+    fn name(&self) -> &'static str;
+    /// What the rows are and who claims them, for the logs of a drain: `outbox` and `relay`.
+    fn rows(&self) -> (&'static str, &'static str);
+    /// The pool the rows live in (and the channel is listened on).
+    fn db(&self) -> &PgPool;
+    /// The `NOTIFY` channel that says rows were committed.
+    fn channel(&self) -> &'static str;
+    fn id(item: &Self::Item) -> Uuid;
+    /// Where the row goes: outages and concurrency are scoped by it.
+    fn destination(item: &Self::Item) -> Uuid;
+    /// The send found its destination down: the rest of its batch is not tried.
+    fn is_down(sent: &Self::Sent) -> bool;
+    /// The span of one send, in the trace the row carries.
+    fn span(&self, item: &Self::Item) -> tracing::Span;
+
+    /// Claims up to `limit` due rows for `lease`. `held` says how many rows of each destination
+    /// this loop has in flight, for the work to respect its per-destination bound.
+    async fn claim(
+        &self,
+        limit: i64,
+        lease: Duration,
+        held: &HashMap<Uuid, usize>,
+    ) -> sqlx::Result<Vec<Self::Item>>;
+    /// Extends the claims of the rows still ours.
+    async fn extend(&self, ids: &[Uuid], lease: Duration) -> sqlx::Result<u64>;
+    async fn send(&self, item: &Self::Item) -> Self::Sent;
+    /// Records one destination's batch: each row with what its send came to, or `None` when it
+    /// was not tried because the destination was down. Only rows still ours change.
+    async fn record(
+        &self,
+        batch: Vec<(Self::Item, Option<Self::Sent>)>,
+        abort: &CancellationToken,
+    ) -> anyhow::Result<Report>;
+    /// Hands claimed, unsent rows back (a hard shutdown), due at once.
+    async fn release(&self, ids: &[Uuid]) -> sqlx::Result<u64>;
+    async fn due(&self) -> sqlx::Result<Due>;
+    /// Housekeeping while idle (retention), at most every `tidy_every`.
+    async fn tidy(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// What a claim came to, summed over its destinations.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Report {
+    pub claimed: usize,
+    /// Sent (delivered) and recorded.
+    pub sent: usize,
+    /// Failed sends scheduled for a retry.
+    pub failed: usize,
+    /// Failed sends that used up their attempts.
+    pub dead: usize,
+    /// Not sent because the destination was down: backed off, no attempt spent.
+    pub deferred: usize,
+    /// Claimed but handed back unsent because of a hard shutdown.
+    pub released: usize,
+}
+
+impl AddAssign for Report {
+    fn add_assign(&mut self, r: Report) {
+        self.claimed += r.claimed;
+        self.sent += r.sent;
+        self.failed += r.failed;
+        self.dead += r.dead;
+        self.deferred += r.deferred;
+        self.released += r.released;
+    }
+}
+
+/// The settings of one claim loop.
+#[derive(Debug, Clone)]
+pub struct LoopConfig {
+    /// Most rows one claim takes.
+    pub batch_size: i64,
+    /// Most claimed rows held at once, over all destinations.
+    pub max_held: usize,
+    /// Sends in flight at once within one destination's batch.
+    pub concurrency: usize,
+    /// How long a claim lasts; renewed every third of it while its rows are sent.
+    pub lease: Duration,
+    /// Fallback poll interval when no NOTIFY arrives.
+    pub poll_interval: Duration,
+    /// How often [`Work::tidy`] runs (while idle).
+    pub tidy_every: Duration,
+}
+
+/// Claims one batch of at most `limit` rows, sends it and records the outcomes. `abort` is the
+/// hard-shutdown token: when it fires mid-batch, the sends still in flight are abandoned and
+/// their rows released (due at once) instead of waiting for the lease to expire.
+pub async fn run_once<W: Work>(
+    work: &W,
+    cfg: &LoopConfig,
+    limit: i64,
+    abort: &CancellationToken,
+) -> anyhow::Result<Report> {
+    let batch = work
+        .claim(limit, cfg.lease, &HashMap::new())
+        .await
+        .with_context(|| format!("{}: claiming a batch", work.name()))?;
+    let mut report = Report::default();
+    let parts: Vec<_> = by_destination::<W>(batch)
+        .into_iter()
+        .map(|(_, items)| work_part(work, cfg, items, abort))
+        .collect();
+    for part in futures::future::join_all(parts).await {
+        report += part?;
+    }
+    Ok(report)
+}
+
+/// Groups a claim by destination, each group in claim order.
+fn by_destination<W: Work>(batch: Vec<W::Item>) -> Vec<(Uuid, Vec<W::Item>)> {
+    let mut order = Vec::new();
+    let mut groups: HashMap<Uuid, Vec<W::Item>> = HashMap::new();
+    for item in batch {
+        let dest = W::destination(&item);
+        groups
+            .entry(dest)
+            .or_insert_with(|| {
+                order.push(dest);
+                Vec::new()
+            })
+            .push(item);
+    }
+    order
+        .into_iter()
+        .filter_map(|d| groups.remove(&d).map(|items| (d, items)))
+        .collect()
+}
+
+/// Sends one destination's part of a claim and records it, renewing its claims until then.
+async fn work_part<W: Work>(
+    work: &W,
+    cfg: &LoopConfig,
+    items: Vec<W::Item>,
+    abort: &CancellationToken,
+) -> anyhow::Result<Report> {
+    let ids: Vec<Uuid> = items.iter().map(W::id).collect();
+    tokio::select! {
+        report = send_and_record(work, cfg, items, &ids, abort) => report,
+        never = heartbeat::keep_claimed(work.name(), || work.extend(&ids, cfg.lease), cfg.lease) => {
+            match never {}
+        }
+    }
+}
+
+async fn send_and_record<W: Work>(
+    work: &W,
+    cfg: &LoopConfig,
+    items: Vec<W::Item>,
+    ids: &[Uuid],
+    abort: &CancellationToken,
+) -> anyhow::Result<Report> {
+    let claimed = items.len();
+    // Once one send finds the destination down, the rest of its batch is not tried: it would
+    // fail the same way, each after its own timeout.
+    let down = AtomicBool::new(false);
+    let mut sends = futures::stream::iter(items.into_iter().map(|item| {
+        let span = work.span(&item);
+        let down = &down;
+        async move {
+            if down.load(Ordering::Relaxed) {
+                return (item, None);
+            }
+            let sent = work.send(&item).await;
+            if W::is_down(&sent) {
+                down.store(true, Ordering::Relaxed);
+            }
+            (item, Some(sent))
+        }
+        .instrument(span)
+    }))
+    .buffer_unordered(cfg.concurrency.max(1));
+    let mut settled = Vec::with_capacity(claimed);
+    loop {
+        tokio::select! {
+            biased;
+            next = sends.next() => match next {
+                Some(done) => settled.push(done),
+                None => break,
+            },
+            () = abort.cancelled() => break,
+        }
+    }
+    drop(sends);
+    let recorded: HashSet<Uuid> = settled.iter().map(|(item, _)| W::id(item)).collect();
+    let mut report = work.record(settled, abort).await?;
+    report.claimed = claimed;
+    // Only a hard shutdown leaves claimed rows without an outcome.
+    let unsent: Vec<Uuid> = ids
+        .iter()
+        .copied()
+        .filter(|id| !recorded.contains(id))
+        .collect();
+    if abort.is_cancelled() && !unsent.is_empty() {
+        report.released = work
+            .release(&unsent)
+            .await
+            .with_context(|| format!("{}: releasing unsent rows", work.name()))?
+            as usize;
+        tracing::info!(
+            work = work.name(),
+            released = report.released,
+            "released unsent rows at shutdown"
+        );
+    }
+    Ok(report)
+}
+
+/// Records an outcome, retrying for a short while when Postgres is briefly away: a send that
+/// happened but was not recorded would be sent again after the lease (a harmless duplicate, but
+/// avoidable).
+pub async fn with_db_retry<T, F, Fut>(abort: &CancellationToken, mut f: F) -> sqlx::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = sqlx::Result<T>>,
+{
+    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(2));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        match f().await {
+            Err(e)
+                if db::is_unavailable(&e) && Instant::now() < deadline && !abort.is_cancelled() =>
+            {
+                tracing::warn!(error = %e, "database unavailable while recording; retrying");
+                tokio::time::sleep(backoff.next_delay()).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The loop: runs until `shutdown.stop` fires (finishing the batches in hand), or, with `drain`,
+/// until nothing is claimable and no other worker holds a claim that could still expire
+/// ([`idle::DrainWait`]). It claims no more rows than `budget` allows (`--max-messages`); once
+/// they are spent it waits for the supervisor's stop. Transient database failures are waited
+/// out; anything else ends the loop with an error (the supervisor then stops the process).
+pub async fn run<W: Work>(
+    work: &W,
+    cfg: &LoopConfig,
+    shutdown: &Shutdown,
+    drain: bool,
+    budget: &Budget,
+) -> anyhow::Result<()> {
+    let name = work.name();
+    let mut listener = None;
+    let mut held: HashMap<Uuid, usize> = HashMap::new();
+    let mut parts = FuturesUnordered::new();
+    let mut db_backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
+    let (rows, holder) = work.rows();
+    let mut drain_wait = idle::DrainWait::new(rows, holder, cfg.lease);
+    let mut last_tidy: Option<Instant> = None;
+    let stats_every = Duration::from_secs(60);
+    let mut window = (Instant::now(), 0usize);
+    let mut db_down = false;
+
+    while !shutdown.stop.is_cancelled() {
+        // Listen before claiming, so a commit between the claim and the wait is not missed.
+        if listener.is_none() && !drain && !db_down {
+            listener = idle::connect_listener(work.db(), work.channel()).await;
+        }
+        let in_flight: usize = held.values().sum();
+        let room = cfg.max_held.saturating_sub(in_flight);
+        let mut full = false;
+        if room > 0 && !db_down {
+            let limit = usize::try_from(cfg.batch_size)
+                .unwrap_or(usize::MAX)
+                .min(room);
+            let want = budget.reserve(limit);
+            if want == 0 && in_flight == 0 {
+                tracing::info!(work = name, "message budget spent: claiming nothing more");
+                shutdown.stop.cancelled().await;
+                break;
+            }
+            if want > 0 {
+                let claimed = work.claim(want as i64, cfg.lease, &held).await;
+                budget.settle(want, claimed.as_ref().map_or(0, Vec::len));
+                match claimed {
+                    Ok(batch) => {
+                        db_backoff.reset();
+                        full = batch.len() >= want;
+                        if !batch.is_empty() {
+                            drain_wait.reset();
+                            tracing::debug!(work = name, claimed = batch.len(), "claimed a batch");
+                        }
+                        for (dest, items) in by_destination::<W>(batch) {
+                            *held.entry(dest).or_default() += items.len();
+                            let n = items.len();
+                            parts.push(async move {
+                                let report = work_part(work, cfg, items, &shutdown.abort).await;
+                                (dest, n, report)
+                            });
+                        }
+                    }
+                    Err(e) if db::is_unavailable(&e) => {
+                        tracing::warn!(work = name, error = %e, "database unavailable; backing off");
+                        listener = None;
+                        db_down = true;
+                    }
+                    Err(e) => {
+                        return Err(anyhow::Error::new(e).context(format!("{name}: claiming")))
+                    }
+                }
+            }
+        }
+        if full && held.values().sum::<usize>() < cfg.max_held {
+            continue; // more is waiting and there is room: claim again at once
+        }
+        // While Postgres is away, wait out the backoff (the batches in hand keep going).
+        let wake = if db_down {
+            db_down = false;
+            db_backoff.next_delay()
+        } else if parts.is_empty() {
+            if last_tidy.is_none_or(|t| t.elapsed() >= cfg.tidy_every) {
+                last_tidy = Some(Instant::now());
+                if let Err(e) = work.tidy().await {
+                    tracing::warn!(work = name, error = format!("{e:#}"), "housekeeping failed");
+                }
+            }
+            // Nothing in flight and nothing more to claim now: when does something come due?
+            let due = match work.due().await {
+                Ok(d) => d,
+                Err(e) if db::is_unavailable(&e) => {
+                    tracing::warn!(work = name, error = %e, "database unavailable; backing off");
+                    listener = None;
+                    db_down = true;
+                    continue;
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e)
+                        .context(format!("{name}: reading when rows come due")))
+                }
+            };
+            if drain {
+                match drain_wait.step(&due) {
+                    idle::DrainStep::Done => return Ok(()),
+                    idle::DrainStep::Wait(d) => {
+                        sleep_or_stop(&shutdown.stop, d).await;
+                        continue;
+                    }
+                }
+            }
+            idle::wake_after(&due, cfg.poll_interval)
+        } else {
+            cfg.poll_interval
+        };
+        tokio::select! {
+            Some((dest, n, report)) = parts.next(), if !parts.is_empty() => {
+                settle(&mut held, dest, n);
+                match report {
+                    Ok(r) => window.1 += r.sent,
+                    Err(e) if retry::is_db_unavailable(&e) => {
+                        tracing::warn!(work = name, error = format!("{e:#}"), "database unavailable; backing off");
+                        listener = None;
+                        db_down = true;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            () = idle::wait_for_work(&mut listener, &shutdown.stop, wake) => {}
+        }
+        if window.0.elapsed() >= stats_every {
+            if window.1 > 0 {
+                tracing::info!(
+                    work = name,
+                    sent = window.1,
+                    per_second = window.1 as f64 / window.0.elapsed().as_secs_f64(),
+                    "throughput"
+                );
+            }
+            window = (Instant::now(), 0);
+        }
+    }
+    // Stopping: the batches in hand finish (or, once `abort` fires, release what is unsent).
+    while let Some((dest, n, report)) = parts.next().await {
+        settle(&mut held, dest, n);
+        if let Err(e) = report {
+            tracing::warn!(
+                work = name,
+                error = format!("{e:#}"),
+                "a batch failed while stopping"
+            );
+        }
+    }
+    tracing::info!(work = name, "claim loop stopped");
+    Ok(())
+}
+
+/// A destination's batch is done: its rows are no longer held.
+fn settle(held: &mut HashMap<Uuid, usize>, dest: Uuid, n: usize) {
+    if let Some(count) = held.get_mut(&dest) {
+        *count = count.saturating_sub(n);
+        if *count == 0 {
+            held.remove(&dest);
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! The HTTP client of webhook delivery, and one request with it. It follows no redirect (a 3xx is
+//! an answer, not a new destination), uses no proxy (a proxy would resolve names for us), gives
+//! up after `WEBHOOK_TIMEOUT`, and resolves names with [`PublicOnly`], which refuses an answer
+//! holding any non-public address: the check at connect time that DNS rebinding cannot get
+//! around. A URL whose host is an address (which no resolver sees) is checked before the
+//! request, as is its scheme.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use shared::webhooks::{address, is_public};
+
+use super::schedule;
+
+/// What one request came to, as the attempt log says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A 2xx.
+    Delivered,
+    /// Another status.
+    Failed,
+    /// No answer within `WEBHOOK_TIMEOUT`.
+    Timeout,
+    /// No answer at all: the connection failed, or the address is not allowed.
+    Unreachable,
+    /// 410: the endpoint is gone (and is disabled).
+    Gone,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Delivered => "delivered",
+            Outcome::Failed => "failed",
+            Outcome::Timeout => "timeout",
+            Outcome::Unreachable => "unreachable",
+            Outcome::Gone => "gone",
+        }
+    }
+
+    pub const ALL: [Outcome; 5] = [
+        Outcome::Delivered,
+        Outcome::Failed,
+        Outcome::Timeout,
+        Outcome::Unreachable,
+        Outcome::Gone,
+    ];
+}
+
+/// One request's result.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub outcome: Outcome,
+    pub status: Option<u16>,
+    pub took: Duration,
+    /// A 429's or 503's `Retry-After`.
+    pub retry_after: Option<Duration>,
+    pub error: Option<String>,
+}
+
+impl Answer {
+    /// The endpoint is down (or gone, or refused): its other deliveries are not tried now.
+    pub fn endpoint_down(&self) -> bool {
+        match self.outcome {
+            Outcome::Delivered => false,
+            Outcome::Failed => self.status.is_some_and(|s| s >= 500 || s == 429),
+            Outcome::Timeout | Outcome::Unreachable | Outcome::Gone => true,
+        }
+    }
+}
+
+/// A resolver that answers only with public addresses (unless private networks are allowed).
+#[derive(Debug, Clone, Copy)]
+pub struct PublicOnly {
+    pub allow_private: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{host} resolves to {addr}, which is not a public address")]
+struct NotPublic {
+    host: String,
+    addr: std::net::IpAddr,
+}
+
+impl Resolve for PublicOnly {
+    fn resolve(&self, name: Name) -> Resolving {
+        let host = name.as_str().to_owned();
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if !allow_private {
+                if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
+                    return Err(Box::new(NotPublic {
+                        host,
+                        addr: bad.ip(),
+                    })
+                        as Box<dyn std::error::Error + Send + Sync>);
+                }
+            }
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// The delivery client (see the module docs).
+pub fn build(
+    timeout: Duration,
+    per_endpoint: usize,
+    allow_private: bool,
+) -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .dns_resolver(PublicOnly { allow_private })
+        .pool_max_idle_per_host(per_endpoint)
+        .user_agent(concat!("sheetrelay-webhooks/", env!("CARGO_PKG_VERSION")))
+        .build()?)
+}
+
+/// POSTs `body` to `url` with `headers`; never reads more of the answer than its head (a huge
+/// body costs nothing).
+pub async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    headers: HeaderMap,
+    body: Vec<u8>,
+    allow_private: bool,
+) -> Answer {
+    let started = Instant::now();
+    let refused = |error: String| Answer {
+        outcome: Outcome::Unreachable,
+        status: None,
+        took: started.elapsed(),
+        retry_after: None,
+        error: Some(error),
+    };
+    // What no resolver sees: the scheme, and a host that is an address.
+    if let Err(e) = address::check_url(url, allow_private) {
+        return refused(format!("refused: {e}"));
+    }
+    let sent = client
+        .post(url)
+        .headers(headers)
+        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .body(body)
+        .send()
+        .await;
+    let took = started.elapsed();
+    match sent {
+        Ok(resp) => {
+            let status = resp.status();
+            let retry_after = (status.as_u16() == 429 || status.as_u16() == 503)
+                .then(|| resp.headers().get(RETRY_AFTER))
+                .flatten()
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| schedule::retry_after(v, chrono::Utc::now()));
+            let outcome = match status.as_u16() {
+                200..=299 => Outcome::Delivered,
+                410 => Outcome::Gone,
+                _ => Outcome::Failed,
+            };
+            Answer {
+                outcome,
+                status: Some(status.as_u16()),
+                took,
+                retry_after,
+                error: (outcome != Outcome::Delivered).then(|| format!("answered {status}")),
+            }
+        }
+        Err(e) => Answer {
+            outcome: if e.is_timeout() {
+                Outcome::Timeout
+            } else {
+                Outcome::Unreachable
+            },
+            status: None,
+            took,
+            retry_after: None,
+            error: Some(error_chain(&e)),
+        },
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
+}
