@@ -3,10 +3,9 @@
 
 pub mod config;
 pub mod db;
+pub mod docs;
 pub mod domain;
 pub mod metrics;
-#[cfg(test)]
-mod readme;
 pub mod shutdown;
 pub mod storage;
 pub mod task_view;

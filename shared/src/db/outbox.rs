@@ -78,8 +78,8 @@ pub async fn claim_batch(
 /// PENDING and FAILED rows, and rows whose claim expired because their relay died), one integer.
 /// It reads the `outbox_claimable` view that the relay's claim reads, so the two cannot disagree.
 /// The local scaler runs this text for jobs that relay; a deployment that runs the relay as a
-/// job rather than always on (`deploy/` keeps it always on; the README says why) gives the same
-/// text to KEDA's `postgresql` trigger.
+/// job rather than always on (`deploy/` keeps it always on; `docs/operations.md` says why) gives
+/// the same text to KEDA's `postgresql` trigger.
 pub const SCALER_BACKLOG_QUERY: &str = "SELECT count(*) FROM outbox_claimable";
 
 /// Runs [`SCALER_BACKLOG_QUERY`].

@@ -1,7 +1,7 @@
 //! Why a task failed, as one vocabulary: the codes the worker stores in `tasks.error_code`, the
-//! api shows as a task's `error.code` and the README's table documents (a test keeps the table
-//! and this enum equal). A file that cannot be parsed is a task outcome with one of these codes,
-//! never a process error.
+//! api shows as a task's `error.code` and the table of `docs/parsing.md` documents (a test keeps
+//! the table and this enum equal). A file that cannot be parsed is a task outcome with one of
+//! these codes, never a process error.
 
 use std::fmt;
 use std::str::FromStr;
@@ -20,7 +20,7 @@ macro_rules! task_error_codes {
         }
 
         impl TaskErrorCode {
-            /// Every code, in the README's order.
+            /// Every code, in the order of `docs/parsing.md`.
             pub const ALL: &[TaskErrorCode] = &[$(TaskErrorCode::$variant,)*];
 
             /// The stored and displayed text, e.g. `"empty_file"`.
@@ -103,9 +103,10 @@ mod tests {
         assert!("no_such_code".parse::<TaskErrorCode>().is_err());
     }
 
-    /// The codes in the first column of the README's table of task error codes, in order.
-    fn readme_codes() -> Vec<String> {
-        crate::readme::table("| code | |")
+    /// The codes in the first column of `docs/parsing.md`'s table of task error codes, in order.
+    fn documented_codes() -> Vec<String> {
+        crate::docs::PARSING
+            .table("| code | |")
             .into_iter()
             .flat_map(|cells| {
                 cells[0]
@@ -119,8 +120,8 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_table_lists_every_code_in_order() {
+    fn the_parsing_doc_table_lists_every_code_in_order() {
         let enum_codes: Vec<&str> = TaskErrorCode::ALL.iter().map(|c| c.as_str()).collect();
-        assert_eq!(readme_codes(), enum_codes);
+        assert_eq!(documented_codes(), enum_codes);
     }
 }

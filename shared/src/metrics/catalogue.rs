@@ -1,7 +1,7 @@
 //! Every metric the binaries export, in one list: the names the code records under, their type,
-//! labels and meaning. The README's metric table is this list (a test keeps them equal), and
-//! `tests/it/observability.rs` checks that the shipped dashboard and alert rules query only
-//! names from it that the binaries actually export.
+//! labels and meaning. The metric table of `docs/operations.md` is this list (a test keeps them
+//! equal), and `tests/it/observability.rs` checks that the shipped dashboard and alert rules
+//! query only names from it that the binaries actually export.
 
 /// What kind of series a metric is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,7 @@ macro_rules! catalogue {
     ($($(#[doc = $doc:literal])* $const:ident = $name:literal, $kind:ident, [$($label:literal),*], $by:literal, $help:literal;)*) => {
         $($(#[doc = $doc])* pub const $const: &str = $name;)*
 
-        /// The whole catalogue, in the README's order.
+        /// The whole catalogue, in the order of `docs/operations.md`.
         pub const ALL: &[Metric] = &[$(Metric {
             name: $name,
             kind: Kind::$kind,

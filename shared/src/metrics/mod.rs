@@ -267,10 +267,11 @@ mod tests {
         assert!(parsed.series.contains("b") && parsed.series.contains("a_total"));
     }
 
-    /// Names, types, labels and exporters of the README's metric table, in order.
-    fn readme_table() -> Vec<(String, String, String, String)> {
+    /// Names, types, labels and exporters of `docs/operations.md`'s metric table, in order.
+    fn documented_table() -> Vec<(String, String, String, String)> {
         let unquote = |s: &str| s.replace('`', "");
-        crate::readme::table("| metric | type | labels | from | |")
+        crate::docs::OPERATIONS
+            .table("| metric | type | labels | from | |")
             .into_iter()
             .map(|cells| {
                 (
@@ -284,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_table_is_the_catalogue() {
+    fn the_operations_doc_table_is_the_catalogue() {
         let catalogue: Vec<(String, String, String, String)> = catalogue::ALL
             .iter()
             .map(|m| {
@@ -296,7 +297,7 @@ mod tests {
                 )
             })
             .collect();
-        assert_eq!(readme_table(), catalogue);
+        assert_eq!(documented_table(), catalogue);
     }
 
     #[test]
