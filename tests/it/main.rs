@@ -2,6 +2,7 @@
 //! run by the harness; every test gets a fresh database and fresh queue and container names.
 
 mod auth;
+mod configuration;
 mod consumer;
 mod deploy;
 mod edge;

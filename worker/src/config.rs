@@ -49,7 +49,8 @@ pub enum Command {
 /// Which loops this process runs, so they can be scaled apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Role {
-    /// The relay, the consumer, and webhook delivery when WEBHOOK_SECRET_KEY is set.
+    /// The relay, the consumer and webhook delivery (which fails every delivery until
+    /// WEBHOOK_SECRET_KEY is set).
     #[default]
     All,
     /// Only the outbox relay.
