@@ -68,7 +68,10 @@ fn documented(header: &str) -> BTreeMap<String, Setting> {
     let mut rows = BTreeMap::new();
     for cells in CONFIGURATION.table(header) {
         let [env, flag, default, ..] = cells[..] else {
-            panic!("{}: a row of `{header}` has fewer than 3 cells: {cells:?}", CONFIGURATION.path);
+            panic!(
+                "{}: a row of `{header}` has fewer than 3 cells: {cells:?}",
+                CONFIGURATION.path
+            );
         };
         let setting = Setting {
             flag: unquote(flag),
@@ -87,9 +90,9 @@ fn assert_documented(binary: &str, actual: BTreeMap<String, Setting>, header: &s
     for (env, setting) in &actual {
         match page.get(env) {
             None => problems.push(format!("{env} ({}) is missing", setting.flag)),
-            Some(row) if row != setting => {
-                problems.push(format!("{env}: the page says {row:?}, `{binary}` has {setting:?}"))
-            }
+            Some(row) if row != setting => problems.push(format!(
+                "{env}: the page says {row:?}, `{binary}` has {setting:?}"
+            )),
             Some(_) => {}
         }
     }
@@ -98,7 +101,7 @@ fn assert_documented(binary: &str, actual: BTreeMap<String, Setting>, header: &s
     }
     assert!(
         problems.is_empty(),
-        "{} (table `{header}`) and `{binary} --help` disagree:\n  {}",
+        "{} (table `{header}`) and the command line of `{binary}` disagree:\n  {}",
         CONFIGURATION.path,
         problems.join("\n  ")
     );
