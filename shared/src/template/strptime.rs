@@ -20,6 +20,9 @@ use chrono::{Datelike, Duration, NaiveDate, NaiveTime};
 #[derive(Debug, Clone)]
 pub(crate) struct Pattern {
     items: Vec<Item>,
+    /// Whether [`match_first_reading`] may be tried before the full matcher: the items are
+    /// ASCII literals, spaces, numbers and fractions, few enough for the step budget.
+    first_reading: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,25 +163,45 @@ impl Pattern {
         let mut items = Vec::new();
         let mut seen: Vec<char> = Vec::new();
         expand(format, &mut items, &mut seen)?;
-        Ok(Pattern { items })
+        Ok(Pattern::of(items))
+    }
+
+    fn of(items: Vec<Item>) -> Pattern {
+        let first_reading = items.len() <= STEP_BUDGET as usize
+            && items.iter().all(|item| match item {
+                Item::Literal(c) => c.is_ascii(),
+                Item::Space | Item::Number(_) | Item::Fraction => true,
+                Item::Offset | Item::Names(_) => false,
+            });
+        Pattern {
+            items,
+            first_reading,
+        }
     }
 
     /// `%Y-%m-%d`, the default date format.
     pub fn iso_date() -> Pattern {
-        Pattern {
-            items: vec![
-                Item::Number(Directive::Year),
-                Item::Literal('-'),
-                Item::Number(Directive::Month),
-                Item::Literal('-'),
-                Item::Number(Directive::Day),
-            ],
-        }
+        Pattern::of(vec![
+            Item::Number(Directive::Year),
+            Item::Literal('-'),
+            Item::Number(Directive::Month),
+            Item::Literal('-'),
+            Item::Number(Directive::Day),
+        ])
     }
 
     /// Reads `text` in full; `None` if the pattern does not read it or the fields it gives
     /// are not a date and time (February 30th, hour 24, year 0).
     pub fn parse(&self, text: &str) -> Option<Parsed> {
+        let mut captures = Captures::default();
+        if self.first_reading && match_first_reading(&self.items, text.as_bytes(), &mut captures) {
+            return combine(&captures);
+        }
+        self.parse_backtracking(text)
+    }
+
+    /// [`Pattern::parse`] without the first reading's shortcut: every reading, longest first.
+    pub(crate) fn parse_backtracking(&self, text: &str) -> Option<Parsed> {
         let mut captures = Captures::default();
         let mut budget = STEP_BUDGET;
         if !match_items(&self.items, text, &mut captures, &mut budget) {
@@ -296,12 +319,7 @@ fn match_items(items: &[Item], text: &str, captures: &mut Captures, budget: &mut
         }
         Item::Number(directive) => {
             let (min, max, lo, hi) = directive.shape();
-            let digits = bytes
-                .iter()
-                .take(max)
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-            for len in (min..=digits).rev() {
+            for len in (min..=digit_run(bytes, max)).rev() {
                 let value = number(&bytes[..len]);
                 if (lo..=hi).contains(&value) {
                     set(captures, directive, value);
@@ -321,14 +339,8 @@ fn match_items(items: &[Item], text: &str, captures: &mut Captures, budget: &mut
             false
         }
         Item::Fraction => {
-            let digits = bytes
-                .iter()
-                .take(6)
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-            for len in (1..=digits).rev() {
-                // Python pads the digits on the right to microseconds.
-                captures.micro = Some(number(&bytes[..len]) * 10u32.pow((6 - len) as u32));
+            for len in (1..=digit_run(bytes, 6)).rev() {
+                captures.micro = Some(micros(&bytes[..len]));
                 if next(len, captures, budget) {
                     return true;
                 }
@@ -370,6 +382,72 @@ fn match_items(items: &[Item], text: &str, captures: &mut Captures, budget: &mut
             false
         }
     }
+}
+
+/// The reading [`match_items`] tries first, found without going back: each directive's longest
+/// run of digits, a fraction's too, a space's whole run. When it reads all of `text`, it is
+/// the reading `match_items` would return (its first choice at every item), so the captures are
+/// the same; `false` means "not found this way", and the full matcher decides. Only patterns of
+/// ASCII literals, spaces, numbers and fractions take it (`Pattern::first_reading`).
+///
+/// Measured with `perf record` on the parse child validating the bench's 1M-row CSV (a
+/// `%Y-%m-%d %H:%M:%S` datetime field): reading the datetimes went from 10 % of its 2.2 user-s
+/// with `match_items` alone to 7.6 % of 1.9 s with this in front.
+fn match_first_reading(items: &[Item], text: &[u8], captures: &mut Captures) -> bool {
+    let mut at = 0;
+    for item in items {
+        let rest = &text[at..];
+        at += match *item {
+            Item::Literal(c) => match rest.first() {
+                Some(&b) if c.is_ascii() && b.eq_ignore_ascii_case(&(c as u8)) => 1,
+                _ => return false,
+            },
+            Item::Space => {
+                let run = rest
+                    .iter()
+                    .take_while(|&&b| b.is_ascii() && char::from(b).is_whitespace())
+                    .count();
+                // A non-ASCII character after the run may be whitespace too.
+                if run == 0 || rest.get(run).is_some_and(|b| !b.is_ascii()) {
+                    return false;
+                }
+                run
+            }
+            Item::Number(directive) => {
+                let (min, max, lo, hi) = directive.shape();
+                let len = digit_run(rest, max);
+                let value = number(&rest[..len]);
+                if len < min || !(lo..=hi).contains(&value) {
+                    return false;
+                }
+                set(captures, directive, value);
+                len
+            }
+            Item::Fraction => {
+                let len = digit_run(rest, 6);
+                if len == 0 {
+                    return false;
+                }
+                captures.micro = Some(micros(&rest[..len]));
+                len
+            }
+            Item::Offset | Item::Names(_) => return false,
+        };
+    }
+    at == text.len()
+}
+
+/// A fraction's one to six digits as microseconds: Python pads them on the right.
+fn micros(digits: &[u8]) -> u32 {
+    number(digits) * 10u32.pow((6 - digits.len()) as u32)
+}
+
+/// How many ASCII digits `b` starts with, at most `max`.
+fn digit_run(b: &[u8], max: usize) -> usize {
+    b.iter()
+        .take(max)
+        .take_while(|b| b.is_ascii_digit())
+        .count()
 }
 
 fn number(digits: &[u8]) -> u32 {

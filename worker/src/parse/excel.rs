@@ -357,7 +357,8 @@ impl Run<'_, '_, '_> {
             .last()
             .map_or(0, |c| c.0 as usize + 1)
             .max(v.header_width());
-        let mut row: Vec<TemplateCell<'_>> = vec![TemplateCell::Empty; width];
+        let mut row = v.cells();
+        row.resize(width, TemplateCell::Empty);
         for (col, value) in cells.iter() {
             row[*col as usize] = template_cell(value);
         }
@@ -386,6 +387,7 @@ impl Run<'_, '_, '_> {
         if !verdict.valid {
             v.reject(index, number, original, self.on_event)?;
         }
+        v.recycle(row);
         if verdict.store {
             v.store(sheet, self.on_event)?;
         }

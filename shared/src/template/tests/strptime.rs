@@ -156,3 +156,49 @@ fn date_fields_with_a_pattern_keep_the_date_and_datetime_fields_the_offset() {
         Some("\"2024-03-05\"")
     );
 }
+
+#[test]
+fn the_first_reading_shortcut_agrees_with_the_full_matcher() {
+    let formats = [
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%dT%H:%M:%S.%f",
+        "%d/%m/%Y",
+        "%d%m%Y",
+        "%m%d%y",
+        "%H:%M",
+        "%j %Y",
+        "x%Yy%m",
+    ];
+    let texts = [
+        "2024-03-05 10:20:30",
+        "2024-03-05  10:20:30",
+        "2024-03-05\t1:2:3",
+        "2024-03-05\u{3000}10:20:30",
+        "2024-3-5 10:20:60",
+        "2024-02-30 10:20:30",
+        "0000-01-01 00:00:00",
+        "2024-03-05T10:20:30.5",
+        "2024-03-05t10:20:30.1234567",
+        "2024-03-05 24:00:00",
+        "5/3/2024",
+        " 5/03/2024",
+        "1122024",
+        "12312024",
+        "123124",
+        "9:05",
+        "366 2024",
+        "X2024Y12",
+        "x2024y1",
+        "",
+    ];
+    for format in formats {
+        let pattern = Pattern::compile(format).unwrap_or_else(|e| panic!("{format}: {e}"));
+        for text in texts {
+            assert_eq!(
+                pattern.parse(text),
+                pattern.parse_backtracking(text),
+                "{format} on {text:?}"
+            );
+        }
+    }
+}

@@ -566,3 +566,22 @@ fn the_row_shortcut_writes_what_the_typed_value_writes() {
         }
     }
 }
+
+#[test]
+fn first_rows_keep_every_fingerprint_through_growth_zero_included() {
+    use super::super::fingerprint::FirstRows;
+    let mut rows = FirstRows::default();
+    assert_eq!(rows.insert(0, 2), None);
+    assert_eq!(rows.insert(0, 3), Some(2));
+    // Fingerprints that share their low 64 bits or their shard still differ.
+    let fingerprint = |i: u128| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) << 64) | (i % 7 + 1);
+    for i in 1..50_000u128 {
+        assert_eq!(rows.insert(fingerprint(i), i as u64 + 10), None, "{i}");
+    }
+    rows.reserve(100_000);
+    for i in 1..50_000u128 {
+        assert_eq!(rows.insert(fingerprint(i), 1), Some(i as u64 + 10), "{i}");
+    }
+    assert_eq!(rows.insert(1 << 127, u64::MAX), None);
+    assert_eq!(rows.insert(1 << 127, 5), Some(u64::from(u32::MAX)));
+}

@@ -205,21 +205,23 @@ fn templated_row(
     // Whole records are valid UTF-8 but for a file that only looked like UTF-8; its cells are
     // then each read lossily.
     let lossy: Vec<String>;
-    let cells: Vec<Cell<'_>> = match simdutf8::basic::from_utf8(bytes) {
-        Ok(text) => record
-            .spans()
-            .iter()
-            .map(|&(start, end)| text_cell(&text[start..end]))
-            .collect(),
+    let mut cells = v.cells();
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => cells.extend(
+            record
+                .spans()
+                .iter()
+                .map(|&(start, end)| text_cell(&text[start..end])),
+        ),
         Err(_) => {
             lossy = record
                 .spans()
                 .iter()
                 .map(|&(start, end)| String::from_utf8_lossy(&bytes[start..end]).into_owned())
                 .collect();
-            lossy.iter().map(|t| text_cell(t)).collect()
+            cells.extend(lossy.iter().map(|t| text_cell(t)));
         }
-    };
+    }
     let original = |out: &mut String| {
         out.push('[');
         for (i, cell) in cells.iter().enumerate() {
@@ -237,6 +239,7 @@ fn templated_row(
     if !verdict.valid {
         v.reject(sheet.id.index, record_no, original, on_event)?;
     }
+    v.recycle(cells);
     if verdict.store {
         v.store(sheet, on_event)?;
     }
