@@ -1,5 +1,6 @@
-// Temporary throughput probe (not committed): PERF_CASE selects the workload, so that
-// `perf stat -e instructions:u` can count it on a busy machine.
+// A throughput probe of the validator alone, ignored by default: run it with `--ignored` and
+// PERF_CASE selecting the workload, so that `perf stat -e instructions:u` can count it on a busy
+// machine (instruction counts stay steady where times do not).
 use super::super::validate::{map_columns, mapping, RowValidator};
 use super::super::Cell;
 use super::template;
