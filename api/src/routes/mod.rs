@@ -1,5 +1,6 @@
-//! HTTP handlers, one module per resource, and the extractors they share, which answer bad
-//! input with the contract's JSON error body rather than axum's plain-text rejections.
+//! HTTP handlers, one module per resource; the route table, where each route is registered once
+//! together with its handler's OpenAPI operation; and the extractors the handlers share, which
+//! answer bad input with the contract's JSON error body rather than axum's plain-text rejections.
 
 pub mod errors;
 pub mod events;
@@ -13,11 +14,60 @@ pub mod templates;
 pub mod upload;
 pub mod webhooks;
 
-use axum::extract::{FromRequestParts, Path};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path};
 use axum::http::request::Parts;
+use axum::routing::get;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Every `/api/v1` route with its operation. `routes!` takes the handlers of one path, so a
+/// route cannot be served without its operation in the OpenAPI document, nor documented and not
+/// served. The caller puts them behind `auth::require`.
+pub(crate) fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::default()
+        .routes(routes!(upload::upload, files::list_files))
+        .routes(routes!(files::get_file, files::delete_file))
+        .routes(routes!(rows::list_rows))
+        .routes(routes!(export::export_rows))
+        .routes(routes!(errors::list_errors))
+        .routes(routes!(errors::export_errors))
+        .routes(routes!(tasks::get_task))
+        .routes(routes!(events::list_events))
+        .routes(routes!(events::stream_events))
+        .routes(routes!(webhooks::create_webhook, webhooks::list_webhooks))
+        .routes(routes!(
+            webhooks::get_webhook,
+            webhooks::patch_webhook,
+            webhooks::delete_webhook
+        ))
+        .routes(routes!(webhooks::rotate_secret))
+        .routes(routes!(webhooks::replay))
+        .routes(routes!(webhooks::list_attempts))
+        .routes(routes!(templates::list_templates))
+        .routes(
+            routes!(
+                templates::put_template,
+                templates::get_template,
+                templates::delete_template
+            )
+            .layer(DefaultBodyLimit::max(templates::MAX_TEMPLATE_BYTES)),
+        )
+}
+
+/// The routes that answer without credentials: the probes, the OpenAPI document (all three
+/// documented) and the web page (not an API, so not documented).
+pub(crate) fn public() -> OpenApiRouter<AppState> {
+    OpenApiRouter::default()
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+        .routes(routes!(crate::openapi::openapi_json))
+        .route("/", get(page::index))
+        .route("/assets/{name}", get(page::asset))
+}
 
 /// The `{source_file_id}` or `{task_id}` of a path; anything but a UUID is a JSON `400`.
 pub struct PathId(pub Uuid);
