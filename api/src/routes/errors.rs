@@ -21,7 +21,7 @@ use super::export::content_disposition;
 use super::{query, PathId};
 use crate::auth::Principal;
 use crate::csv_safe;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::state::AppState;
 
 const DEFAULT_LIMIT: i64 = 100;
@@ -162,7 +162,7 @@ pub async fn export_errors(
     let Query(q) = q.map_err(query::rejected)?;
     if q.format.as_deref().is_some_and(|f| f != "csv") {
         return Err(ApiError::bad_request(
-            "invalid_parameter",
+            ApiErrorCode::InvalidParameter,
             "format must be csv",
         ));
     }
@@ -263,7 +263,7 @@ async fn final_file(
         .ok_or_else(not_found)?;
     if !task.status.is_final() {
         return Err(ApiError::Conflict {
-            code: "not_parsed",
+            code: ApiErrorCode::NotParsed,
             message: format!(
                 "the file has no report yet: its task is {}",
                 task.status.as_str()

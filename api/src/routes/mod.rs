@@ -21,7 +21,7 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ApiErrorCode};
 use crate::state::AppState;
 
 /// Every `/api/v1` route with its operation. `routes!` takes the handlers of one path, so a
@@ -78,7 +78,7 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let Path(id) = Path::<Uuid>::from_request_parts(parts, state)
             .await
-            .map_err(|e| ApiError::bad_request("invalid_parameter", e.body_text()))?;
+            .map_err(|e| ApiError::bad_request(ApiErrorCode::InvalidParameter, e.body_text()))?;
         Ok(PathId(id))
     }
 }
@@ -87,13 +87,13 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
 pub mod query {
     use axum::extract::rejection::QueryRejection;
 
-    use crate::error::ApiError;
+    use crate::error::{ApiError, ApiErrorCode};
 
     /// Largest page of any paged endpoint.
     pub const MAX_LIMIT: i64 = 1000;
 
     pub fn rejected(e: QueryRejection) -> ApiError {
-        ApiError::bad_request("invalid_parameter", e.body_text())
+        ApiError::bad_request(ApiErrorCode::InvalidParameter, e.body_text())
     }
 
     /// `limit`, or `default` when absent; `400` outside 1..=[`MAX_LIMIT`].
@@ -103,7 +103,7 @@ pub mod query {
             Ok(limit)
         } else {
             Err(ApiError::bad_request(
-                "invalid_parameter",
+                ApiErrorCode::InvalidParameter,
                 format!("limit must be between 1 and {MAX_LIMIT}"),
             ))
         }
@@ -113,7 +113,7 @@ pub mod query {
     pub fn after<T: Into<i64> + Copy>(after: Option<T>) -> Result<Option<T>, ApiError> {
         match after {
             Some(a) if a.into() < 0 => Err(ApiError::bad_request(
-                "invalid_parameter",
+                ApiErrorCode::InvalidParameter,
                 "after must be ≥ 0",
             )),
             after => Ok(after),
@@ -137,7 +137,7 @@ pub mod query {
         match sheet.unwrap_or(0) {
             s if s >= 0 => Ok(s),
             _ => Err(ApiError::bad_request(
-                "invalid_parameter",
+                ApiErrorCode::InvalidParameter,
                 "sheet must be ≥ 0",
             )),
         }

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::{query, PathId};
 use crate::auth::Principal;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::state::AppState;
 use crate::views::{RowView, RowsPage, SheetView};
 
@@ -101,7 +101,7 @@ pub(super) async fn parsed_sheet(
         .ok_or_else(not_found)?;
     if task.status != TaskStatus::Completed {
         return Err(ApiError::Conflict {
-            code: "not_parsed",
+            code: ApiErrorCode::NotParsed,
             message: format!(
                 "the file has no rows to show: its task is {}",
                 task.status.as_str()

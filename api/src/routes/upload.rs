@@ -25,7 +25,7 @@ use uuid::Uuid;
 
 use crate::auth::Principal;
 use crate::body_guard::{self, Trip, Tripped};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::metered_field::{clean_file_name, BodyError, MeteredField, Streamed};
 use crate::state::AppState;
 use crate::views::UploadView;
@@ -105,7 +105,7 @@ pub async fn upload(
             Some(field) => form.read(field, &errors).await?,
             None => {
                 return Err(ApiError::bad_request(
-                    "missing_file_part",
+                    ApiErrorCode::MissingFilePart,
                     "the multipart body has no part named `file`",
                 ))
             }
@@ -220,7 +220,8 @@ async fn guarded_multipart(
     state: &AppState,
     trip: Trip,
 ) -> Result<Multipart, ApiError> {
-    let malformed = |message: String| ApiError::bad_request("malformed_multipart", message);
+    let malformed =
+        |message: String| ApiError::bad_request(ApiErrorCode::MalformedMultipart, message);
     let content_type = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -252,13 +253,13 @@ async fn only_one_file_part(multipart: &mut Multipart, errors: &Errors) -> Resul
         match field.name() {
             Some("file") => {
                 return Err(ApiError::bad_request(
-                    "multiple_file_parts",
+                    ApiErrorCode::MultipleFileParts,
                     "the multipart body has more than one part named `file`",
                 ))
             }
             Some(name @ (TEMPLATE_PART | ON_INVALID_PART)) => {
                 return Err(ApiError::bad_request(
-                    "misplaced_part",
+                    ApiErrorCode::MisplacedPart,
                     format!("the `{name}` part must come before the `file` part"),
                 ))
             }
@@ -284,7 +285,7 @@ async fn replay(
         && file.sha256 == streamed.sha256;
     if !same {
         return Err(ApiError::Conflict {
-            code: "idempotency_key_reused",
+            code: ApiErrorCode::IdempotencyKeyReused,
             message: "this Idempotency-Key was used for a different file".into(),
         });
     }
@@ -316,7 +317,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     };
     let invalid = || {
         ApiError::bad_request(
-            "invalid_idempotency_key",
+            ApiErrorCode::InvalidIdempotencyKey,
             "Idempotency-Key must be 1 to 200 visible ASCII characters",
         )
     };
@@ -346,18 +347,18 @@ impl Errors {
     fn multipart(&self, err: axum::extract::multipart::MultipartError) -> ApiError {
         match self.trip.get() {
             Some(Tripped::PartHeaderTooLarge) => ApiError::bad_request(
-                "part_header_too_large",
+                ApiErrorCode::PartHeaderTooLarge,
                 "a multipart part header is larger than the limit",
             ),
             Some(Tripped::Idle) => ApiError::Refused {
                 status: StatusCode::REQUEST_TIMEOUT,
-                code: "body_timeout",
+                code: ApiErrorCode::BodyTimeout,
                 message: "the request body stopped arriving".into(),
             },
             None if err.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 ApiError::PayloadTooLarge { limit: self.limit }
             }
-            None => ApiError::bad_request("malformed_multipart", err.body_text()),
+            None => ApiError::bad_request(ApiErrorCode::MalformedMultipart, err.body_text()),
         }
     }
 
@@ -404,7 +405,7 @@ impl FormFields {
         while let Some(chunk) = field.chunk().await.map_err(|e| errors.multipart(e))? {
             if text.len() + chunk.len() > MAX_TEXT_PART {
                 return Err(unprocessable(
-                    "invalid_parameter",
+                    ApiErrorCode::InvalidParameter,
                     format!("the `{name}` part is longer than {MAX_TEXT_PART} bytes"),
                 ));
             }
@@ -412,7 +413,7 @@ impl FormFields {
         }
         let text = String::from_utf8(text).map_err(|_| {
             unprocessable(
-                "invalid_parameter",
+                ApiErrorCode::InvalidParameter,
                 format!("the `{name}` part is not UTF-8"),
             )
         })?;
@@ -431,7 +432,7 @@ impl FormFields {
             None => None,
             Some(text) => Some(OnInvalid::parse(text).ok_or_else(|| {
                 unprocessable(
-                    "invalid_parameter",
+                    ApiErrorCode::InvalidParameter,
                     "on_invalid must be reject_file, drop_invalid_rows or keep_invalid_rows",
                 )
             })?),
@@ -439,13 +440,18 @@ impl FormFields {
         let Some(name) = self.template.as_deref() else {
             if on_invalid.is_some() {
                 return Err(unprocessable(
-                    "invalid_parameter",
+                    ApiErrorCode::InvalidParameter,
                     "on_invalid applies only to an upload with a template",
                 ));
             }
             return Ok(None);
         };
-        let unknown = || unprocessable("unknown_template", format!("no template {name:?}"));
+        let unknown = || {
+            unprocessable(
+                ApiErrorCode::UnknownTemplate,
+                format!("no template {name:?}"),
+            )
+        };
         if !crate::routes::templates::valid_name(name) {
             return Err(unknown());
         }
@@ -464,7 +470,7 @@ impl FormFields {
     }
 }
 
-fn unprocessable(code: &'static str, message: impl Into<String>) -> ApiError {
+fn unprocessable(code: ApiErrorCode, message: impl Into<String>) -> ApiError {
     ApiError::Refused {
         status: StatusCode::UNPROCESSABLE_ENTITY,
         code,
