@@ -45,7 +45,7 @@ pub fn app(state: AppState) -> Router {
     let body_limit =
         usize::try_from(state.max_upload_bytes.saturating_add(1024 * 1024)).unwrap_or(usize::MAX);
     let api = routes::api().route_layer(axum::middleware::from_fn_with_state(
-        state.clone(),
+        state.auth.clone(),
         auth::require,
     ));
     let (router, _) = routes::public().merge(api).split_for_parts();

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use shared::config::{DatabaseConfig, StorageConfig, TelemetryConfig};
 
-use crate::auth::entra::EntraConfig;
+mod entra;
+pub use entra::EntraConfig;
 
 /// Where `/metrics` listens when `METRICS_ADDR` is unset; the worker's default differs, so the
 /// two run side by side on one host.
