@@ -44,13 +44,10 @@ pub struct EntraConfig {
 }
 
 impl EntraConfig {
-    /// Entra off (only API keys), the other settings at their defaults.
+    /// Entra off (only API keys), the other settings at their defaults: the section's own
+    /// defaults, which set no tenant and no audience, and never the environment's values.
     pub fn disabled() -> Self {
-        Self {
-            tenant_id: None,
-            audience: Vec::new(),
-            ..super::defaults()
-        }
+        shared::config::from_args(&[])
     }
 
     pub fn enabled(&self) -> bool {

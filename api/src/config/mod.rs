@@ -105,7 +105,7 @@ pub struct HttpConfig {
 
 impl Default for HttpConfig {
     fn default() -> Self {
-        defaults()
+        shared::config::from_args(&[])
     }
 }
 
@@ -149,13 +149,4 @@ impl Default for WebhooksConfig {
     fn default() -> Self {
         shared::config::from_args(&[])
     }
-}
-
-/// A settings section with the values its clap attributes give (and the environment's), so
-/// each default is written once, in the attribute that `--help` shows.
-pub fn defaults<T: clap::Args + clap::FromArgMatches>() -> T {
-    T::from_arg_matches(
-        &T::augment_args(clap::Command::new("defaults")).get_matches_from(["defaults"]),
-    )
-    .unwrap_or_else(|e| unreachable!("a section's defaults parse: {e}"))
 }
