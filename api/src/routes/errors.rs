@@ -167,12 +167,20 @@ pub async fn export_errors(
         ));
     }
     let (file, task) = final_file(&state, &principal, id).await?;
-    let columns: Vec<String> = task
+    // No validation result (an upload without a template): no columns, only `errors`. One the
+    // worker wrote that does not decode is a bug, not an empty file.
+    let columns: Vec<String> = match task
         .result
         .as_ref()
         .and_then(|r| r.pointer("/validation/source_columns"))
-        .and_then(|c| serde_json::from_value(c.clone()).ok())
-        .unwrap_or_default();
+    {
+        Some(columns) => Vec::deserialize(columns).map_err(|e| {
+            ApiError::Internal(
+                anyhow::Error::new(e).context(format!("the source columns of file {id}'s task")),
+            )
+        })?,
+        None => Vec::new(),
+    };
     let disposition = content_disposition(&file.file_name, "rejected", "csv");
     let header = csv_record(columns.iter().map(String::as_str).chain(["errors"]));
     let width = columns.len();
