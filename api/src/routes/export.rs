@@ -186,6 +186,7 @@ async fn produce(db: PgPool, id: Uuid, sheet_index: i32, encoder: Encoder, tx: S
             }
         }
     }
+    out.extend_from_slice(encoder.finish());
     if !out.is_empty() {
         tx.send(Ok(Bytes::from(out))).await;
     }
