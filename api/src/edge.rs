@@ -18,7 +18,7 @@ use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ApiErrorCode};
 
 /// Longest accepted request target (path and query).
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -38,7 +38,7 @@ pub async fn limits(mut req: Request, next: Next) -> Response {
     if req.uri().to_string().len() > MAX_URI_BYTES {
         return refused_at_the_edge(ApiError::Refused {
             status: StatusCode::URI_TOO_LONG,
-            code: "uri_too_long",
+            code: ApiErrorCode::UriTooLong,
             message: format!("the request target is longer than {MAX_URI_BYTES} bytes"),
         });
     }
@@ -50,7 +50,7 @@ pub async fn limits(mut req: Request, next: Next) -> Response {
     if headers.len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
         return refused_at_the_edge(ApiError::Refused {
             status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            code: "headers_too_large",
+            code: ApiErrorCode::HeadersTooLarge,
             message: format!(
                 "the request has more than {MAX_HEADERS} headers or {MAX_HEADER_BYTES} bytes of them"
             ),

@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post, put};
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -45,76 +44,13 @@ pub fn app(state: AppState) -> Router {
     // this outer bound only stops a body that is far past it (multipart framing is small).
     let body_limit =
         usize::try_from(state.max_upload_bytes.saturating_add(1024 * 1024)).unwrap_or(usize::MAX);
-    let api = Router::new()
-        .route(
-            "/api/v1/files",
-            post(routes::upload::upload).get(routes::files::list_files),
-        )
-        .route(
-            "/api/v1/files/{source_file_id}",
-            get(routes::files::get_file).delete(routes::files::delete_file),
-        )
-        .route(
-            "/api/v1/files/{source_file_id}/rows",
-            get(routes::rows::list_rows),
-        )
-        .route(
-            "/api/v1/files/{source_file_id}/rows/export",
-            get(routes::export::export_rows),
-        )
-        .route(
-            "/api/v1/files/{source_file_id}/errors",
-            get(routes::errors::list_errors),
-        )
-        .route(
-            "/api/v1/files/{source_file_id}/errors/export",
-            get(routes::errors::export_errors),
-        )
-        .route("/api/v1/tasks/{task_id}", get(routes::tasks::get_task))
-        .route("/api/v1/events", get(routes::events::list_events))
-        .route("/api/v1/events/stream", get(routes::events::stream_events))
-        .route(
-            "/api/v1/webhooks",
-            post(routes::webhooks::create_webhook).get(routes::webhooks::list_webhooks),
-        )
-        .route(
-            "/api/v1/webhooks/{webhook_id}",
-            get(routes::webhooks::get_webhook)
-                .patch(routes::webhooks::patch_webhook)
-                .delete(routes::webhooks::delete_webhook),
-        )
-        .route(
-            "/api/v1/webhooks/{webhook_id}/secret/rotate",
-            post(routes::webhooks::rotate_secret),
-        )
-        .route(
-            "/api/v1/webhooks/{webhook_id}/replay",
-            post(routes::webhooks::replay),
-        )
-        .route(
-            "/api/v1/webhooks/{webhook_id}/attempts",
-            get(routes::webhooks::list_attempts),
-        )
-        .route("/api/v1/templates", get(routes::templates::list_templates))
-        .route(
-            "/api/v1/templates/{name}",
-            put(routes::templates::put_template)
-                .get(routes::templates::get_template)
-                .delete(routes::templates::delete_template)
-                .layer(DefaultBodyLimit::max(routes::templates::MAX_TEMPLATE_BYTES)),
-        )
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            auth::require,
-        ));
+    let api = routes::api().route_layer(axum::middleware::from_fn_with_state(
+        state.auth.clone(),
+        auth::require,
+    ));
+    let (router, _) = routes::public().merge(api).split_for_parts();
     let request_timeout = state.http.request_timeout;
-    Router::new()
-        .merge(api)
-        .route("/", get(routes::page::index))
-        .route("/assets/{name}", get(routes::page::asset))
-        .route("/healthz", get(routes::health::healthz))
-        .route("/readyz", get(routes::health::readyz))
-        .route("/openapi.json", get(openapi::openapi_json))
+    router
         .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
         .method_not_allowed_fallback(edge::method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))

@@ -1,57 +1,43 @@
-//! The OpenAPI 3.1 document, generated from the handlers' annotations and the view types, with
-//! the two ways to authenticate as security schemes.
+//! The OpenAPI 3.1 document: the operations of the routes the router serves (registered together
+//! in [`crate::routes`]), the view types, and the two ways to authenticate as security schemes.
+
+use std::sync::LazyLock;
 
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
 
-use crate::routes::{
-    errors, events, export, files, health, rows, tasks, templates, upload, webhooks,
-};
+use crate::routes::{export, upload};
 
+/// What the route table does not say: the document's info, and schemas no operation refers to.
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "sheetrelay",
         description = "Upload CSV/TSV and Excel files; follow their parse task, or be told when it ends through webhooks, the event feed or the event stream; page through, export or delete the parsed rows. Every /api/v1 route needs `Authorization: Bearer <API key or Entra ID access token>`."
     ),
-    paths(
-        upload::upload,
-        files::list_files,
-        files::get_file,
-        files::delete_file,
-        rows::list_rows,
-        export::export_rows,
-        errors::list_errors,
-        errors::export_errors,
-        tasks::get_task,
-        events::list_events,
-        events::stream_events,
-        webhooks::create_webhook,
-        webhooks::list_webhooks,
-        webhooks::get_webhook,
-        webhooks::patch_webhook,
-        webhooks::delete_webhook,
-        webhooks::rotate_secret,
-        webhooks::replay,
-        webhooks::list_attempts,
-        templates::put_template,
-        templates::list_templates,
-        templates::get_template,
-        templates::delete_template,
-        health::healthz,
-        health::readyz,
-        openapi_json
-    ),
     components(schemas(
         crate::error::ErrorBody,
         crate::views::UploadView,
         export::ExportFormat,
         upload::UploadForm
-    )),
-    modifiers(&SecuritySchemes, &EdgeResponses)
+    ))
 )]
-pub struct ApiDoc;
+struct ApiDoc;
+
+/// The document, from the same route table as the router ([`crate::routes::api`] and
+/// [`crate::routes::public`]), so it describes exactly the routes served.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let mut doc = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(crate::routes::api())
+        .merge(crate::routes::public())
+        .into_openapi();
+    // After the paths are in: the edge's answers are added to every operation.
+    SecuritySchemes.modify(&mut doc);
+    EdgeResponses.modify(&mut doc);
+    doc
+}
 
 /// `api_key`: a key from `api keys create`; `entra_id`: an Entra ID access token. Both travel
 /// as a bearer token.
@@ -142,5 +128,7 @@ impl Modify for EdgeResponses {
 #[utoipa::path(get, path = "/openapi.json", tag = "operations",
     responses((status = 200, content_type = "application/json")))]
 pub async fn openapi_json() -> axum::Json<utoipa::openapi::OpenApi> {
-    axum::Json(ApiDoc::openapi())
+    // Built once: the route table does not change while the process runs.
+    static DOCUMENT: LazyLock<utoipa::openapi::OpenApi> = LazyLock::new(document);
+    axum::Json(DOCUMENT.clone())
 }

@@ -1,6 +1,7 @@
 //! Code shared by the `api` and `worker` binaries: configuration, telemetry and metrics, graceful
 //! shutdown, the domain types, the Postgres repositories and the Azure Storage clients.
 
+pub mod codes;
 pub mod config;
 pub mod db;
 pub mod docs;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use api::auth::entra::EntraConfig;
+use api::config::EntraConfig;
 use api::config::HttpConfig;
 use shared::config::{DatabaseConfig, StorageConfig, TelemetryConfig};
 use shared::storage::BlobStore;

@@ -9,36 +9,41 @@ use uuid::Uuid;
 
 const CSV: &[u8] = b"id,name\n1,Alice\n2,Bob\n";
 
-/// Every `/api/v1` route, with ids that exist for tenant `default`.
+/// Every `/api/v1` route, with ids that exist for tenant `default`: read from the api's OpenAPI
+/// document, which is built from the same route table as its router.
 fn routes(file: &str, task: &str) -> Vec<(Method, String)> {
-    vec![
-        (Method::GET, "/api/v1/files".into()),
-        (Method::POST, "/api/v1/files".into()),
-        (Method::GET, format!("/api/v1/files/{file}")),
-        (Method::DELETE, format!("/api/v1/files/{file}")),
-        (Method::GET, format!("/api/v1/files/{file}/rows")),
-        (Method::GET, format!("/api/v1/files/{file}/rows/export")),
-        (Method::GET, format!("/api/v1/files/{file}/errors")),
-        (Method::GET, format!("/api/v1/files/{file}/errors/export")),
-        (Method::GET, format!("/api/v1/tasks/{task}")),
-        (Method::GET, "/api/v1/templates".into()),
-        (Method::GET, "/api/v1/templates/invoices".into()),
-        (Method::PUT, "/api/v1/templates/invoices".into()),
-        (Method::DELETE, "/api/v1/templates/invoices".into()),
-        (Method::GET, "/api/v1/events".into()),
-        (Method::GET, "/api/v1/events/stream".into()),
-        (Method::GET, "/api/v1/webhooks".into()),
-        (Method::POST, "/api/v1/webhooks".into()),
-        (Method::GET, format!("/api/v1/webhooks/{file}")),
-        (Method::PATCH, format!("/api/v1/webhooks/{file}")),
-        (Method::DELETE, format!("/api/v1/webhooks/{file}")),
-        (
-            Method::POST,
-            format!("/api/v1/webhooks/{file}/secret/rotate"),
-        ),
-        (Method::POST, format!("/api/v1/webhooks/{file}/replay")),
-        (Method::GET, format!("/api/v1/webhooks/{file}/attempts")),
-    ]
+    let doc = serde_json::to_value(api::openapi::document()).expect("the document is JSON");
+    let mut routes = Vec::new();
+    for (template, item) in doc["paths"].as_object().expect("paths") {
+        if !template.starts_with("/api/v1/") {
+            continue;
+        }
+        let path = template
+            .replace("{source_file_id}", file)
+            .replace("{task_id}", task)
+            .replace("{webhook_id}", file)
+            .replace("{name}", "invoices");
+        assert!(
+            !path.contains('{'),
+            "a parameter this test cannot fill: {template}"
+        );
+        // A path item's other keys (`parameters`, `summary`) are not operations.
+        let operations = item.as_object().expect("a path item").keys().filter(|k| {
+            [
+                "get", "put", "post", "delete", "patch", "head", "options", "trace",
+            ]
+            .contains(&k.as_str())
+        });
+        for method in operations {
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).expect("a method");
+            routes.push((method, path.clone()));
+        }
+    }
+    assert!(
+        routes.len() > 20,
+        "the document lists the routes: {routes:?}"
+    );
+    routes
 }
 
 async fn upload(

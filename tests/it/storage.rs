@@ -112,6 +112,38 @@ async fn a_body_error_after_several_blocks_commits_nothing() {
 }
 
 #[tokio::test]
+async fn a_block_writer_commits_its_blocks_in_order_or_discards_them_all() {
+    let cfg = config().await;
+    let store = BlobStore::new(&cfg).unwrap();
+    store.ensure_container().await.unwrap();
+    // Blocks of any size, as the requests of a resumable upload bring them.
+    let data = pattern(3 * 1024 * 1024 + 777);
+    let blocks: Vec<&[u8]> = data.chunks(1024 * 1024 + 1).collect();
+    let mut writer = store.block_writer("parts.bin");
+    for block in &blocks {
+        writer.stage(Bytes::copy_from_slice(block)).await.unwrap();
+    }
+    assert_eq!(writer.staged(), blocks.len());
+    assert!(
+        store.list_names().await.unwrap().is_empty(),
+        "nothing is visible before the commit"
+    );
+    writer.commit("application/octet-stream").await.unwrap();
+    let mut out = Vec::new();
+    store.download_to("parts.bin", &mut out).await.unwrap();
+    assert!(out == data, "the blob is the blocks in order");
+
+    let mut writer = store.block_writer("dropped.bin");
+    writer.stage(Bytes::from(pattern(1000))).await.unwrap();
+    writer.discard().await.unwrap();
+    assert_eq!(
+        store.list_names_with_uncommitted().await.unwrap(),
+        ["parts.bin"],
+        "a discarded writer leaves no blob and no staged blocks"
+    );
+}
+
+#[tokio::test]
 async fn update_visibility_returns_a_receipt_that_replaces_the_old_one() {
     let cfg = config().await;
     let queue = QueueClient::new(&cfg, &cfg.queue_name).unwrap();

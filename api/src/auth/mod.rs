@@ -11,6 +11,8 @@
 pub mod api_key;
 pub mod entra;
 
+use std::sync::Arc;
+
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
@@ -18,9 +20,9 @@ use axum::response::{IntoResponse, Response};
 use shared::db;
 use sqlx::PgPool;
 
+use crate::config::EntraConfig;
 use crate::error::ApiError;
-use crate::state::AppState;
-use entra::{EntraConfig, EntraError, EntraValidator};
+use entra::{EntraError, EntraValidator};
 
 /// The tenant of keys created without `--tenant`, and of files uploaded before tenants existed.
 pub const DEFAULT_TENANT: &str = "default";
@@ -104,12 +106,17 @@ fn bearer(req: &Request) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// Middleware on every `/api/v1` route: no principal, no answer.
-pub async fn require(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+/// Middleware on every `/api/v1` route: no principal, no answer. It takes the authenticator
+/// alone, not the whole `AppState`, which holds the authenticator.
+pub async fn require(
+    State(auth): State<Arc<Authenticator>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let Some(token) = bearer(&req) else {
         return ApiError::Unauthorized("no bearer token").into_response();
     };
-    match state.auth.authenticate(token).await {
+    match auth.authenticate(token).await {
         Ok(principal) => {
             tracing::Span::current().record("tenant_id", principal.tenant_id.as_str());
             req.extensions_mut().insert(principal);

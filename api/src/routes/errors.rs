@@ -21,7 +21,7 @@ use super::export::content_disposition;
 use super::{query, PathId};
 use crate::auth::Principal;
 use crate::csv_safe;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::state::AppState;
 
 const DEFAULT_LIMIT: i64 = 100;
@@ -162,17 +162,25 @@ pub async fn export_errors(
     let Query(q) = q.map_err(query::rejected)?;
     if q.format.as_deref().is_some_and(|f| f != "csv") {
         return Err(ApiError::bad_request(
-            "invalid_parameter",
+            ApiErrorCode::InvalidParameter,
             "format must be csv",
         ));
     }
     let (file, task) = final_file(&state, &principal, id).await?;
-    let columns: Vec<String> = task
+    // No validation result (an upload without a template): no columns, only `errors`. One the
+    // worker wrote that does not decode is a bug, not an empty file.
+    let columns: Vec<String> = match task
         .result
         .as_ref()
         .and_then(|r| r.pointer("/validation/source_columns"))
-        .and_then(|c| serde_json::from_value(c.clone()).ok())
-        .unwrap_or_default();
+    {
+        Some(columns) => Vec::deserialize(columns).map_err(|e| {
+            ApiError::Internal(
+                anyhow::Error::new(e).context(format!("the source columns of file {id}'s task")),
+            )
+        })?,
+        None => Vec::new(),
+    };
     let disposition = content_disposition(&file.file_name, "rejected", "csv");
     let header = csv_record(columns.iter().map(String::as_str).chain(["errors"]));
     let width = columns.len();
@@ -263,7 +271,7 @@ async fn final_file(
         .ok_or_else(not_found)?;
     if !task.status.is_final() {
         return Err(ApiError::Conflict {
-            code: "not_parsed",
+            code: ApiErrorCode::NotParsed,
             message: format!(
                 "the file has no report yet: its task is {}",
                 task.status.as_str()

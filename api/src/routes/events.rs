@@ -23,7 +23,7 @@ use uuid::Uuid;
 
 use super::query;
 use crate::auth::Principal;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::event_hub::Wake;
 use crate::state::AppState;
 
@@ -129,14 +129,17 @@ pub async fn stream_events(
                 .ok()
                 .and_then(|s| s.trim().parse::<Uuid>().ok())
                 .ok_or_else(|| {
-                    ApiError::bad_request("invalid_parameter", "Last-Event-ID is not an event id")
+                    ApiError::bad_request(
+                        ApiErrorCode::InvalidParameter,
+                        "Last-Event-ID is not an event id",
+                    )
                 })?,
         ),
         None => None,
     };
     let permit = state.events.admit().ok_or_else(|| ApiError::Refused {
         status: StatusCode::SERVICE_UNAVAILABLE,
-        code: "too_many_streams",
+        code: ApiErrorCode::TooManyStreams,
         message:
             "this server holds as many event streams as it allows; retry later or read the feed"
                 .into(),
@@ -172,7 +175,7 @@ async fn resume_after(db: &PgPool, tenant_id: &str, id: Uuid) -> Result<i64, Api
         .await?
         .ok_or_else(|| ApiError::Refused {
             status: StatusCode::GONE,
-            code: "unknown_cursor",
+            code: ApiErrorCode::UnknownCursor,
             message: format!(
                 "no event {id} is kept for you (removed by retention, or never yours): start again without it"
             ),

@@ -18,7 +18,6 @@ use axum::Extension;
 use futures::StreamExt as _;
 use serde::Deserialize;
 use shared::db;
-use shared::domain::ColumnType;
 use sqlx::PgPool;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -84,9 +83,7 @@ pub async fn export_rows(
     let Query(q) = q.map_err(query::rejected)?;
     let sheet_index = query::sheet(q.sheet)?;
     let format = q.format.unwrap_or_default();
-    let (file, sheet) = parsed_sheet(&state, &principal, id, sheet_index).await?;
-    let types: Vec<ColumnType> = serde_json::from_value(sheet.column_types).unwrap_or_default();
-    let columns: Vec<String> = serde_json::from_value(sheet.columns).unwrap_or_default();
+    let (file, sheet, columns) = parsed_sheet(&state, &principal, id, sheet_index).await?;
 
     let (content_type, extension) = match format {
         ExportFormat::Csv => ("text/csv; charset=utf-8", "csv"),
@@ -101,8 +98,8 @@ pub async fn export_rows(
         sheet_index,
         Encoder {
             format,
-            types,
-            columns,
+            types: columns.types,
+            columns: columns.names,
         },
         Sink {
             tx,
@@ -189,6 +186,7 @@ async fn produce(db: PgPool, id: Uuid, sheet_index: i32, encoder: Encoder, tx: S
             }
         }
     }
+    out.extend_from_slice(encoder.finish());
     if !out.is_empty() {
         tx.send(Ok(Bytes::from(out))).await;
     }

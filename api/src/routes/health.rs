@@ -8,7 +8,7 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde::Serialize;
 
-use crate::error::ErrorDetail;
+use crate::error::{ApiErrorCode, ErrorDetail};
 use crate::state::AppState;
 
 /// How long readiness waits for each dependency before calling it down.
@@ -38,8 +38,8 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let blob = tokio::time::timeout(PROBE_TIMEOUT, state.blobs.ping());
     let (pg, blob) = tokio::join!(pg, blob);
     let (postgres, blob_storage) = (matches!(pg, Ok(Ok(_))), matches!(blob, Ok(Ok(_))));
-    let down = |code: &str, what: &str| ErrorDetail {
-        code: code.to_owned(),
+    let down = |code: ApiErrorCode, what: &str| ErrorDetail {
+        code,
         message: format!("not ready: {what} does not answer"),
         details: None,
     };
@@ -47,9 +47,9 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         postgres,
         blob_storage,
         error: if !postgres {
-            Some(down("database_unavailable", "Postgres"))
+            Some(down(ApiErrorCode::DatabaseUnavailable, "Postgres"))
         } else if !blob_storage {
-            Some(down("storage_unavailable", "Blob Storage"))
+            Some(down(ApiErrorCode::StorageUnavailable, "Blob Storage"))
         } else {
             None
         },

@@ -1,5 +1,6 @@
-//! HTTP handlers, one module per resource, and the extractors they share, which answer bad
-//! input with the contract's JSON error body rather than axum's plain-text rejections.
+//! HTTP handlers, one module per resource; the route table, where each route is registered once
+//! together with its handler's OpenAPI operation; and the extractors the handlers share, which
+//! answer bad input with the contract's JSON error body rather than axum's plain-text rejections.
 
 pub mod errors;
 pub mod events;
@@ -13,11 +14,60 @@ pub mod templates;
 pub mod upload;
 pub mod webhooks;
 
-use axum::extract::{FromRequestParts, Path};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path};
 use axum::http::request::Parts;
+use axum::routing::get;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
+use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ApiErrorCode};
+use crate::state::AppState;
+
+/// Every `/api/v1` route with its operation. `routes!` takes the handlers of one path, so a
+/// route cannot be served without its operation in the OpenAPI document, nor documented and not
+/// served. The caller puts them behind `auth::require`.
+pub(crate) fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::default()
+        .routes(routes!(upload::upload, files::list_files))
+        .routes(routes!(files::get_file, files::delete_file))
+        .routes(routes!(rows::list_rows))
+        .routes(routes!(export::export_rows))
+        .routes(routes!(errors::list_errors))
+        .routes(routes!(errors::export_errors))
+        .routes(routes!(tasks::get_task))
+        .routes(routes!(events::list_events))
+        .routes(routes!(events::stream_events))
+        .routes(routes!(webhooks::create_webhook, webhooks::list_webhooks))
+        .routes(routes!(
+            webhooks::get_webhook,
+            webhooks::patch_webhook,
+            webhooks::delete_webhook
+        ))
+        .routes(routes!(webhooks::rotate_secret))
+        .routes(routes!(webhooks::replay))
+        .routes(routes!(webhooks::list_attempts))
+        .routes(routes!(templates::list_templates))
+        .routes(
+            routes!(
+                templates::put_template,
+                templates::get_template,
+                templates::delete_template
+            )
+            .layer(DefaultBodyLimit::max(templates::MAX_TEMPLATE_BYTES)),
+        )
+}
+
+/// The routes that answer without credentials: the probes, the OpenAPI document (all three
+/// documented) and the web page (not an API, so not documented).
+pub(crate) fn public() -> OpenApiRouter<AppState> {
+    OpenApiRouter::default()
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+        .routes(routes!(crate::openapi::openapi_json))
+        .route("/", get(page::index))
+        .route("/assets/{name}", get(page::asset))
+}
 
 /// The `{source_file_id}` or `{task_id}` of a path; anything but a UUID is a JSON `400`.
 pub struct PathId(pub Uuid);
@@ -28,7 +78,7 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let Path(id) = Path::<Uuid>::from_request_parts(parts, state)
             .await
-            .map_err(|e| ApiError::bad_request("invalid_parameter", e.body_text()))?;
+            .map_err(|e| ApiError::bad_request(ApiErrorCode::InvalidParameter, e.body_text()))?;
         Ok(PathId(id))
     }
 }
@@ -37,13 +87,13 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
 pub mod query {
     use axum::extract::rejection::QueryRejection;
 
-    use crate::error::ApiError;
+    use crate::error::{ApiError, ApiErrorCode};
 
     /// Largest page of any paged endpoint.
     pub const MAX_LIMIT: i64 = 1000;
 
     pub fn rejected(e: QueryRejection) -> ApiError {
-        ApiError::bad_request("invalid_parameter", e.body_text())
+        ApiError::bad_request(ApiErrorCode::InvalidParameter, e.body_text())
     }
 
     /// `limit`, or `default` when absent; `400` outside 1..=[`MAX_LIMIT`].
@@ -53,7 +103,7 @@ pub mod query {
             Ok(limit)
         } else {
             Err(ApiError::bad_request(
-                "invalid_parameter",
+                ApiErrorCode::InvalidParameter,
                 format!("limit must be between 1 and {MAX_LIMIT}"),
             ))
         }
@@ -63,7 +113,7 @@ pub mod query {
     pub fn after<T: Into<i64> + Copy>(after: Option<T>) -> Result<Option<T>, ApiError> {
         match after {
             Some(a) if a.into() < 0 => Err(ApiError::bad_request(
-                "invalid_parameter",
+                ApiErrorCode::InvalidParameter,
                 "after must be ≥ 0",
             )),
             after => Ok(after),
@@ -87,7 +137,7 @@ pub mod query {
         match sheet.unwrap_or(0) {
             s if s >= 0 => Ok(s),
             _ => Err(ApiError::bad_request(
-                "invalid_parameter",
+                ApiErrorCode::InvalidParameter,
                 "sheet must be ≥ 0",
             )),
         }

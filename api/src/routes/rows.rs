@@ -6,13 +6,14 @@ use axum::extract::{Query, State};
 use axum::{Extension, Json};
 use serde::Deserialize;
 use shared::db;
+use shared::db::rows::SheetColumns;
 use shared::db::source_files::SourceFile;
 use shared::domain::{column_type, ColumnType, TaskStatus};
 use uuid::Uuid;
 
 use super::{query, PathId};
 use crate::auth::Principal;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::state::AppState;
 use crate::views::{RowView, RowsPage, SheetView};
 
@@ -57,9 +58,7 @@ pub async fn list_rows(
     let sheet_index = query::sheet(q.sheet)?;
     let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
     let after = query::after(q.after)?;
-    let (_, sheet) = parsed_sheet(&state, &principal, id, sheet_index).await?;
-    let types: Vec<ColumnType> = serde_json::from_value(sheet.column_types).unwrap_or_default();
-    let columns: Vec<String> = serde_json::from_value(sheet.columns).unwrap_or_default();
+    let (_, sheet, columns) = parsed_sheet(&state, &principal, id, sheet_index).await?;
 
     // One extra row tells whether another page follows.
     let rows = db::rows::page(&state.db, id, sheet_index, after, limit + 1).await?;
@@ -68,7 +67,7 @@ pub async fn list_rows(
         .into_iter()
         .map(|r| RowView {
             index: r.row_index,
-            values: typed(r.values, &types, columns.len()),
+            values: typed(r.values, &columns.types, columns.names.len()),
         })
         .collect();
     Ok(Json(RowsPage {
@@ -76,22 +75,24 @@ pub async fn list_rows(
             index: sheet.sheet_index,
             name: sheet.name,
             hidden: sheet.hidden,
-            columns,
-            column_types: types,
+            columns: columns.names,
+            column_types: columns.types,
         },
         rows,
         next_after,
     }))
 }
 
-/// The caller's file `id` and its parsed sheet `sheet_index`: `404` for another tenant's file or
-/// no such sheet, `409 not_parsed` while the file's task is not COMPLETED.
+/// The caller's file `id`, its parsed sheet `sheet_index` and that sheet's columns: `404` for
+/// another tenant's file or no such sheet, `409 not_parsed` while the file's task is not
+/// COMPLETED, and a `500` (logged) when the stored columns do not decode: typing the values by
+/// no columns would answer with wrong data that looks right.
 pub(super) async fn parsed_sheet(
     state: &AppState,
     principal: &Principal,
     id: Uuid,
     sheet_index: i32,
-) -> Result<(SourceFile, db::rows::Sheet), ApiError> {
+) -> Result<(SourceFile, db::rows::Sheet, SheetColumns), ApiError> {
     let not_found = || ApiError::NotFound(format!("no source file {id}"));
     let file = db::source_files::find_for_tenant(&state.db, &principal.tenant_id, id)
         .await?
@@ -101,7 +102,7 @@ pub(super) async fn parsed_sheet(
         .ok_or_else(not_found)?;
     if task.status != TaskStatus::Completed {
         return Err(ApiError::Conflict {
-            code: "not_parsed",
+            code: ApiErrorCode::NotParsed,
             message: format!(
                 "the file has no rows to show: its task is {}",
                 task.status.as_str()
@@ -111,7 +112,13 @@ pub(super) async fn parsed_sheet(
     let sheet = db::rows::find_sheet(&state.db, id, sheet_index)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("file {id} has no sheet {sheet_index}")))?;
-    Ok((file, sheet))
+    let columns = sheet.decode_columns().map_err(|e| {
+        ApiError::Internal(
+            anyhow::Error::new(e)
+                .context(format!("the columns of file {id}'s sheet {sheet_index}")),
+        )
+    })?;
+    Ok((file, sheet, columns))
 }
 
 /// A stored row as the contract shows it: each value typed by its column, and as many values

@@ -16,7 +16,7 @@ use shared::domain::OnInvalid;
 
 use super::query;
 use crate::auth::Principal;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::state::AppState;
 
 /// The largest template document accepted, in bytes of JSON.
@@ -90,7 +90,7 @@ fn checked_name(name: &str) -> Result<(), ApiError> {
         Ok(())
     } else {
         Err(ApiError::bad_request(
-            "invalid_parameter",
+            ApiErrorCode::InvalidParameter,
             "a template name is 1 to 64 characters of a-z, 0-9, _ and -, starting with a letter or digit",
         ))
     }
@@ -151,7 +151,7 @@ pub async fn put_template(
         Stored::NewVersion(t) => (StatusCode::OK, t),
         Stored::LimitReached => {
             return Err(ApiError::Conflict {
-                code: "template_limit_reached",
+                code: ApiErrorCode::TemplateLimitReached,
                 message: format!(
                     "the tenant already holds {} templates; delete one first",
                     db::templates::MAX_TEMPLATES_PER_TENANT
@@ -210,7 +210,7 @@ pub async fn get_template(
     checked_name(&name)?;
     if q.version.is_some_and(|v| v < 1) {
         return Err(ApiError::bad_request(
-            "invalid_parameter",
+            ApiErrorCode::InvalidParameter,
             "version must be ≥ 1",
         ));
     }
@@ -253,9 +253,9 @@ fn json_rejected(e: JsonRejection) -> ApiError {
     if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
         return ApiError::Refused {
             status: StatusCode::PAYLOAD_TOO_LARGE,
-            code: "payload_too_large",
+            code: ApiErrorCode::PayloadTooLarge,
             message: format!("a template is at most {MAX_TEMPLATE_BYTES} bytes of JSON"),
         };
     }
-    ApiError::bad_request("invalid_body", e.body_text())
+    ApiError::bad_request(ApiErrorCode::InvalidBody, e.body_text())
 }

@@ -2,9 +2,12 @@
 //! bulk-loaded in chunks with `COPY` in the transaction that completes the task, and read with
 //! keyset pagination on their index within the sheet.
 
+use serde::Deserialize as _;
 use sqlx::postgres::PgCopyIn;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
+
+use crate::domain::ColumnType;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sheet {
@@ -14,6 +17,25 @@ pub struct Sheet {
     pub row_count: i64,
     pub columns: serde_json::Value,
     pub column_types: serde_json::Value,
+}
+
+/// A parsed sheet's columns: their names and the types inferred for them, one each, as the
+/// worker stores them in `parsed_sheets.columns` and `column_types` (two JSON arrays).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SheetColumns {
+    pub names: Vec<String>,
+    pub types: Vec<ColumnType>,
+}
+
+impl Sheet {
+    /// The sheet's columns, decoded from their JSON. An error is a row the worker did not write
+    /// (a bug or a hand edit), never something a user sent: callers treat it as theirs.
+    pub fn decode_columns(&self) -> Result<SheetColumns, serde_json::Error> {
+        Ok(SheetColumns {
+            names: Vec::deserialize(&self.columns)?,
+            types: Vec::deserialize(&self.column_types)?,
+        })
+    }
 }
 
 pub async fn insert_sheet(
@@ -201,6 +223,36 @@ impl CopyRows {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sheet(columns: serde_json::Value, column_types: serde_json::Value) -> Sheet {
+        Sheet {
+            sheet_index: 0,
+            name: "Sheet1".into(),
+            hidden: false,
+            row_count: 1,
+            columns,
+            column_types,
+        }
+    }
+
+    #[test]
+    fn columns_decode_from_what_the_worker_stores_and_a_bad_shape_is_an_error() {
+        let good = sheet(
+            serde_json::json!(["id", "when"]),
+            serde_json::json!(["integer", "date_time"]),
+        );
+        assert_eq!(
+            good.decode_columns().expect("decodes"),
+            SheetColumns {
+                names: vec!["id".into(), "when".into()],
+                types: vec![ColumnType::Integer, ColumnType::DateTime],
+            }
+        );
+        let bad_type = sheet(serde_json::json!(["id"]), serde_json::json!(["currency"]));
+        assert!(bad_type.decode_columns().is_err());
+        let not_a_list = sheet(serde_json::json!({"id": 1}), serde_json::json!([]));
+        assert!(not_a_list.decode_columns().is_err());
+    }
 
     /// One chunk tuple as COPY's binary format has it.
     fn tuple(sheet: i32, first_row: i64, row_count: i32, json: &str) -> Vec<u8> {

@@ -3,72 +3,42 @@
 //! the table and this enum equal). A file that cannot be parsed is a task outcome with one of
 //! these codes, never a process error.
 
-use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
-
-/// Declares the enum and its text once: each variant's snake_case name is the stored value.
-macro_rules! task_error_codes {
-    ($($(#[doc = $doc:literal])* $variant:ident => $text:literal,)*) => {
-        /// The code a failed task carries.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-        #[serde(rename_all = "snake_case")]
-        pub enum TaskErrorCode {
-            $($(#[doc = $doc])* $variant,)*
-        }
-
-        impl TaskErrorCode {
-            /// Every code, in the order of `docs/parsing.md`.
-            pub const ALL: &[TaskErrorCode] = &[$(TaskErrorCode::$variant,)*];
-
-            /// The stored and displayed text, e.g. `"empty_file"`.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(TaskErrorCode::$variant => $text,)*
-                }
-            }
-        }
-    };
-}
-
-task_error_codes! {
-    /// No bytes, or nothing but blank lines.
-    EmptyFile => "empty_file",
-    /// Not CSV/TSV or a workbook that can be read (a PDF named `.xlsx`, BIFF2–4).
-    UnsupportedFormat => "unsupported_format",
-    /// A password-protected workbook.
-    EncryptedFile => "encrypted_file",
-    /// A bad zip, a truncated file, broken XML or records.
-    CorruptFile => "corrupt_file",
-    /// More data rows than allowed, all sheets together.
-    TooManyRows => "too_many_rows",
-    /// More columns in one sheet than allowed.
-    TooManyColumns => "too_many_columns",
-    /// A cell's text longer than allowed.
-    CellTooLarge => "cell_too_large",
-    /// A zip bomb, or an ods repeating cells too many times.
-    DecompressionLimit => "decompression_limit",
-    /// The parse child needed more memory than allowed.
-    MemoryLimit => "memory_limit",
-    /// The parse took longer than allowed.
-    ParseTimeout => "parse_timeout",
-    /// The parser panicked or died on this file.
-    ParserCrashed => "parser_crashed",
-    /// The uploaded blob or its `source_files` row is gone.
-    SourceMissing => "source_missing",
-    /// The task's message was delivered more often than allowed without success.
-    RetriesExhausted => "retries_exhausted",
-    /// The queue message was not a valid parse-task envelope for its task.
-    InvalidMessage => "invalid_message",
-    /// A templated upload with `on_invalid = reject_file` had errors: its report is kept.
-    ValidationFailed => "validation_failed",
-}
-
-impl fmt::Display for TaskErrorCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+crate::code_enum! {
+    /// The code a failed task carries.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum TaskErrorCode {
+        /// No bytes, or nothing but blank lines.
+        EmptyFile => "empty_file",
+        /// Not CSV/TSV or a workbook that can be read (a PDF named `.xlsx`, BIFF2–4).
+        UnsupportedFormat => "unsupported_format",
+        /// A password-protected workbook.
+        EncryptedFile => "encrypted_file",
+        /// A bad zip, a truncated file, broken XML or records.
+        CorruptFile => "corrupt_file",
+        /// More data rows than allowed, all sheets together.
+        TooManyRows => "too_many_rows",
+        /// More columns in one sheet than allowed.
+        TooManyColumns => "too_many_columns",
+        /// A cell's text longer than allowed.
+        CellTooLarge => "cell_too_large",
+        /// A zip bomb, or an ods repeating cells too many times.
+        DecompressionLimit => "decompression_limit",
+        /// The parse child needed more memory than allowed.
+        MemoryLimit => "memory_limit",
+        /// The parse took longer than allowed.
+        ParseTimeout => "parse_timeout",
+        /// The parser panicked or died on this file.
+        ParserCrashed => "parser_crashed",
+        /// The uploaded blob or its `source_files` row is gone.
+        SourceMissing => "source_missing",
+        /// The task's message was delivered more often than allowed without success.
+        RetriesExhausted => "retries_exhausted",
+        /// The queue message was not a valid parse-task envelope for its task.
+        InvalidMessage => "invalid_message",
+        /// A templated upload with `on_invalid = reject_file` had errors: its report is kept.
+        ValidationFailed => "validation_failed",
     }
 }
 

@@ -1,31 +1,27 @@
 //! The blob container holding uploaded files. Uploads are streamed as staged blocks with a small,
-//! fixed number in flight, and downloads use a bounded number of ranged requests, so memory stays
+//! fixed number in flight (through a [`BlockWriter`]), and downloads use a bounded number of ranged requests, so memory stays
 //! flat whatever the file size.
 
 use super::{
     auth::{child_url, ResolvedAuth},
     metered::{metered, Service},
-    StorageConfig, StorageError,
+    BlockWriter, StorageConfig, StorageError,
 };
 use azure_storage_blob::{
     models::{
         BlobClientDownloadOptions, BlobContainerClientListBlobsOptions,
-        BlockBlobClientCommitBlockListOptions, BlockBlobClientUploadOptions, BlockLookupList,
-        ListBlobsIncludeItem,
+        BlockBlobClientUploadOptions, ListBlobsIncludeItem,
     },
     BlobContainerClient, BlobContainerClientOptions,
 };
 use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt, TryStreamExt};
 use std::{num::NonZero, sync::Arc};
-use tokio::{io::AsyncWrite, io::AsyncWriteExt, task::JoinSet};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 /// Size of one staged block. 4 MiB is what the SDK itself uses and keeps the block count of a
 /// 1 GiB file (256) far below the 50,000-block limit.
 const BLOCK_SIZE: usize = 4 * 1024 * 1024;
-/// Blocks uploaded concurrently. With the one being filled this bounds upload memory to about
-/// `(MAX_IN_FLIGHT + 1) * BLOCK_SIZE`.
-const MAX_IN_FLIGHT: usize = 3;
 /// Ranged GETs in flight for a download; the SDK buffers at most twice this many partitions.
 const DOWNLOAD_PARALLEL: NonZero<usize> = NonZero::<usize>::MIN.saturating_add(1);
 const DOWNLOAD_PARTITION: NonZero<usize> = NonZero::<usize>::MIN.saturating_add(BLOCK_SIZE - 1);
@@ -122,18 +118,22 @@ impl BlobStore {
         Ok(())
     }
 
+    /// A writer that stages blocks of the block blob `blob_name` and commits or discards them.
+    pub fn block_writer(&self, blob_name: &str) -> BlockWriter {
+        let client = self.container.blob_client(blob_name).block_blob_client();
+        BlockWriter::new(self.clone(), blob_name, client)
+    }
+
     /// Streams `body` into the block blob `blob_name` and returns its length. Blocks are staged
-    /// with at most [`MAX_IN_FLIGHT`] in flight; the block list (with `content_type`) is committed
-    /// only after the whole body was read, so a body error leaves no blob behind (uncommitted
-    /// blocks are garbage-collected by the service). A body that fits in one block (most
-    /// uploads) is sent in a single Put Blob instead: one request rather than two, and the
-    /// storage service's cost per upload is what bounds throughput. An empty body gives an
-    /// empty blob.
+    /// through a [`BlockWriter`], a few in flight; the block list (with `content_type`) is
+    /// committed only after the whole body was read, so a body error leaves no blob behind. A
+    /// body that fits in one block (most uploads) is sent in a single Put Blob instead: one
+    /// request rather than two, and the storage service's cost per upload is what bounds
+    /// throughput. An empty body gives an empty blob.
     ///
     /// An upload that fails after staging blocks discards them at once (best effort), rather
-    /// than leaving up to the whole body in uncommitted blocks for the service's week-long
-    /// garbage collection: committing an empty block list drops a blob's uncommitted blocks,
-    /// and the empty blob that leaves is then deleted.
+    /// than leaving up to the whole body in uncommitted blocks for the service's garbage
+    /// collection.
     pub async fn upload<S, E>(
         &self,
         blob_name: &str,
@@ -143,70 +143,32 @@ impl BlobStore {
     where
         S: Stream<Item = Result<Bytes, E>> + Send + Unpin,
     {
-        let mut block_ids = Vec::new();
-        let mut in_flight = JoinSet::new();
+        let mut writer = self.block_writer(blob_name);
         let result = self
-            .upload_blocks(
-                blob_name,
-                content_type,
-                body,
-                &mut block_ids,
-                &mut in_flight,
-            )
+            .write_body(&mut writer, blob_name, content_type, body)
             .await;
-        if result.is_err() && !block_ids.is_empty() {
-            // Let the blocks already on their way land first: a request aborted mid-flight can
-            // still be staged by the service after the discard, and would outlive it (the edge
-            // tests saw one in a full CI run).
-            while in_flight.join_next().await.is_some() {}
-            if let Err(e) = self.discard_uncommitted(blob_name).await {
+        if result.is_err() && writer.staged() > 0 {
+            if let Err(e) = writer.discard().await {
                 tracing::warn!(blob_name, error = %e, "could not discard the staged blocks of a failed upload");
             }
         }
         result
     }
 
-    async fn discard_uncommitted(&self, blob_name: &str) -> Result<(), StorageError> {
-        let client = self.container.blob_client(blob_name).block_blob_client();
-        let empty = BlockLookupList::default();
-        client.commit_block_list(empty.try_into()?, None).await?;
-        self.delete(blob_name).await
-    }
-
-    async fn upload_blocks<S, E>(
+    /// Cuts `body` into [`BLOCK_SIZE`] blocks for `writer` and commits them, or sends a body
+    /// smaller than one block whole.
+    async fn write_body<S, E>(
         &self,
+        writer: &mut BlockWriter,
         blob_name: &str,
         content_type: &str,
         mut body: S,
-        block_ids: &mut Vec<Vec<u8>>,
-        in_flight: &mut JoinSet<Result<(), StorageError>>,
     ) -> Result<u64, UploadError<E>>
     where
         S: Stream<Item = Result<Bytes, E>> + Send + Unpin,
     {
-        let client = Arc::new(self.container.blob_client(blob_name).block_blob_client());
-        // A random prefix per upload keeps block IDs of concurrent uploads to the same name
-        // apart; all IDs have the same length, as the service requires.
-        let prefix = uuid::Uuid::new_v4();
-        let block_id = |index: u32| {
-            let mut id = prefix.as_bytes().to_vec();
-            id.extend_from_slice(&index.to_be_bytes());
-            id
-        };
         let mut buffer = BytesMut::with_capacity(BLOCK_SIZE);
         let mut total: u64 = 0;
-
-        let mut stage = |data: Bytes, in_flight: &mut JoinSet<_>| {
-            let id = block_id(u32::try_from(block_ids.len()).unwrap_or(u32::MAX));
-            block_ids.push(id.clone());
-            let client = Arc::clone(&client);
-            in_flight.spawn(async move {
-                let len = data.len() as u64;
-                client.stage_block(&id, len, data.into(), None).await?;
-                Ok(())
-            });
-        };
-
         loop {
             let chunk = match body.next().await {
                 Some(Ok(chunk)) => chunk,
@@ -220,17 +182,12 @@ impl BlobStore {
                 buffer.extend_from_slice(&rest[..take]);
                 rest = &rest[take..];
                 if buffer.len() == BLOCK_SIZE {
-                    while in_flight.len() >= MAX_IN_FLIGHT {
-                        join_one(in_flight).await?;
-                    }
                     let full = std::mem::replace(&mut buffer, BytesMut::with_capacity(BLOCK_SIZE));
-                    stage(full.freeze(), in_flight);
+                    writer.stage(full.freeze()).await?;
                 }
             }
             // Surface a failed block early instead of reading the rest of a large body.
-            while let Some(done) = in_flight.try_join_next() {
-                flatten(done)?;
-            }
+            writer.check()?;
         }
         // Below one block nothing was staged yet.
         if total < BLOCK_SIZE as u64 {
@@ -238,31 +195,18 @@ impl BlobStore {
                 blob_content_type: Some(content_type.to_owned()),
                 ..Default::default()
             };
-            client
+            self.container
+                .blob_client(blob_name)
+                .block_blob_client()
                 .upload(buffer.freeze().into(), Some(options))
                 .await
                 .map_err(StorageError::from)?;
             return Ok(total);
         }
         if !buffer.is_empty() {
-            stage(buffer.freeze(), in_flight);
+            writer.stage(buffer.freeze()).await?;
         }
-        while !in_flight.is_empty() {
-            join_one(in_flight).await?;
-        }
-
-        let list = BlockLookupList {
-            latest: Some(block_ids.clone()),
-            ..Default::default()
-        };
-        let options = BlockBlobClientCommitBlockListOptions {
-            blob_content_type: Some(content_type.to_owned()),
-            ..Default::default()
-        };
-        client
-            .commit_block_list(list.try_into().map_err(StorageError::from)?, Some(options))
-            .await
-            .map_err(StorageError::from)?;
+        writer.commit(content_type).await?;
         Ok(total)
     }
 
@@ -298,24 +242,6 @@ impl BlobStore {
                 e => Err(e),
             },
         }
-    }
-}
-
-async fn join_one<E>(set: &mut JoinSet<Result<(), StorageError>>) -> Result<(), UploadError<E>> {
-    match set.join_next().await {
-        Some(done) => flatten(done),
-        None => Ok(()),
-    }
-}
-
-fn flatten<E>(
-    done: Result<Result<(), StorageError>, tokio::task::JoinError>,
-) -> Result<(), UploadError<E>> {
-    match done {
-        Ok(result) => Ok(result?),
-        Err(join) => Err(UploadError::Storage(StorageError::Response(format!(
-            "block upload task failed: {join}"
-        )))),
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod auth;
 pub mod blob;
+pub mod block_writer;
 pub mod config;
 pub mod connection_string;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod queue;
 pub mod shared_key;
 
 pub use blob::{BlobStore, UploadError};
+pub use block_writer::BlockWriter;
 pub use config::{CredentialKind, StorageConfig};
 pub use connection_string::{ConnectionAuth, ConnectionString, ConnectionStringError};
 pub use error::StorageError;

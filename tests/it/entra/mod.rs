@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-use api::auth::entra::EntraConfig;
+use api::config::EntraConfig;
 use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der};
 use aws_lc_rs::rsa::{KeyPair, KeySize};
 use aws_lc_rs::signature::KeyPair as _;

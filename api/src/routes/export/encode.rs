@@ -65,6 +65,16 @@ impl Encoder {
         Ok(())
     }
 
+    /// Ends the export after its last chunk: the bytes the format writes after the last row.
+    /// CSV and NDJSON end with their last record, so there are none; a format with a trailer (a
+    /// JSON array's `]`, a workbook's closing parts) returns it here. Called only when every
+    /// chunk was encoded, so an export cut short by an error never looks whole.
+    pub fn finish(self) -> &'static [u8] {
+        match self.format {
+            ExportFormat::Csv | ExportFormat::Ndjson => b"",
+        }
+    }
+
     /// One row as a JSON array and a newline; cells past the row's end are nulls.
     fn ndjson_row(&self, row: &[(&str, bool)], out: &mut Vec<u8>) -> io::Result<()> {
         let width = self.columns.len().max(row.len());
@@ -403,6 +413,13 @@ mod tests {
         let mut out = Vec::new();
         ndjson.chunk(r#"[["1","x"]]"#, &mut out).expect("encodes");
         assert_eq!(&out[..], b"[1,\"x\"]\n");
+    }
+
+    #[test]
+    fn csv_and_ndjson_end_with_their_last_record() {
+        for format in [ExportFormat::Csv, ExportFormat::Ndjson] {
+            assert_eq!(encoder(format, &[ColumnType::Text]).finish(), b"");
+        }
     }
 
     #[test]

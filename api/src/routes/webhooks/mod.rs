@@ -24,7 +24,7 @@ pub use views::{
 
 use super::{query, PathId};
 use crate::auth::Principal;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::state::AppState;
 
 const MAX_DESCRIPTION: usize = 1024;
@@ -75,7 +75,7 @@ pub async fn create_webhook(
     )
     .await?
     .ok_or_else(|| ApiError::Conflict {
-        code: "too_many_webhooks",
+        code: ApiErrorCode::TooManyWebhooks,
         message: format!(
             "a tenant may have {} webhook endpoints; delete one first",
             state.webhooks.max_endpoints
@@ -340,7 +340,7 @@ fn not_found(id: Uuid) -> ApiError {
 }
 
 fn json_rejected(e: JsonRejection) -> ApiError {
-    ApiError::bad_request("invalid_body", e.body_text())
+    ApiError::bad_request(ApiErrorCode::InvalidBody, e.body_text())
 }
 
 /// The key that seals secrets; without it no secret can be made.
@@ -352,7 +352,7 @@ fn sealing_key(state: &AppState) -> Result<&SealingKey, ApiError> {
         .as_ref()
         .ok_or_else(|| ApiError::Refused {
             status: StatusCode::SERVICE_UNAVAILABLE,
-            code: "webhooks_unavailable",
+            code: ApiErrorCode::WebhooksUnavailable,
             message: "webhooks are not set up on this server (WEBHOOK_SECRET_KEY)".into(),
         })
 }
@@ -362,12 +362,12 @@ fn sealing_key(state: &AppState) -> Result<&SealingKey, ApiError> {
 async fn checked_url(state: &AppState, url: &str) -> Result<String, ApiError> {
     let unsafe_url = |message: String| ApiError::Refused {
         status: StatusCode::UNPROCESSABLE_ENTITY,
-        code: "unsafe_url",
+        code: ApiErrorCode::UnsafeUrl,
         message,
     };
     if url.len() > MAX_URL {
         return Err(ApiError::bad_request(
-            "invalid_parameter",
+            ApiErrorCode::InvalidParameter,
             format!("a webhook URL is at most {MAX_URL} bytes"),
         ));
     }
@@ -398,7 +398,7 @@ fn event_types(requested: Option<&[EventType]>) -> Result<Vec<String>, ApiError>
         None => EventType::ALL.to_vec(),
         Some([]) => {
             return Err(ApiError::bad_request(
-                "invalid_parameter",
+                ApiErrorCode::InvalidParameter,
                 "events must name at least one event type (or be left out for all)",
             ))
         }
@@ -414,7 +414,7 @@ fn event_types(requested: Option<&[EventType]>) -> Result<Vec<String>, ApiError>
 fn checked_description(description: Option<&str>) -> Result<Option<&str>, ApiError> {
     match description {
         Some(d) if d.chars().count() > MAX_DESCRIPTION => Err(ApiError::bad_request(
-            "invalid_parameter",
+            ApiErrorCode::InvalidParameter,
             format!("a description is at most {MAX_DESCRIPTION} characters"),
         )),
         other => Ok(other),

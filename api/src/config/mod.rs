@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use shared::config::{DatabaseConfig, StorageConfig, TelemetryConfig};
 
-use crate::auth::entra::EntraConfig;
+mod entra;
+pub use entra::EntraConfig;
 
 /// Where `/metrics` listens when `METRICS_ADDR` is unset; the worker's default differs, so the
 /// two run side by side on one host.
@@ -104,7 +105,7 @@ pub struct HttpConfig {
 
 impl Default for HttpConfig {
     fn default() -> Self {
-        defaults()
+        shared::config::from_args(&[])
     }
 }
 
@@ -148,13 +149,4 @@ impl Default for WebhooksConfig {
     fn default() -> Self {
         shared::config::from_args(&[])
     }
-}
-
-/// A settings section with the values its clap attributes give (and the environment's), so
-/// each default is written once, in the attribute that `--help` shows.
-pub fn defaults<T: clap::Args + clap::FromArgMatches>() -> T {
-    T::from_arg_matches(
-        &T::augment_args(clap::Command::new("defaults")).get_matches_from(["defaults"]),
-    )
-    .unwrap_or_else(|e| unreachable!("a section's defaults parse: {e}"))
 }

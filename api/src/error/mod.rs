@@ -7,10 +7,13 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
+pub mod code;
+pub use code::ApiErrorCode;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{message}")]
-    BadRequest { code: &'static str, message: String },
+    BadRequest { code: ApiErrorCode, message: String },
     /// The reason is told to the caller, so it is one of the few fixed texts of `crate::auth`,
     /// never a formatted error that could say more than the caller should know.
     #[error("missing or invalid credentials: {0}")]
@@ -22,13 +25,13 @@ pub enum ApiError {
     #[error("{message}")]
     Refused {
         status: StatusCode,
-        code: &'static str,
+        code: ApiErrorCode,
         message: String,
     },
     #[error("the request took longer than {0:?}")]
     Timeout(std::time::Duration),
     #[error("{message}")]
-    Conflict { code: &'static str, message: String },
+    Conflict { code: ApiErrorCode, message: String },
     #[error("the file is larger than the limit of {limit} bytes")]
     PayloadTooLarge { limit: u64 },
     #[error("{0}")]
@@ -57,7 +60,8 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorDetail {
     /// Stable, machine-readable snake_case code.
-    pub code: String,
+    #[schema(value_type = String)]
+    pub code: ApiErrorCode,
     /// Human-readable explanation.
     pub message: String,
     /// `invalid_template` only: every problem of the document.
@@ -74,41 +78,63 @@ pub struct ProblemDetail {
 }
 
 impl ApiError {
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn bad_request(code: ApiErrorCode, message: impl Into<String>) -> Self {
         ApiError::BadRequest {
             code,
             message: message.into(),
         }
     }
 
-    fn status_and_code(&self) -> (StatusCode, &'static str) {
+    fn status_and_code(&self) -> (StatusCode, ApiErrorCode) {
         match self {
-            ApiError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
-            ApiError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
-            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            ApiError::MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
-            ApiError::Refused { status, code, .. } => (*status, code),
-            ApiError::Timeout(_) => (StatusCode::SERVICE_UNAVAILABLE, "request_timeout"),
-            ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
+            ApiError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, *code),
+            ApiError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, ApiErrorCode::Unauthorized),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, ApiErrorCode::NotFound),
+            ApiError::MethodNotAllowed(_) => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                ApiErrorCode::MethodNotAllowed,
+            ),
+            ApiError::Refused { status, code, .. } => (*status, *code),
+            ApiError::Timeout(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ApiErrorCode::RequestTimeout,
+            ),
+            ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, *code),
             ApiError::PayloadTooLarge { .. } => {
-                (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+                (StatusCode::PAYLOAD_TOO_LARGE, ApiErrorCode::PayloadTooLarge)
             }
-            ApiError::UnsupportedFormat(_) => {
-                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_format")
-            }
-            ApiError::DatabaseUnavailable(_) => {
-                (StatusCode::SERVICE_UNAVAILABLE, "database_unavailable")
-            }
-            ApiError::StorageUnavailable(_) => {
-                (StatusCode::SERVICE_UNAVAILABLE, "storage_unavailable")
-            }
-            ApiError::AuthUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "auth_unavailable"),
-            ApiError::NotRecorded(e) if shared::db::is_unavailable(e) => {
-                (StatusCode::SERVICE_UNAVAILABLE, "database_unavailable")
-            }
-            ApiError::NotRecorded(_) => (StatusCode::SERVICE_UNAVAILABLE, "upload_not_recorded"),
-            ApiError::InvalidTemplate(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_template"),
-            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
+            ApiError::UnsupportedFormat(_) => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                ApiErrorCode::UnsupportedFormat,
+            ),
+            ApiError::DatabaseUnavailable(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ApiErrorCode::DatabaseUnavailable,
+            ),
+            ApiError::StorageUnavailable(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ApiErrorCode::StorageUnavailable,
+            ),
+            ApiError::AuthUnavailable(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ApiErrorCode::AuthUnavailable,
+            ),
+            ApiError::NotRecorded(e) if shared::db::is_unavailable(e) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ApiErrorCode::DatabaseUnavailable,
+            ),
+            ApiError::NotRecorded(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ApiErrorCode::UploadNotRecorded,
+            ),
+            ApiError::InvalidTemplate(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ApiErrorCode::InvalidTemplate,
+            ),
+            ApiError::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ApiErrorCode::InternalError,
+            ),
         }
     }
 }
@@ -127,7 +153,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
         if status.is_server_error() {
-            tracing::error!(error = %error_chain(&self), code, "request failed");
+            tracing::error!(error = %error_chain(&self), code = code.as_str(), "request failed");
         }
         let message = match &self {
             ApiError::DatabaseUnavailable(_)
@@ -152,7 +178,7 @@ impl IntoResponse for ApiError {
         };
         let body = ErrorBody {
             error: ErrorDetail {
-                code: code.to_owned(),
+                code,
                 message,
                 details,
             },

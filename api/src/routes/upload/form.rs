@@ -1,0 +1,236 @@
+//! The multipart side of an upload: the request's checks (`Idempotency-Key`, the declared
+//! length), the guarded multipart body, the text parts that come before `file`, and the answers
+//! to a body or multipart failure.
+
+use axum::extract::multipart::Field;
+use axum::extract::{FromRequest as _, Multipart, Request};
+use axum::http::{header, HeaderMap, StatusCode};
+use shared::db;
+use shared::domain::OnInvalid;
+
+use super::record::ChosenTemplate;
+use crate::auth::Principal;
+use crate::body_guard::{self, Trip, Tripped};
+use crate::error::{ApiError, ApiErrorCode};
+use crate::metered_field::BodyError;
+use crate::state::AppState;
+
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+const TEMPLATE_PART: &str = "template";
+const ON_INVALID_PART: &str = "on_invalid";
+/// The most bytes a text part (`template`, `on_invalid`) may hold.
+const MAX_TEXT_PART: usize = 256;
+
+pub(super) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
+        return Ok(None);
+    };
+    let invalid = || {
+        ApiError::bad_request(
+            ApiErrorCode::InvalidIdempotencyKey,
+            "Idempotency-Key must be 1 to 200 visible ASCII characters",
+        )
+    };
+    let key = value.to_str().map_err(|_| invalid())?.trim();
+    if key.is_empty() || key.len() > 200 {
+        return Err(invalid());
+    }
+    Ok(Some(key.to_owned()))
+}
+
+pub(super) fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Turns body and multipart failures into answers, knowing which guard (if any) tripped.
+pub(super) struct Errors {
+    pub limit: u64,
+    pub trip: Trip,
+}
+
+impl Errors {
+    pub fn multipart(&self, err: axum::extract::multipart::MultipartError) -> ApiError {
+        match self.trip.get() {
+            Some(Tripped::PartHeaderTooLarge) => ApiError::bad_request(
+                ApiErrorCode::PartHeaderTooLarge,
+                "a multipart part header is larger than the limit",
+            ),
+            Some(Tripped::Idle) => ApiError::Refused {
+                status: StatusCode::REQUEST_TIMEOUT,
+                code: ApiErrorCode::BodyTimeout,
+                message: "the request body stopped arriving".into(),
+            },
+            None if err.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                ApiError::PayloadTooLarge { limit: self.limit }
+            }
+            None => ApiError::bad_request(ApiErrorCode::MalformedMultipart, err.body_text()),
+        }
+    }
+
+    pub fn body(&self, err: BodyError) -> ApiError {
+        match err {
+            BodyError::TooLarge => ApiError::PayloadTooLarge { limit: self.limit },
+            BodyError::Multipart(e) => self.multipart(e),
+        }
+    }
+}
+
+/// The request's multipart body behind the part-header and idle guards.
+pub(super) async fn guarded_multipart(
+    request: Request,
+    state: &AppState,
+    trip: Trip,
+) -> Result<Multipart, ApiError> {
+    let malformed =
+        |message: String| ApiError::bad_request(ApiErrorCode::MalformedMultipart, message);
+    let content_type = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let boundary = multer::parse_boundary(content_type)
+        .map_err(|_| malformed("the body is not multipart/form-data with a boundary".into()))?;
+    let (parts, body) = request.into_parts();
+    let guarded = body_guard::guard(
+        body,
+        &boundary,
+        state.http.max_part_header_bytes,
+        state.http.body_idle_timeout,
+        trip,
+    );
+    let request = Request::from_parts(parts, axum::body::Body::from_stream(guarded));
+    Multipart::from_request(request, state)
+        .await
+        .map_err(|e| malformed(e.body_text()))
+}
+
+/// After the `file` part: any other part named `file` makes the request a `400`.
+pub(super) async fn only_one_file_part(
+    multipart: &mut Multipart,
+    errors: &Errors,
+) -> Result<(), ApiError> {
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| errors.multipart(e))?
+    {
+        match field.name() {
+            Some("file") => {
+                return Err(ApiError::bad_request(
+                    ApiErrorCode::MultipleFileParts,
+                    "the multipart body has more than one part named `file`",
+                ))
+            }
+            Some(name @ (TEMPLATE_PART | ON_INVALID_PART)) => {
+                return Err(ApiError::bad_request(
+                    ApiErrorCode::MisplacedPart,
+                    format!("the `{name}` part must come before the `file` part"),
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The text parts that may precede `file`.
+#[derive(Default)]
+pub(super) struct FormFields {
+    template: Option<String>,
+    on_invalid: Option<String>,
+}
+
+impl FormFields {
+    /// Reads one part before `file`: `template` and `on_invalid` are kept, others ignored.
+    pub(super) async fn read(
+        &mut self,
+        mut field: Field<'_>,
+        errors: &Errors,
+    ) -> Result<(), ApiError> {
+        let slot = match field.name() {
+            Some(TEMPLATE_PART) => &mut self.template,
+            Some(ON_INVALID_PART) => &mut self.on_invalid,
+            _ => return Ok(()),
+        };
+        let name = field.name().unwrap_or_default().to_owned();
+        let mut text = Vec::new();
+        while let Some(chunk) = field.chunk().await.map_err(|e| errors.multipart(e))? {
+            if text.len() + chunk.len() > MAX_TEXT_PART {
+                return Err(unprocessable(
+                    ApiErrorCode::InvalidParameter,
+                    format!("the `{name}` part is longer than {MAX_TEXT_PART} bytes"),
+                ));
+            }
+            text.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8(text).map_err(|_| {
+            unprocessable(
+                ApiErrorCode::InvalidParameter,
+                format!("the `{name}` part is not UTF-8"),
+            )
+        })?;
+        *slot = Some(text.trim().to_owned());
+        Ok(())
+    }
+
+    /// The latest version of the named template of the caller's tenant; `422` when there is
+    /// none, or for an `on_invalid` that is not a policy.
+    pub(super) async fn template(
+        &self,
+        state: &AppState,
+        principal: &Principal,
+    ) -> Result<Option<ChosenTemplate>, ApiError> {
+        let on_invalid = match self.on_invalid.as_deref() {
+            None => None,
+            Some(text) => Some(OnInvalid::parse(text).ok_or_else(|| {
+                unprocessable(
+                    ApiErrorCode::InvalidParameter,
+                    "on_invalid must be reject_file, drop_invalid_rows or keep_invalid_rows",
+                )
+            })?),
+        };
+        let Some(name) = self.template.as_deref() else {
+            if on_invalid.is_some() {
+                return Err(unprocessable(
+                    ApiErrorCode::InvalidParameter,
+                    "on_invalid applies only to an upload with a template",
+                ));
+            }
+            return Ok(None);
+        };
+        let unknown = || {
+            unprocessable(
+                ApiErrorCode::UnknownTemplate,
+                format!("no template {name:?}"),
+            )
+        };
+        if !crate::routes::templates::valid_name(name) {
+            return Err(unknown());
+        }
+        let template = db::templates::find(&state.db, &principal.tenant_id, name, None)
+            .await?
+            .ok_or_else(unknown)?;
+        let on_invalid = match on_invalid {
+            Some(p) => p,
+            None => OnInvalid::parse(&template.on_invalid).unwrap_or_default(),
+        };
+        Ok(Some(ChosenTemplate {
+            name: template.name,
+            version: template.version,
+            on_invalid,
+        }))
+    }
+}
+
+fn unprocessable(code: ApiErrorCode, message: impl Into<String>) -> ApiError {
+    ApiError::Refused {
+        status: StatusCode::UNPROCESSABLE_ENTITY,
+        code,
+        message: message.into(),
+    }
+}
