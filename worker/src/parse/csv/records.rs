@@ -126,6 +126,34 @@ impl Record<'_> {
     }
 }
 
+/// A record copied out of the reader, held by the header phase until the header is decided.
+pub(crate) struct OwnedRecord {
+    bytes: Vec<u8>,
+    fields: Vec<(usize, usize)>,
+    quotes_enclose: bool,
+}
+
+impl OwnedRecord {
+    pub fn of(record: &Record<'_>) -> Self {
+        Self {
+            bytes: record.bytes.to_vec(),
+            fields: record.fields.to_vec(),
+            quotes_enclose: record.quotes_enclose,
+        }
+    }
+
+    /// The record again, as the reader gave it (its row number travels beside it).
+    pub fn record(&self) -> Record<'_> {
+        Record {
+            bytes: &self.bytes,
+            padded: &self.bytes,
+            fields: &self.fields,
+            quotes_enclose: self.quotes_enclose,
+            blank_lines_before: 0,
+        }
+    }
+}
+
 impl<R: Read> Records<R> {
     pub fn new(input: R, delimiter: u8, max_record: usize) -> Self {
         Self {
