@@ -1,14 +1,17 @@
-//! CSV/TSV in one streaming pass: detect the encoding and the delimiter from a sample, decode
-//! incrementally (UTF-8 is read as is and only validated), split records as the `csv` crate
-//! does ([`records`]: a bit-mask scan for well-formed records, `csv_core`, its parser, for the
-//! rest; RFC 4180 quotes, embedded newlines, CRLF/LF/CR), and emit each row as a JSON array of
-//! strings while narrowing every column's type. Memory stays flat in the file size: the only
+//! CSV/TSV in one streaming pass: detect the encoding and the dialect from a sample (the
+//! delimiter, `"` or `'` quotes, doubled or backslash-escaped, a space after every delimiter:
+//! from the data, never the extension), decode incrementally (UTF-8 is read as is and only
+//! validated), split records as the `csv` crate does ([`records`]: a bit-mask scan for
+//! well-formed records, `csv_core`, its parser, for the rest; RFC 4180 quotes, embedded
+//! newlines, CRLF/LF/CR), find the header among the first records ([`table`]), and emit each
+//! row as a JSON array of strings while narrowing every column's type. Memory stays flat in the file size: the only
 //! buffers are the sample, the decoder's chunks, the read buffer, one record and one 64 KiB
 //! batch of rows ([`row`]).
 
 mod masks;
 mod records;
 mod row;
+mod spaced;
 mod table;
 
 use std::borrow::Cow;
@@ -19,8 +22,10 @@ use std::path::Path;
 use encoding_rs::UTF_8;
 
 use records::Records;
+use spaced::SpacesAfterDelimiters;
 use table::Table;
 
+use super::delimiter::Quoting;
 use super::sheet::{SheetBuilder, SheetId};
 use super::validate::Validation;
 use super::{
@@ -61,6 +66,8 @@ pub(crate) fn parse(
     };
     let fallback = if tsv_hint { b'\t' } else { b',' };
     let delimiter = delimiter::detect(&decoded_sample, complete, fallback);
+    let quoting = Quoting::of(&decoded_sample);
+    let spaced = delimiter::space_after(&decoded_sample, delimiter, quoting);
     drop(decoded_sample);
 
     let bom_len = detected.bom_len as u64;
@@ -72,7 +79,13 @@ pub(crate) fn parse(
     } else {
         Box::new(encoding::DecodingReader::new(raw, detected.encoding))
     };
-    let mut records = Records::new(input, delimiter, max_record_bytes(limits));
+    let input: Box<dyn Read> = if spaced {
+        Box::new(SpacesAfterDelimiters::new(input, delimiter, quoting))
+    } else {
+        input
+    };
+    let mut records =
+        Records::new(input, delimiter, max_record_bytes(limits)).with_quoting(quoting);
 
     let id = SheetId {
         index: 0,
