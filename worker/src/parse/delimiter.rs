@@ -48,6 +48,7 @@ impl Quoting {
             b.windows(2)
                 .enumerate()
                 .filter(|&(i, w)| w == [first, quote] && !boundary(i))
+                .filter(|&(i, _)| i == 0 || b[i - 1] != b'\\')
                 .count()
         };
         let escape = (pairs(b'\\') > 0 && pairs(quote) == 0).then_some(b'\\');

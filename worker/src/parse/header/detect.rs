@@ -26,6 +26,8 @@ const MAX_NAME_CHARS: usize = 40;
 
 /// One buffered row as detection reads it.
 pub(super) struct Shape {
+    /// The row's 1-based number: group rows lie right above the header, with no gap.
+    number: u64,
     looks: Vec<Look>,
     /// Non-empty cells.
     filled: usize,
@@ -35,7 +37,7 @@ pub(super) struct Shape {
 }
 
 impl Shape {
-    pub fn of(texts: &[String]) -> Shape {
+    pub fn of(texts: &[String], number: u64) -> Shape {
         let looks: Vec<Look> = texts.iter().map(|t| Look::of(t)).collect();
         let filled = looks.iter().filter(|l| **l != Look::Empty).count();
         let words: Vec<String> = texts.iter().map(|t| normalise(t)).collect();
@@ -57,6 +59,7 @@ impl Shape {
             (short as f64 / filled as f64) * (0.5 + 0.5 * distinct)
         };
         Shape {
+            number,
             looks,
             filled,
             words,
@@ -123,7 +126,11 @@ pub(super) fn choose(rows: &[Shape], labels: &[Vec<String>], headerless: bool) -
     }
     let mut groups = Vec::new();
     let mut lower = header;
-    while groups.len() < 2 && lower > first && is_group_row(&rows[lower - 1], &rows[header]) {
+    while groups.len() < 2
+        && lower > first
+        && rows[lower - 1].number + 1 == rows[lower].number
+        && is_group_row(&rows[lower - 1], &rows[header])
+    {
         lower -= 1;
         groups.insert(0, lower);
     }
@@ -252,8 +259,8 @@ fn dominant_look(looks: impl Iterator<Item = Look>) -> Option<Look> {
 }
 
 /// Whether `row`, right above `header`, groups its columns (`Q1` over `Sales`, `Units`):
-/// names only, fewer than the header's, each over a header cell, and at least one spanning
-/// the empty cells after it. A lone cell in the first column is a title, not a group.
+/// two names or more, fewer than the header's, and at least one spanning the empty cells
+/// after it. A lone cell is a title, wherever it stands.
 fn is_group_row(row: &Shape, header: &Shape) -> bool {
     if row.is_blank()
         || row.filled >= header.filled
@@ -262,8 +269,7 @@ fn is_group_row(row: &Shape, header: &Shape) -> bool {
     {
         return false;
     }
-    let first = row.looks.iter().position(|l| *l == Look::Text);
-    if row.filled < 2 && first == Some(0) {
+    if row.filled < 2 {
         return false;
     }
     let named = |c: usize| header.looks.get(c).is_some_and(|l| *l != Look::Empty);
@@ -280,13 +286,14 @@ mod tests {
 
     fn shapes(csv: &str) -> Vec<Shape> {
         csv.lines()
-            .map(|line| {
+            .enumerate()
+            .map(|(i, line)| {
                 let texts: Vec<String> = if line.is_empty() {
                     Vec::new()
                 } else {
                     line.split(',').map(String::from).collect()
                 };
-                Shape::of(&texts)
+                Shape::of(&texts, i as u64 + 1)
             })
             .collect()
     }

@@ -18,7 +18,9 @@ pub(crate) enum Look {
 impl Look {
     pub fn of(text: &str) -> Look {
         let t = text.trim();
-        if t.is_empty() {
+        // Rules and dashes (`-----`, `***`, `-`) say nothing: a decorative row is as blank as
+        // an empty one.
+        if !t.chars().any(char::is_alphanumeric) {
             return Look::Empty;
         }
         match TypeSet::ANY.narrow(t.as_bytes()).column_type(true) {
@@ -110,6 +112,7 @@ mod tests {
             assert_eq!(Look::of(name), Look::Text, "{name}");
         }
         assert_eq!(Look::of("  "), Look::Empty);
+        assert_eq!(Look::of("-----"), Look::Empty);
     }
 
     #[test]

@@ -89,7 +89,9 @@ impl<T> HeaderPhase<T> {
     /// [`template_labels`]) preferring the row that names them. `None` when every row was
     /// blank.
     pub fn decide(self, labels: &[Vec<String>]) -> Option<Decision<T>> {
-        let shapes: Vec<detect::Shape> = self.texts.iter().map(|t| detect::Shape::of(t)).collect();
+        let shapes: Vec<detect::Shape> = (self.texts.iter().zip(&self.rows))
+            .map(|(texts, row)| detect::Shape::of(texts, row.number))
+            .collect();
         let headerless = self.headerless == Headerless::Allowed;
         let choice = detect::choose(&shapes, labels, headerless)?;
         let top = choice.groups.first().copied().or(choice.header);
