@@ -9,7 +9,6 @@
 //! ([`HeaderPhase`]) before the rest streams.
 
 use std::borrow::Cow;
-use std::fmt::Display;
 use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::Path;
@@ -17,12 +16,13 @@ use std::path::Path;
 use calamine::{Cell, Data, DataRef, Reader, SheetType, SheetVisible, Xls, Xlsb, Xlsx};
 use shared::template::Cell as TemplateCell;
 
+use super::excel_error::{open_error, read_failure, sheet_error, ReadError};
 use super::excel_value::{header_text, push_value, template_cell};
 use super::header::{self, HeaderPhase, Headerless};
 use super::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
 use super::validate::Validation;
 use super::zip_check::ZipKind;
-use super::{ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode};
+use super::{ParseEvent, ParseFailure, ParseLimits, ParseSummary};
 
 /// The workbook formats read here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -460,70 +460,4 @@ impl Run<'_, '_, '_> {
         cells.clear();
         Ok(())
     }
-}
-
-/// What a reader's error says about the file: its failure code (corrupt unless the reader
-/// says more) and its words.
-trait ReadError: Display {
-    fn code(&self) -> TaskErrorCode {
-        TaskErrorCode::CorruptFile
-    }
-
-    fn describe(&self) -> String {
-        self.to_string()
-    }
-}
-
-/// The readers whose only error with a code of its own is a password.
-macro_rules! password_means_encrypted {
-    ($($error:ident),*) => {$(
-        impl ReadError for calamine::$error {
-            fn code(&self) -> TaskErrorCode {
-                match self {
-                    calamine::$error::Password => TaskErrorCode::EncryptedFile,
-                    _ => TaskErrorCode::CorruptFile,
-                }
-            }
-        }
-    )*};
-}
-
-password_means_encrypted!(XlsxError, XlsbError, XlsError);
-
-impl ReadError for calamine::OdsError {
-    fn code(&self) -> TaskErrorCode {
-        match self {
-            calamine::OdsError::Password => TaskErrorCode::EncryptedFile,
-            // Repeat attributes are compression: a few bytes can declare billions of cells.
-            calamine::OdsError::CellLimitExceeded { .. } => TaskErrorCode::DecompressionLimit,
-            _ => TaskErrorCode::CorruptFile,
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            calamine::OdsError::CellLimitExceeded { max, .. } => format!(
-                "repeated rows and columns expand to more than {max} copies of non-empty cells"
-            ),
-            e => e.to_string(),
-        }
-    }
-}
-
-impl ReadError for std::convert::Infallible {}
-
-/// The task outcome of a reader error, `context` saying where it happened.
-fn read_failure(e: &impl ReadError, context: impl Display) -> ParseFailure {
-    match e.code() {
-        TaskErrorCode::EncryptedFile => ParseFailure::password_protected(),
-        code => ParseFailure::new(code, format!("{context}: {}", e.describe())),
-    }
-}
-
-fn open_error(e: &impl ReadError) -> ParseFailure {
-    read_failure(e, "cannot open the workbook")
-}
-
-fn sheet_error(name: &str, e: &impl ReadError) -> ParseFailure {
-    read_failure(e, format_args!("sheet '{name}'"))
 }

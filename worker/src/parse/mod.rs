@@ -11,6 +11,7 @@ mod delimiter;
 mod encoding;
 mod error;
 mod excel;
+mod excel_error;
 mod excel_value;
 mod header;
 pub mod isolate;

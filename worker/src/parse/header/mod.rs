@@ -20,6 +20,9 @@ pub(crate) const MAX_ROWS: usize = 50;
 /// The most bytes of cell text it buffers before it decides (a few huge rows are enough).
 pub(crate) const MAX_BYTES: usize = 1 << 20;
 
+/// What a cell costs the phase besides its text, as counted against [`MAX_BYTES`].
+const CELL_OVERHEAD: usize = 16;
+
 /// One buffered row: its 1-based number in the file and the reader's own form of it.
 pub(crate) struct Buffered<T> {
     pub number: u64,
@@ -79,7 +82,9 @@ impl<T> HeaderPhase<T> {
             // Blank rows above everything are nothing: the header may lie far below them.
             return false;
         }
-        self.bytes += texts.iter().map(|t| t.len() + 1).sum::<usize>();
+        // Each cell costs its text and its bookkeeping (a `String`, a look, a normalised
+        // word), so a very wide row fills the phase as long text does.
+        self.bytes += texts.iter().map(|t| t.len() + CELL_OVERHEAD).sum::<usize>();
         self.texts.push(if blank { Vec::new() } else { texts });
         self.rows.push(Buffered { number, row });
         self.rows.len() >= MAX_ROWS || self.bytes >= MAX_BYTES
