@@ -108,7 +108,8 @@ pub struct SheetSummary {
     pub hidden: bool,
     /// Data rows, the header excluded (a templated sheet: the rows stored).
     pub rows: u64,
-    /// The 1-based row number of the header in the file (the rows above it are not data).
+    /// The 1-based row number of the header in the file (the rows above it are not data); 0
+    /// for a text file without a header row, whose first row is data.
     #[serde(default)]
     pub header_row: u64,
     pub columns: Vec<String>,
