@@ -5,10 +5,10 @@
 //! grow with the sheet; xls has no such reader and is loaded a sheet at a time (BIFF8 holds at
 //! most 65,536 rows a sheet, and the isolated child's memory limit bounds it).
 //! Fully empty rows are skipped, as in CSV; merged cells keep their value in the top-left cell
-//! because that is where Excel stores it.
+//! because that is where Excel stores it. Each sheet's first rows go through the header phase
+//! ([`HeaderPhase`]) before the rest streams.
 
 use std::borrow::Cow;
-use std::fmt::Display;
 use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::Path;
@@ -16,11 +16,13 @@ use std::path::Path;
 use calamine::{Cell, Data, DataRef, Reader, SheetType, SheetVisible, Xls, Xlsb, Xlsx};
 use shared::template::Cell as TemplateCell;
 
+use super::excel_error::{open_error, read_failure, sheet_error, ReadError};
 use super::excel_value::{header_text, push_value, template_cell};
+use super::header::{self, HeaderPhase, Headerless};
 use super::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
 use super::validate::Validation;
 use super::zip_check::ZipKind;
-use super::{ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode};
+use super::{ParseEvent, ParseFailure, ParseLimits, ParseSummary};
 
 /// The workbook formats read here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +56,12 @@ pub(crate) fn parse(
     let file = File::open(path)
         .map_err(|e| ParseFailure::corrupt(format!("cannot read the file: {e}")))?;
     let rs = BufReader::with_capacity(64 * 1024, file);
+    let labels = validation
+        .as_deref()
+        .map(|v| header::template_labels(v.template()))
+        .unwrap_or_default();
     let mut run = Run {
+        labels,
         limits,
         on_event,
         summary: ParseSummary::default(),
@@ -153,7 +160,12 @@ fn data_ref(d: &Data) -> DataRef<'_> {
     }
 }
 
+/// A row's non-empty cells by column, in order.
+type Cells<'a> = Vec<(u32, DataRef<'a>)>;
+
 struct Run<'l, 's, 'v> {
+    /// A template's field labels, for the header phase.
+    labels: Vec<Vec<String>>,
     limits: &'l ParseLimits,
     on_event: Sink<'s>,
     summary: ParseSummary,
@@ -223,8 +235,9 @@ impl Run<'_, '_, '_> {
         mut next: impl FnMut() -> Result<Option<Cell<DataRef<'a>>>, E>,
     ) -> Result<SheetBuilder, ParseFailure> {
         let mut sheet = SheetBuilder::new(id, ColumnTyping::FromCells, self.limits.max_columns);
+        let mut phase = Some(HeaderPhase::new(Headerless::Never));
         let mut current: Option<u32> = None;
-        let mut cells: Vec<(u32, DataRef<'a>)> = Vec::new();
+        let mut cells: Cells<'a> = Vec::new();
         loop {
             let cell = next().map_err(|e| {
                 read_failure(
@@ -248,7 +261,7 @@ impl Run<'_, '_, '_> {
                             prev + 1
                         )));
                     }
-                    self.flush(&mut sheet, &mut cells, prev)?;
+                    self.row_done(&mut sheet, &mut phase, &mut cells, prev)?;
                 }
                 current = Some(row);
             }
@@ -261,16 +274,19 @@ impl Run<'_, '_, '_> {
             }
         }
         if let Some(last) = current {
-            self.flush(&mut sheet, &mut cells, last)?;
+            self.row_done(&mut sheet, &mut phase, &mut cells, last)?;
         }
+        self.decide(&mut sheet, &mut phase)?;
         Ok(sheet)
     }
 
-    /// Emits row `at` (0-based, as calamine numbers rows) from its non-empty cells.
-    fn flush(
+    /// Takes row `at` (0-based, as calamine numbers rows) from its non-empty cells: into the
+    /// header phase while it lasts, else as data.
+    fn row_done<'a>(
         &mut self,
         sheet: &mut SheetBuilder,
-        cells: &mut Vec<(u32, DataRef<'_>)>,
+        phase: &mut Option<HeaderPhase<Cells<'a>>>,
+        cells: &mut Cells<'a>,
         at: u32,
     ) -> Result<(), ParseFailure> {
         if cells.is_empty() {
@@ -280,25 +296,77 @@ impl Run<'_, '_, '_> {
             cells.sort_by_key(|c| c.0);
             cells.dedup_by_key(|c| c.0);
         }
+        let Some(buffer) = phase.as_mut() else {
+            return self.data_row(sheet, cells, at);
+        };
         let width = cells.last().map_or(0, |c| c.0 as usize + 1);
-        if !sheet.has_header() {
-            let mut names = vec![String::new(); width];
-            for (col, value) in cells.iter() {
-                names[*col as usize] = header_text(value);
-            }
+        let mut texts = vec![String::new(); width];
+        for (col, value) in cells.iter() {
+            texts[*col as usize] = header_text(value);
+        }
+        if buffer.push(u64::from(at) + 1, texts, std::mem::take(cells)) {
+            self.decide(sheet, phase)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the header phase: sets the header it decided and reads the rows it held.
+    fn decide(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        phase: &mut Option<HeaderPhase<Cells<'_>>>,
+    ) -> Result<(), ParseFailure> {
+        let Some(decision) = phase.take().and_then(|p| p.decide(&self.labels)) else {
+            return Ok(());
+        };
+        let header = decision.header;
+        let raw = self.validation.is_some().then(|| header.names.clone());
+        let header_row = header.row;
+        sheet.start_table(header)?;
+        if let (Some(v), Some(raw)) = (self.validation.as_deref_mut(), raw) {
+            v.start_sheet(sheet, &raw, header_row, self.on_event)?;
+        }
+        for mut buffered in decision.data {
+            // Row numbers come from calamine's `u32` rows.
+            let at = u32::try_from(buffered.number - 1).unwrap_or(u32::MAX);
+            self.data_row(sheet, &mut buffered.row, at)?;
+        }
+        Ok(())
+    }
+
+    /// Emits data row `at` (0-based) from its non-empty cells, in column order.
+    fn data_row(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        cells: &mut Cells<'_>,
+        at: u32,
+    ) -> Result<(), ParseFailure> {
+        let number = u64::from(at) + 1;
+        let texts = cells.iter().map(|(col, value)| {
+            let text = match value {
+                DataRef::String(s) => s.as_str(),
+                DataRef::SharedString(s) => s,
+                // Only names matter at a table's end: any value reads as one.
+                _ => "0",
+            };
+            (*col as usize, text)
+        });
+        if sheet.past_table_end(number, texts) {
             cells.clear();
-            let header_row = u64::from(at) + 1;
-            let raw = self.validation.is_some().then(|| names.clone());
-            sheet.set_header(names, header_row)?;
-            if let (Some(v), Some(raw)) = (self.validation.as_deref_mut(), raw) {
-                v.start_sheet(sheet, &raw, header_row, self.on_event)?;
-            }
             return Ok(());
         }
         if self.validation.is_some() {
             return self.templated_row(sheet, cells, at);
         }
+        let width = cells.last().map_or(0, |c| c.0 as usize + 1);
         sheet.ensure_width(width)?;
+        let label = match cells.first() {
+            Some((0, DataRef::String(s))) => s.as_bytes(),
+            Some((0, DataRef::SharedString(s))) => s.as_bytes(),
+            _ => &[],
+        };
+        // A spreadsheet row is as wide as its header: its empty trailing cells are not missing.
+        sheet.note_row(number, label, width.max(sheet.header_len()));
         let row = &mut self.row;
         row.clear();
         row.push('[');
@@ -313,7 +381,7 @@ impl Run<'_, '_, '_> {
                 row.push(',');
             }
             if let Some(kind) = push_value(row, value, self.limits.max_cell_bytes, sheet)? {
-                sheet.columns_acc[col].observe_kind(kind);
+                sheet.columns_acc[col].observe_kind(kind, sheet.rows);
             }
             next_col = col + 1;
         }
@@ -342,7 +410,7 @@ impl Run<'_, '_, '_> {
     fn templated_row(
         &mut self,
         sheet: &mut SheetBuilder,
-        cells: &mut Vec<(u32, DataRef<'_>)>,
+        cells: &mut Cells<'_>,
         at: u32,
     ) -> Result<(), ParseFailure> {
         self.emitted += 1;
@@ -394,70 +462,4 @@ impl Run<'_, '_, '_> {
         cells.clear();
         Ok(())
     }
-}
-
-/// What a reader's error says about the file: its failure code (corrupt unless the reader
-/// says more) and its words.
-trait ReadError: Display {
-    fn code(&self) -> TaskErrorCode {
-        TaskErrorCode::CorruptFile
-    }
-
-    fn describe(&self) -> String {
-        self.to_string()
-    }
-}
-
-/// The readers whose only error with a code of its own is a password.
-macro_rules! password_means_encrypted {
-    ($($error:ident),*) => {$(
-        impl ReadError for calamine::$error {
-            fn code(&self) -> TaskErrorCode {
-                match self {
-                    calamine::$error::Password => TaskErrorCode::EncryptedFile,
-                    _ => TaskErrorCode::CorruptFile,
-                }
-            }
-        }
-    )*};
-}
-
-password_means_encrypted!(XlsxError, XlsbError, XlsError);
-
-impl ReadError for calamine::OdsError {
-    fn code(&self) -> TaskErrorCode {
-        match self {
-            calamine::OdsError::Password => TaskErrorCode::EncryptedFile,
-            // Repeat attributes are compression: a few bytes can declare billions of cells.
-            calamine::OdsError::CellLimitExceeded { .. } => TaskErrorCode::DecompressionLimit,
-            _ => TaskErrorCode::CorruptFile,
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            calamine::OdsError::CellLimitExceeded { max, .. } => format!(
-                "repeated rows and columns expand to more than {max} copies of non-empty cells"
-            ),
-            e => e.to_string(),
-        }
-    }
-}
-
-impl ReadError for std::convert::Infallible {}
-
-/// The task outcome of a reader error, `context` saying where it happened.
-fn read_failure(e: &impl ReadError, context: impl Display) -> ParseFailure {
-    match e.code() {
-        TaskErrorCode::EncryptedFile => ParseFailure::password_protected(),
-        code => ParseFailure::new(code, format!("{context}: {}", e.describe())),
-    }
-}
-
-fn open_error(e: &impl ReadError) -> ParseFailure {
-    read_failure(e, "cannot open the workbook")
-}
-
-fn sheet_error(name: &str, e: &impl ReadError) -> ParseFailure {
-    read_failure(e, format_args!("sheet '{name}'"))
 }

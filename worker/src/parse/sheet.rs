@@ -1,13 +1,15 @@
-//! What every format shares once cells are decoded: the header (first non-empty row, blank names
-//! filled in, duplicates made unique), generated names for the extra cells of ragged rows, row
-//! numbering, the row and column limits, and per-column type inference. The format modules feed
-//! it cells and write each row's JSON text themselves.
+//! What every format shares once cells are decoded: the header (as the header phase decided it,
+//! blank names filled in, duplicates made unique), generated names for the extra cells of ragged
+//! rows, row numbering, the row and column limits, per-column type inference, and what the sheet
+//! reports about its table's layout ([`SheetLayout`]: ragged rows, a totals row, rows after the
+//! table's end). The format modules feed it cells and write each row's JSON text themselves.
 
 use std::collections::HashSet;
 
 use shared::domain::{ColumnType, TypeSet};
 
-use super::{ParseEvent, ParseFailure, SheetSummary, TaskErrorCode};
+use super::header::{self, Header};
+use super::{ParseEvent, ParseFailure, SheetLayout, SheetSummary, TaskErrorCode};
 
 /// What kind of typed value an Excel cell held, for column type reporting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +31,18 @@ pub(crate) struct ColumnAcc {
     pub seen: bool,
     /// Excel: the kinds of typed value seen (a bit per [`Kind`]).
     kinds: u8,
+    /// The state before the last data row that changed it, so that a totals row can be left
+    /// out of the column's type (`Total` under numbers) once it turns out to be the last row.
+    before: Before,
+}
+
+/// A column's inference state before data row `row` (0-based) changed it.
+#[derive(Debug, Clone, Copy)]
+struct Before {
+    row: u64,
+    set: TypeSet,
+    seen: bool,
+    kinds: u8,
 }
 
 impl ColumnAcc {
@@ -37,23 +51,67 @@ impl ColumnAcc {
             set: TypeSet::ANY,
             seen: false,
             kinds: 0,
+            before: Before {
+                row: u64::MAX,
+                set: TypeSet::ANY,
+                seen: false,
+                kinds: 0,
+            },
         }
     }
 
-    /// Records a non-empty CSV value.
+    /// Records a non-empty CSV value of data row `row` (0-based).
     #[inline]
-    pub fn observe_text(&mut self, value: &[u8]) {
-        self.seen = true;
+    pub fn observe_text(&mut self, value: &[u8], row: u64) {
         if !self.set.is_text() {
-            self.set = self.set.narrow(value);
+            let narrowed = self.set.narrow(value);
+            if narrowed != self.set {
+                self.remember(row);
+                self.set = narrowed;
+            }
+        }
+        self.seen = true;
+    }
+
+    /// Records a non-empty typed (Excel) value of data row `row` (0-based).
+    #[inline]
+    pub fn observe_kind(&mut self, kind: Kind, row: u64) {
+        let kinds = self.kinds | kind as u8;
+        if kinds != self.kinds {
+            self.remember(row);
+            self.kinds = kinds;
+        }
+        self.seen = true;
+    }
+
+    /// Keeps the state as it was before data row `row` changed it (rare: a column's state
+    /// changes a few times at most).
+    #[cold]
+    fn remember(&mut self, row: u64) {
+        self.before = Before {
+            row,
+            set: self.set,
+            seen: self.seen,
+            kinds: self.kinds,
+        };
+    }
+
+    /// Undoes what data row `row` did to the column, if it was the last to change it.
+    fn forget(&mut self, row: u64) {
+        if self.before.row == row {
+            self.set = self.before.set;
+            self.seen = self.before.seen;
+            self.kinds = self.before.kinds;
         }
     }
 
-    /// Records a non-empty typed (Excel) value.
-    #[inline]
-    pub fn observe_kind(&mut self, kind: Kind) {
-        self.seen = true;
-        self.kinds |= kind as u8;
+    /// Whether every value so far has one type other than text (a name among them would
+    /// stand out as a second table's header or a note).
+    fn is_typed(&self, typing: ColumnTyping) -> bool {
+        match typing {
+            ColumnTyping::Inferred => self.seen && !self.set.is_text(),
+            ColumnTyping::FromCells => self.kinds != 0 && self.kinds & Kind::Text as u8 == 0,
+        }
     }
 
     fn column_type(&self, typing: ColumnTyping) -> ColumnType {
@@ -121,6 +179,13 @@ pub(crate) struct SheetBuilder {
     header_row: u64,
     /// A templated sheet's column types: the template's, not inferred.
     fixed_types: Option<Vec<ColumnType>>,
+    /// What the sheet reports about its table.
+    pub layout: SheetLayout,
+    /// The 1-based number of the last data row (the header's at first): a gap before the next
+    /// means blank rows, after which a row may end the table.
+    last_number: u64,
+    /// The last data row's 1-based number when its label says it totals the rows above.
+    last_total: Option<u64>,
 }
 
 impl SheetBuilder {
@@ -136,6 +201,9 @@ impl SheetBuilder {
             max_columns,
             header_row: 0,
             fixed_types: None,
+            layout: SheetLayout::default(),
+            last_number: 0,
+            last_total: None,
         }
     }
 
@@ -143,9 +211,16 @@ impl SheetBuilder {
         self.has_header
     }
 
-    /// Sets the header from the texts of the first non-empty row, which is row `header_row`
-    /// (1-based) of the file.
-    pub fn set_header(&mut self, names: Vec<String>, header_row: u64) -> Result<(), ParseFailure> {
+    /// Sets the header the header phase decided.
+    pub fn start_table(&mut self, header: Header) -> Result<(), ParseFailure> {
+        self.layout.header_rows = header.rows;
+        self.layout.rows_above = header.rows_above;
+        self.last_number = header.row;
+        self.set_header(header.names, header.row)
+    }
+
+    /// Sets the header from its texts, which are row `header_row` (1-based) of the file.
+    fn set_header(&mut self, names: Vec<String>, header_row: u64) -> Result<(), ParseFailure> {
         self.header_row = header_row;
         self.check_width(names.len())?;
         let mut seen = HashSet::with_capacity(names.len());
@@ -199,6 +274,45 @@ impl SheetBuilder {
         self.header_len
     }
 
+    /// Whether row `number`, with these cells (column, text), lies past the table's end: a row
+    /// after blank rows (a gap in the numbers) that ends it ([`header::ends_table`]), and every
+    /// row after that. Such rows are counted, not read as data.
+    #[inline]
+    pub fn past_table_end<'t>(
+        &mut self,
+        number: u64,
+        cells: impl Iterator<Item = (usize, &'t str)>,
+    ) -> bool {
+        if self.layout.ended_at_row.is_some() {
+            self.layout.rows_after += 1;
+            return true;
+        }
+        let after_blank = number > self.last_number + 1;
+        self.last_number = number;
+        if !after_blank {
+            return false;
+        }
+        let (acc, typing) = (&self.columns_acc, self.typing);
+        let typed = |c: usize| acc.get(c).is_some_and(|a| a.is_typed(typing));
+        if header::ends_table(cells, typed) {
+            self.layout.ended_at_row = Some(number);
+            self.layout.rows_after = 1;
+            return true;
+        }
+        false
+    }
+
+    /// Notes data row `number` (1-based), the next of the sheet's rows: its `label` (first
+    /// cell) may say it is a totals row, and `width` cells other than the header's make it
+    /// ragged.
+    #[inline]
+    pub fn note_row(&mut self, number: u64, label: &[u8], width: usize) {
+        self.last_total = header::is_total_label(label).then_some(number);
+        if width != self.header_len {
+            self.layout.ragged_rows += 1;
+        }
+    }
+
     fn check_width(&self, width: usize) -> Result<(), ParseFailure> {
         if width > self.max_columns as usize {
             return Err(ParseFailure::new(
@@ -212,7 +326,15 @@ impl SheetBuilder {
         Ok(())
     }
 
-    pub fn finish(self) -> SheetSummary {
+    pub fn finish(mut self) -> SheetSummary {
+        // A totals row ending the table is data, but its label and sums say nothing of the
+        // types of the columns above it.
+        if let (Some(number), 2..) = (self.last_total, self.rows) {
+            self.layout.totals_row = Some(number);
+            for acc in &mut self.columns_acc {
+                acc.forget(self.rows - 1);
+            }
+        }
         let typing = self.typing;
         let column_types = match self.fixed_types {
             Some(types) => types,
@@ -231,6 +353,7 @@ impl SheetBuilder {
             column_types,
             extra_columns: (self.columns.len() - self.header_len) as u32,
             columns: self.columns,
+            layout: self.layout,
         }
     }
 }

@@ -167,6 +167,11 @@ impl<'t> Validation<'t> {
         self.report
     }
 
+    /// The template, whose field names help find the header.
+    pub fn template(&self) -> &'t Template {
+        self.template
+    }
+
     /// The template's sheet pattern, for the message when no sheet matched.
     pub fn sheet_wanted(&self) -> &str {
         self.job.sheet.as_deref().unwrap_or("the first sheet")

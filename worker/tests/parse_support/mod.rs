@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod biff;
+pub mod messy;
 pub mod xlsb;
 
 use std::io::Write;

@@ -20,6 +20,7 @@ use std::ops::Range;
 use csv_core::ReadRecordResult;
 
 use super::masks::{for_each_bit, prefix_xor, unescape, unquote, Masks};
+use crate::parse::delimiter::Quoting;
 
 /// Reads records from a byte stream.
 pub(crate) struct Records<R> {
@@ -31,6 +32,9 @@ pub(crate) struct Records<R> {
     eof: bool,
     core: csv_core::Reader,
     delimiter: u8,
+    /// Whether records may be split from bit masks: only with RFC 4180 quoting (`"`, doubled),
+    /// which is what the masks assume.
+    masks: bool,
     /// How many input bytes of one record may be read without finding its end: an unbalanced
     /// quote would otherwise swallow the rest of the file into one field. (A guard on memory,
     /// not a length check: a longer record the buffer already holds whole is returned.)
@@ -126,6 +130,34 @@ impl Record<'_> {
     }
 }
 
+/// A record copied out of the reader, held by the header phase until the header is decided.
+pub(crate) struct OwnedRecord {
+    bytes: Vec<u8>,
+    fields: Vec<(usize, usize)>,
+    quotes_enclose: bool,
+}
+
+impl OwnedRecord {
+    pub fn of(record: &Record<'_>) -> Self {
+        Self {
+            bytes: record.bytes.to_vec(),
+            fields: record.fields.to_vec(),
+            quotes_enclose: record.quotes_enclose,
+        }
+    }
+
+    /// The record again, as the reader gave it (its row number travels beside it).
+    pub fn record(&self) -> Record<'_> {
+        Record {
+            bytes: &self.bytes,
+            padded: &self.bytes,
+            fields: &self.fields,
+            quotes_enclose: self.quotes_enclose,
+            blank_lines_before: 0,
+        }
+    }
+}
+
 impl<R: Read> Records<R> {
     pub fn new(input: R, delimiter: u8, max_record: usize) -> Self {
         Self {
@@ -136,6 +168,7 @@ impl<R: Read> Records<R> {
             eof: false,
             core: csv_core::ReaderBuilder::new().delimiter(delimiter).build(),
             delimiter,
+            masks: true,
             max_record,
             source: Source::Core,
             out: vec![0; 4096],
@@ -148,6 +181,21 @@ impl<R: Read> Records<R> {
             line_ends: LineEnds::default(),
             blank_lines: 0,
         }
+    }
+
+    /// Reads fields quoted as `quoting` says (`'` quotes, backslash escapes) rather than as RFC
+    /// 4180 does: every record then goes through `csv_core`, configured for it.
+    pub fn with_quoting(mut self, quoting: Quoting) -> Self {
+        if quoting != Quoting::RFC4180 {
+            self.core = csv_core::ReaderBuilder::new()
+                .delimiter(self.delimiter)
+                .quote(quoting.quote)
+                .escape(quoting.escape)
+                .double_quote(quoting.escape.is_none())
+                .build();
+            self.masks = false;
+        }
+        self
     }
 
     /// The next record, or `None` at the end of the input. Fails on a read error, or with
@@ -200,7 +248,7 @@ impl<R: Read> Records<R> {
             let read = if self.first {
                 self.first = false;
                 self.read_with_core()?
-            } else if self.split_record() {
+            } else if self.masks && self.split_record() {
                 true
             } else {
                 self.read_with_core()?

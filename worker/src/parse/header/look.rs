@@ -1,0 +1,140 @@
+//! What one cell looks like to the header phase: a name (text), a value (a number, a date, a
+//! boolean) or nothing. Detection only compares rows with each other, so the reading is looser
+//! than column typing: `$1,234.50`, `12 %`, `(300)` and `31.01.2024` are values here although a
+//! column of them is typed text, because no person would take them for a column's name.
+
+use shared::domain::{ColumnType, TypeSet};
+
+/// A cell's look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Look {
+    Empty,
+    Text,
+    Number,
+    Date,
+    Bool,
+}
+
+impl Look {
+    pub fn of(text: &str) -> Look {
+        let t = text.trim();
+        // Rules and dashes (`-----`, `***`, `-`) say nothing: a decorative row is as blank as
+        // an empty one.
+        if !t.chars().any(char::is_alphanumeric) {
+            return Look::Empty;
+        }
+        match TypeSet::ANY.narrow(t.as_bytes()).column_type(true) {
+            ColumnType::Integer | ColumnType::Decimal => Look::Number,
+            ColumnType::Boolean => Look::Bool,
+            ColumnType::Date | ColumnType::DateTime => Look::Date,
+            _ if loosely_numeric(t) => Look::Number,
+            _ => Look::Text,
+        }
+    }
+
+    pub fn is_value(self) -> bool {
+        matches!(self, Look::Number | Look::Date | Look::Bool)
+    }
+}
+
+/// Digits with the separators, signs and currency marks amounts and dates are written with.
+fn loosely_numeric(t: &str) -> bool {
+    let mut digits = 0;
+    for c in t.chars() {
+        match c {
+            '0'..='9' => digits += 1,
+            ',' | '.' | ' ' | '-' | '+' | '(' | ')' | '%' | '/' | ':' | '\'' | '\u{a0}' => {}
+            '$' | '€' | '£' | '¥' | '₹' | '₩' => {}
+            _ => return false,
+        }
+    }
+    digits > 0
+}
+
+/// Whether a row's label cell says the row totals the rows above (`Total`, `Grand total:`,
+/// `Summe`, `合計`). It runs on the first cell of every data row, so most cells are turned
+/// away by their first byte.
+pub(crate) fn is_total_label(cell: &[u8]) -> bool {
+    const LABELS: [&str; 12] = [
+        "total",
+        "totals",
+        "grand total",
+        "subtotal",
+        "sub-total",
+        "sum",
+        "summe",
+        "gesamt",
+        "totale",
+        "合計",
+        "総計",
+        "小計",
+    ];
+    let Some(&first) = cell.first() else {
+        return false;
+    };
+    if !matches!(first | 0x20, b't' | b's' | b'g' | b' ') && first < 0xE5 {
+        return false;
+    }
+    let Ok(text) = std::str::from_utf8(cell) else {
+        return false;
+    };
+    let label = text.trim().trim_end_matches(':').trim_end().to_lowercase();
+    LABELS.contains(&label.as_str()) || label.starts_with("total ")
+}
+
+/// A text as template labels compare: lower case, letters and digits only (`Invoice No.`
+/// meets `invoice_no`).
+pub(crate) fn normalise(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_read_loosely_and_names_are_text() {
+        for value in [
+            "12",
+            "1.5",
+            "$1,234.50",
+            "(300)",
+            "12 %",
+            "31.01.2024",
+            "2024-01-31",
+        ] {
+            assert!(Look::of(value).is_value(), "{value}");
+        }
+        for name in ["Invoice No.", "amount", "Q1 2026", "合計"] {
+            assert_eq!(Look::of(name), Look::Text, "{name}");
+        }
+        assert_eq!(Look::of("  "), Look::Empty);
+        assert_eq!(Look::of("-----"), Look::Empty);
+    }
+
+    #[test]
+    fn total_labels_are_recognised_and_other_labels_are_not() {
+        for label in [
+            "Total",
+            "TOTAL:",
+            "Grand Total",
+            "Total EUR",
+            "Summe",
+            "合計",
+        ] {
+            assert!(is_total_label(label.as_bytes()), "{label}");
+        }
+        for label in ["Totally", "Sales", "1", "", "Smith"] {
+            assert!(!is_total_label(label.as_bytes()), "{label}");
+        }
+    }
+
+    #[test]
+    fn normalised_labels_ignore_case_and_punctuation() {
+        assert_eq!(normalise("Invoice No."), normalise("invoice_no"));
+        assert_eq!(normalise(" E-Mail "), "email");
+    }
+}

@@ -1,0 +1,248 @@
+//! The header phase every reader goes through. A reader hands over its first rows (at most
+//! [`MAX_ROWS`] and [`MAX_BYTES`] of text, leading blank rows not counted) as texts beside its
+//! own form of the row; once it has enough, [`HeaderPhase::decide`] finds the header among them
+//! ([`detect`]) and gives back the rows after it, which the reader then reads as data exactly as
+//! the rows that follow from its stream. So the header is decided once for every format, only
+//! the first rows are ever buffered, and the rest of the file streams as before. Row numbers are
+//! the ones a person sees, given by the reader with each row.
+
+mod detect;
+mod look;
+
+use shared::template::Template;
+
+pub(crate) use look::is_total_label;
+use look::{normalise, Look};
+
+/// The most rows the phase buffers before it decides.
+pub(crate) const MAX_ROWS: usize = 50;
+
+/// The most bytes of cell text it buffers before it decides (a few huge rows are enough).
+pub(crate) const MAX_BYTES: usize = 1 << 20;
+
+/// What a cell costs the phase besides its text, as counted against [`MAX_BYTES`].
+const CELL_OVERHEAD: usize = 16;
+
+/// One buffered row: its 1-based number in the file and the reader's own form of it.
+pub(crate) struct Buffered<T> {
+    pub number: u64,
+    pub row: T,
+}
+
+/// The header as decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// The column names as in the file (blank where a column has none; a group row's text
+    /// prefixes the names under it).
+    pub names: Vec<String>,
+    /// The 1-based row of the header (the lowest of a header's rows); 0 when there is none.
+    pub row: u64,
+    /// Rows the header spans: 1, 2 or 3 with group rows, 0 for a table without a header.
+    pub rows: u32,
+    /// Non-blank rows above the table (titles, notes): not data.
+    pub rows_above: u64,
+}
+
+/// What the phase decided: the header, and the buffered rows after it, to be read as data.
+pub(crate) struct Decision<T> {
+    pub header: Header,
+    pub data: Vec<Buffered<T>>,
+}
+
+/// Whether a table may have no header row (see [`detect`] for why workbooks may not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Headerless {
+    Allowed,
+    Never,
+}
+
+/// The first rows of a sheet, waiting for the header to be decided.
+pub(crate) struct HeaderPhase<T> {
+    rows: Vec<Buffered<T>>,
+    texts: Vec<Vec<String>>,
+    bytes: usize,
+    headerless: Headerless,
+}
+
+impl<T> HeaderPhase<T> {
+    pub fn new(headerless: Headerless) -> Self {
+        Self {
+            rows: Vec::new(),
+            texts: Vec::new(),
+            bytes: 0,
+            headerless,
+        }
+    }
+
+    /// Buffers row `number`, whose cells read as `texts` (empty for a blank row). Returns
+    /// whether the phase now holds enough to decide.
+    pub fn push(&mut self, number: u64, texts: Vec<String>, row: T) -> bool {
+        let blank = texts.iter().all(|t| t.trim().is_empty());
+        if blank && self.rows.is_empty() {
+            // Blank rows above everything are nothing: the header may lie far below them.
+            return false;
+        }
+        // Each cell costs its text and its bookkeeping (a `String`, a look, a normalised
+        // word), so a very wide row fills the phase as long text does.
+        self.bytes += texts.iter().map(|t| t.len() + CELL_OVERHEAD).sum::<usize>();
+        self.texts.push(if blank { Vec::new() } else { texts });
+        self.rows.push(Buffered { number, row });
+        self.rows.len() >= MAX_ROWS || self.bytes >= MAX_BYTES
+    }
+
+    /// Decides the header, with a template's fields (their normalised labels, see
+    /// [`template_labels`]) preferring the row that names them. `None` when every row was
+    /// blank.
+    pub fn decide(self, labels: &[Vec<String>]) -> Option<Decision<T>> {
+        let shapes: Vec<detect::Shape> = (self.texts.iter().zip(&self.rows))
+            .map(|(texts, row)| detect::Shape::of(texts, row.number))
+            .collect();
+        let headerless = self.headerless == Headerless::Allowed;
+        let choice = detect::choose(&shapes, labels, headerless)?;
+        let top = choice.groups.first().copied().or(choice.header);
+        let rows_above = self.texts[..top.unwrap_or(choice.data_from)]
+            .iter()
+            .filter(|t| !t.is_empty())
+            .count() as u64;
+        let header = match choice.header {
+            Some(h) => Header {
+                names: merged_names(&self.texts, &choice.groups, h),
+                row: self.rows[h].number,
+                rows: choice.groups.len() as u32 + 1,
+                rows_above,
+            },
+            None => Header {
+                names: vec![String::new(); self.texts[choice.data_from].len()],
+                row: 0,
+                rows: 0,
+                rows_above,
+            },
+        };
+        let data = self.rows.into_iter().skip(choice.data_from).collect();
+        Some(Decision { header, data })
+    }
+}
+
+/// The header's names, each prefixed by the group cell spanning its column (`Q1 sales`): a
+/// group's text stands in its first column and covers the columns up to the next group's.
+fn merged_names(texts: &[Vec<String>], groups: &[usize], header: usize) -> Vec<String> {
+    let mut names = texts[header].clone();
+    for &g in groups.iter().rev() {
+        let mut current: Option<&str> = None;
+        for (c, name) in names.iter_mut().enumerate() {
+            if let Some(group) = texts[g].get(c).map(|t| t.trim()).filter(|t| !t.is_empty()) {
+                current = Some(group);
+            }
+            let Some(group) = current else { continue };
+            let lower = name.trim();
+            *name = if lower.is_empty() {
+                group.to_owned()
+            } else {
+                format!("{group} {lower}")
+            };
+        }
+    }
+    names
+}
+
+/// A template's fields as header detection compares them: each field's name, title and
+/// alternate names, normalised.
+pub(crate) fn template_labels(template: &Template) -> Vec<Vec<String>> {
+    template
+        .fields
+        .iter()
+        .map(|f| {
+            std::iter::once(&f.name)
+                .chain(&f.title)
+                .chain(&f.alternate_names)
+                .map(|l| normalise(l))
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether a row after blank rows ends the table (a second table's header, or notes): its
+/// cells are all names (`looks` of its non-empty cells), and one of them stands in a column
+/// whose values so far are all typed (`typed(c)`). Rows of values, and text under text
+/// columns, stay data, so a clean file's rows are never dropped.
+pub(crate) fn ends_table<'t>(
+    cells: impl Iterator<Item = (usize, &'t str)>,
+    typed: impl Fn(usize) -> bool,
+) -> bool {
+    let mut over_typed = false;
+    for (c, text) in cells {
+        match Look::of(text) {
+            Look::Empty => {}
+            Look::Text => over_typed |= typed(c),
+            _ => return false,
+        }
+    }
+    over_typed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(csv: &str) -> HeaderPhase<usize> {
+        let mut p = HeaderPhase::new(Headerless::Allowed);
+        for (i, line) in csv.lines().enumerate() {
+            p.push(i as u64 + 1, line.split(',').map(String::from).collect(), i);
+        }
+        p
+    }
+
+    #[test]
+    fn a_title_is_above_the_table_and_rows_after_the_header_are_data() {
+        let d = phase("Sales report\n\nid,amount\n1,2\n\n3,4\n").decide(&[]);
+        let d = d.expect("a header");
+        assert_eq!(
+            d.header,
+            Header {
+                names: vec!["id".into(), "amount".into()],
+                row: 3,
+                rows: 1,
+                rows_above: 1
+            }
+        );
+        let numbers: Vec<u64> = d.data.iter().map(|b| b.number).collect();
+        assert_eq!(numbers, [4, 5, 6]);
+    }
+
+    #[test]
+    fn group_rows_prefix_the_names_they_span() {
+        let d = phase("region,Q1,,Q2,\n,sales,units,sales,units\nNorth,1,2,3,4\nS,5,6,7,8\n")
+            .decide(&[]);
+        assert_eq!(
+            d.map(|d| d.header.names),
+            Some(
+                ["region", "Q1 sales", "Q1 units", "Q2 sales", "Q2 units"]
+                    .map(String::from)
+                    .to_vec()
+            )
+        );
+    }
+
+    #[test]
+    fn a_table_without_a_header_is_all_data() {
+        let d = phase("1,2,3\n4,5,6\n").decide(&[]).expect("rows");
+        assert_eq!(
+            (d.header.row, d.header.names.len(), d.data.len()),
+            (0, 3, 2)
+        );
+    }
+
+    #[test]
+    fn blank_rows_alone_decide_nothing() {
+        assert!(phase("\n,,\n").decide(&[]).is_none());
+    }
+
+    #[test]
+    fn the_buffer_is_bounded() {
+        let mut p = HeaderPhase::new(Headerless::Allowed);
+        let full = (0..MAX_ROWS * 2).position(|i| p.push(i as u64, vec!["x".into()], ()));
+        assert_eq!(full, Some(MAX_ROWS - 1));
+        let mut p = HeaderPhase::new(Headerless::Allowed);
+        assert!(p.push(1, vec!["x".repeat(MAX_BYTES)], ()));
+    }
+}
