@@ -14,7 +14,15 @@ pub type Mapping = Vec<Option<usize>>;
 pub enum MatchKind {
     Exact,
     Title,
+    /// Equal once both are normalised (case, spacing, punctuation, NFKC, `No.`/`#`/`number`).
+    Normalized,
     Alias,
+    /// Similar enough, with a confidence below 1.
+    Fuzzy,
+    /// Chosen by a person in a review.
+    Confirmed,
+    /// A mapping a person confirmed for the same template and header texts.
+    Remembered,
 }
 
 impl MatchKind {
@@ -22,7 +30,11 @@ impl MatchKind {
         match self {
             MatchKind::Exact => "exact",
             MatchKind::Title => "title",
+            MatchKind::Normalized => "normalized",
             MatchKind::Alias => "alias",
+            MatchKind::Fuzzy => "fuzzy",
+            MatchKind::Confirmed => "confirmed",
+            MatchKind::Remembered => "remembered",
         }
     }
 }
@@ -35,8 +47,29 @@ pub struct MappedField {
     pub column: Option<usize>,
     /// `None` when no column matched.
     pub how: Option<MatchKind>,
-    /// 1.0 for a match (they are exact), 0.0 for none.
+    /// 1.0 for a certain match, below for a fuzzy one, 0.0 for none.
     pub confidence: f64,
+    /// Another column that matched the field as well as `column` did: a person must choose.
+    pub competitor: Option<usize>,
+}
+
+/// A fuzzy match below this confidence is not taken without a review.
+pub const FUZZY_THRESHOLD: f64 = 0.9;
+
+/// The [`MappedField`]s of a mapping a person chose (`how` is [`MatchKind::Confirmed`] or
+/// [`MatchKind::Remembered`]).
+pub fn chosen(mapping: &Mapping, how: MatchKind) -> Vec<MappedField> {
+    mapping
+        .iter()
+        .enumerate()
+        .map(|(field, column)| MappedField {
+            field,
+            column: *column,
+            how: column.map(|_| how),
+            confidence: if column.is_some() { 1.0 } else { 0.0 },
+            competitor: None,
+        })
+        .collect()
 }
 
 /// Matches every field of `t` (in field order) to a column of `header`.
@@ -48,6 +81,7 @@ pub fn map_columns(t: &Template, header: &[&str]) -> Vec<MappedField> {
             column: None,
             how: None,
             confidence: 0.0,
+            competitor: None,
         })
         .collect();
     for how in [MatchKind::Exact, MatchKind::Title, MatchKind::Alias] {
@@ -57,6 +91,7 @@ pub fn map_columns(t: &Template, header: &[&str]) -> Vec<MappedField> {
                 MatchKind::Exact => vec![field.name.as_str()],
                 MatchKind::Title => field.title.iter().map(String::as_str).collect(),
                 MatchKind::Alias => field.alternate_names.iter().map(String::as_str).collect(),
+                _ => unreachable!("only the exact kinds are tried here"),
             };
             let found = labels
                 .iter()

@@ -22,10 +22,12 @@
 
 mod mapping;
 mod record;
+mod review;
 mod shortcut;
 
-pub use mapping::{map_columns, mapping, MappedField, Mapping, MatchKind};
+pub use mapping::{chosen, map_columns, mapping, MappedField, Mapping, MatchKind, FUZZY_THRESHOLD};
 pub use record::{Counts, ErrorCode, ErrorRecord};
+pub use review::{review_reason, ReviewReason};
 
 use std::collections::HashMap;
 

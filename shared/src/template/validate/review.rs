@@ -1,0 +1,52 @@
+//! When a mapping needs a person: the contract's "Mapping review". A mapping goes through on its
+//! own only when it is certain; otherwise the task waits in `NEEDS_REVIEW` with the reason.
+
+use super::super::Template;
+use super::mapping::{MappedField, MatchKind, FUZZY_THRESHOLD};
+
+/// Why a mapping needs a review (the review's `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewReason {
+    /// A required field has no column.
+    RequiredUnmapped,
+    /// Two columns match one field equally well.
+    Competing,
+    /// A fuzzy match is below [`FUZZY_THRESHOLD`].
+    Unsure,
+}
+
+impl ReviewReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewReason::RequiredUnmapped => "required_field_unmapped",
+            ReviewReason::Competing => "competing_columns",
+            ReviewReason::Unsure => "low_confidence",
+        }
+    }
+}
+
+/// The first reason `mapped` (from [`super::map_columns`]) needs a review, or `None` when it
+/// may go through as it is. Mappings a person chose never need one.
+pub fn review_reason(t: &Template, mapped: &[MappedField]) -> Option<ReviewReason> {
+    let chosen =
+        |m: &MappedField| matches!(m.how, Some(MatchKind::Confirmed | MatchKind::Remembered));
+    if mapped.iter().any(chosen) {
+        return None;
+    }
+    if mapped
+        .iter()
+        .any(|m| m.column.is_none() && t.fields[m.field].required)
+    {
+        return Some(ReviewReason::RequiredUnmapped);
+    }
+    if mapped.iter().any(|m| m.competitor.is_some()) {
+        return Some(ReviewReason::Competing);
+    }
+    if mapped
+        .iter()
+        .any(|m| m.how == Some(MatchKind::Fuzzy) && m.confidence < FUZZY_THRESHOLD)
+    {
+        return Some(ReviewReason::Unsure);
+    }
+    None
+}
