@@ -76,7 +76,8 @@ fn fields_match_columns_by_name_then_title_then_alternate_name() {
             field: 0,
             column: Some(0),
             how: Some(MatchKind::Title),
-            confidence: 1.0
+            confidence: 1.0,
+            competitor: None,
         }
     );
     assert_eq!(mapped[1].column, None);
