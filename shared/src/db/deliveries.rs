@@ -3,8 +3,11 @@
 //! short statement, `FOR UPDATE SKIP LOCKED`, a short lease the loop renews while it sends), but
 //! per endpoint: a claim never takes an endpoint past `per_endpoint` rows in flight here, so one
 //! slow endpoint holds only its own rows.
-//! What is claimable is one view, `webhook_deliveries_claimable` (due rows of enabled
-//! endpoints, and expired claims), which the scalers' backlog query counts too.
+//! A claim walks the endpoints with rows waiting and takes each one's oldest due rows up to its
+//! room, so its cost is that of the endpoints, never of one endpoint's backlog: an endpoint that
+//! never answers piles up rows that no claim reads. What is claimable is also one view,
+//! `webhook_deliveries_claimable` (due rows of enabled endpoints, and expired claims), which the
+//! scalers' backlog query counts.
 
 use std::time::Duration;
 
@@ -49,20 +52,46 @@ pub async fn claim(
 ) -> sqlx::Result<Vec<Delivery>> {
     sqlx::query_as!(
         Delivery,
-        r#"WITH held AS (
+        r#"WITH RECURSIVE held AS (
                SELECT * FROM unnest($4::uuid[], $5::int[]) AS h (endpoint_id, n)
+           ), waiting (endpoint_id) AS (
+               -- The endpoints with rows waiting, one index probe each (a loose index scan).
+               (SELECT endpoint_id FROM webhook_deliveries
+                WHERE status IN ('PENDING', 'FAILED') ORDER BY endpoint_id LIMIT 1)
+               UNION ALL
+               SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
+                       WHERE d.status IN ('PENDING', 'FAILED') AND d.endpoint_id > w.endpoint_id
+                       ORDER BY d.endpoint_id LIMIT 1)
+               FROM waiting w WHERE w.endpoint_id IS NOT NULL
+           ), open AS (
+               -- Those enabled and with room for more requests here.
+               SELECT e.id, $3 - COALESCE(h.n, 0) AS room
+               FROM waiting w
+               JOIN webhook_endpoints e ON e.id = w.endpoint_id
+               LEFT JOIN held h ON h.endpoint_id = e.id
+               WHERE e.enabled AND COALESCE(h.n, 0) < $3
            ), due AS (
-               -- Bounded, so a huge due backlog costs one index range, not a sort of all of it.
-               SELECT c.id, c.endpoint_id, c.available_at, COALESCE(h.n, 0) AS held
-               FROM webhook_deliveries_claimable c
-               LEFT JOIN held h ON h.endpoint_id = c.endpoint_id
-               WHERE COALESCE(h.n, 0) < $3
-               ORDER BY c.available_at
-               LIMIT 5000
+               -- Each open endpoint's oldest due rows, no more than its room: the cost of a
+               -- claim does not grow with any endpoint's backlog.
+               SELECT d.id, o.id AS endpoint_id, d.available_at
+               FROM open o CROSS JOIN LATERAL (
+                   SELECT d.id, d.available_at FROM webhook_deliveries d
+                   WHERE d.endpoint_id = o.id AND d.status IN ('PENDING', 'FAILED')
+                     AND d.available_at <= now()
+                   ORDER BY d.available_at LIMIT o.room) d
+               UNION ALL
+               -- Claims that expired (a dead worker's), found by their own index.
+               SELECT d.id, d.endpoint_id, d.available_at
+               FROM webhook_deliveries d
+               JOIN webhook_endpoints e ON e.id = d.endpoint_id
+               LEFT JOIN held h ON h.endpoint_id = e.id
+               WHERE d.status = 'PROCESSING' AND d.locked_until < now()
+                 AND e.enabled AND COALESCE(h.n, 0) < $3
            ), ranked AS (
-               SELECT id, available_at, held,
-                      row_number() OVER (PARTITION BY endpoint_id ORDER BY available_at) AS n
-               FROM due
+               SELECT due.id, due.available_at, COALESCE(h.n, 0) AS held,
+                      row_number() OVER (PARTITION BY due.endpoint_id
+                                         ORDER BY due.available_at) AS n
+               FROM due LEFT JOIN held h ON h.endpoint_id = due.endpoint_id
            ), locked AS (
                SELECT d.id FROM webhook_deliveries d
                WHERE d.id IN (SELECT id FROM ranked WHERE n <= $3 - held

@@ -1,8 +1,9 @@
 //! Webhooks: endpoints managed over the api ([`endpoints`]), URLs that must not reach private
 //! networks, refused at registration ([`unsafe_urls`]) and when the worker connects
-//! ([`unsafe_addresses`]), delivery by a real worker to a real receiver ([`delivery`]), and the
-//! official verifiers' verdict on those deliveries ([`verifiers`]).
+//! ([`unsafe_addresses`]), delivery by a real worker to a real receiver ([`delivery`]) and its
+//! claim ([`claim`]), and the official verifiers' verdict on those deliveries ([`verifiers`]).
 
+mod claim;
 mod delivery;
 mod endpoints;
 mod unsafe_addresses;
