@@ -4,6 +4,7 @@
 mod cast;
 mod compile;
 mod constraints;
+mod mapping;
 mod number;
 mod perf;
 mod strptime;

@@ -68,7 +68,7 @@ fn fields_match_columns_by_name_then_title_then_alternate_name() {
     assert_eq!(mapped[0].confidence, 1.0);
     assert_eq!(mapped[2].confidence, 0.0);
     assert_eq!(mapping(&mapped), vec![Some(3), Some(0), None, Some(1)]);
-    // A title takes the column when the name is absent; texts compare exactly.
+    // A title takes the column when the name is absent; then a normalised text.
     let mapped = map_columns(&t, &["Invoice no", "AMOUNT"]);
     assert_eq!(
         mapped[0],
@@ -80,7 +80,10 @@ fn fields_match_columns_by_name_then_title_then_alternate_name() {
             competitor: None,
         }
     );
-    assert_eq!(mapped[1].column, None);
+    assert_eq!(
+        (mapped[1].column, mapped[1].how),
+        (Some(1), Some(MatchKind::Normalized))
+    );
 }
 
 #[test]

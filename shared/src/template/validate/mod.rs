@@ -25,7 +25,9 @@ mod record;
 mod review;
 mod shortcut;
 
-pub use mapping::{chosen, map_columns, mapping, MappedField, Mapping, MatchKind, FUZZY_THRESHOLD};
+pub use mapping::{
+    chosen, label, map_columns, mapping, MappedField, Mapping, MatchKind, FUZZY_THRESHOLD,
+};
 pub use record::{Counts, ErrorCode, ErrorRecord};
 pub use review::{review_reason, ReviewReason};
 

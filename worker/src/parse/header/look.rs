@@ -82,13 +82,11 @@ pub(crate) fn is_total_label(cell: &[u8]) -> bool {
     LABELS.contains(&label.as_str()) || label.starts_with("total ")
 }
 
-/// A text as template labels compare: lower case, letters and digits only (`Invoice No.`
-/// meets `invoice_no`).
+/// A text as template labels compare: the key the mapping uses
+/// ([`shared::template::validate::label::key`]), so that the header found is the row the
+/// fields will be mapped on (`Invoice No.` meets `invoice_no`).
 pub(crate) fn normalise(text: &str) -> String {
-    text.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
+    shared::template::validate::label::key(text)
 }
 
 #[cfg(test)]

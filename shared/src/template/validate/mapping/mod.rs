@@ -1,7 +1,12 @@
-//! Matching a template's fields to a file's header: by exact `name` first (for every field),
-//! then by `title`, then by `alternateNames`, never two fields to one column. Texts compare
-//! exactly (frictionless's default, case included); looser matching belongs to whoever reviews
-//! a mapping.
+//! Matching a template's fields to a file's header, the contract's `match` kinds in order: the
+//! field's exact `name` (frictionless's own rule, case included), its exact `title`, either
+//! once normalised ([`label::key`]: case, spacing, punctuation, NFKC, `No.`/`#`), its
+//! `alternateNames` normalised, and last the most similar column with its similarity as the
+//! confidence. Never two fields to one column. What is not certain (a required field with no
+//! column, two columns for one field, a fuzzy match under [`FUZZY_THRESHOLD`]) waits for a
+//! person: see [`super::review_reason`].
+
+pub mod label;
 
 use super::super::Template;
 
@@ -72,8 +77,11 @@ pub fn chosen(mapping: &Mapping, how: MatchKind) -> Vec<MappedField> {
         .collect()
 }
 
-/// Matches every field of `t` (in field order) to a column of `header`.
+/// Matches every field of `t` (in field order) to a column of `header`: every field is tried
+/// at one kind before any is tried at the next, so a weaker kind never takes a column a
+/// stronger one wants, and no column is given to two fields.
 pub fn map_columns(t: &Template, header: &[&str]) -> Vec<MappedField> {
+    let keys: Vec<String> = header.iter().map(|h| label::key(h)).collect();
     let mut taken = vec![false; header.len()];
     let mut mapped: Vec<MappedField> = (0..t.fields.len())
         .map(|field| MappedField {
@@ -84,27 +92,130 @@ pub fn map_columns(t: &Template, header: &[&str]) -> Vec<MappedField> {
             competitor: None,
         })
         .collect();
-    for how in [MatchKind::Exact, MatchKind::Title, MatchKind::Alias] {
+    for how in [
+        MatchKind::Exact,
+        MatchKind::Title,
+        MatchKind::Normalized,
+        MatchKind::Alias,
+    ] {
         for m in mapped.iter_mut().filter(|m| m.column.is_none()) {
             let field = &t.fields[m.field];
-            let labels: Vec<&str> = match how {
-                MatchKind::Exact => vec![field.name.as_str()],
-                MatchKind::Title => field.title.iter().map(String::as_str).collect(),
-                MatchKind::Alias => field.alternate_names.iter().map(String::as_str).collect(),
-                _ => unreachable!("only the exact kinds are tried here"),
+            let found = match how {
+                // Exact texts: the first column that has it (a repeat is a duplicate label).
+                MatchKind::Exact | MatchKind::Title => {
+                    let label = match how {
+                        MatchKind::Exact => Some(field.name.as_str()),
+                        _ => field.title.as_deref(),
+                    };
+                    label
+                        .and_then(|l| (0..header.len()).find(|&c| !taken[c] && header[c] == l))
+                        .map(|c| (c, None))
+                }
+                MatchKind::Normalized => {
+                    let labels = std::iter::once(&field.name).chain(&field.title);
+                    by_key(labels, header, &keys, &taken)
+                }
+                _ => by_key(field.alternate_names.iter(), header, &keys, &taken),
             };
-            let found = labels
-                .iter()
-                .find_map(|label| (0..header.len()).find(|&c| !taken[c] && header[c] == *label));
-            if let Some(c) = found {
+            if let Some((c, competitor)) = found {
                 taken[c] = true;
-                m.column = Some(c);
-                m.how = Some(how);
-                m.confidence = 1.0;
+                *m = MappedField {
+                    field: m.field,
+                    column: Some(c),
+                    how: Some(how),
+                    confidence: 1.0,
+                    competitor,
+                };
             }
         }
     }
+    fuzzy(t, &keys, &mut taken, &mut mapped);
     mapped
+}
+
+/// The first free column whose key is that of one of `labels`, and another free column with a
+/// different text and the same key (`Invoice No` beside `Invoice #`): which one is meant is for
+/// a person to say.
+fn by_key<'l>(
+    labels: impl Iterator<Item = &'l String>,
+    header: &[&str],
+    keys: &[String],
+    taken: &[bool],
+) -> Option<(usize, Option<usize>)> {
+    let wanted: Vec<String> = labels
+        .map(|l| label::key(l))
+        .filter(|k| !k.is_empty())
+        .collect();
+    let mut free = (0..keys.len()).filter(|&c| !taken[c] && wanted.contains(&keys[c]));
+    let first = free.next()?;
+    let competitor = free.find(|&c| header[c] != header[first]);
+    Some((first, competitor))
+}
+
+/// Below this similarity a column is not even suggested for a field.
+const FUZZY_FLOOR: f64 = 0.7;
+/// A second column within this much of the best one competes with it.
+const FUZZY_MARGIN: f64 = 0.05;
+
+/// Fields still without a column take the most similar free column (best pairs first), with
+/// the similarity as confidence; a second free column nearly as similar competes.
+fn fuzzy(t: &Template, keys: &[String], taken: &mut [bool], mapped: &mut [MappedField]) {
+    // Keys once per label, and empty header cells skipped: a row of 16,384 columns costs one
+    // comparison per field label and non-empty cell.
+    let labels: Vec<Vec<String>> = t
+        .fields
+        .iter()
+        .map(|f| {
+            std::iter::once(&f.name)
+                .chain(&f.title)
+                .chain(&f.alternate_names)
+                .map(|l| label::key(l))
+                .collect()
+        })
+        .collect();
+    let score = |field: usize, c: usize| {
+        labels[field]
+            .iter()
+            .map(|l| label::similarity(l, &keys[c]))
+            .fold(0.0, f64::max)
+    };
+    let open: Vec<usize> = mapped
+        .iter()
+        .filter(|m| m.column.is_none())
+        .map(|m| m.field)
+        .collect();
+    let mut pairs: Vec<(f64, usize, usize)> = open
+        .iter()
+        .flat_map(|&f| {
+            (0..keys.len())
+                .filter(|&c| !taken[c] && !keys[c].is_empty())
+                .map(move |c| (f, c))
+        })
+        .map(|(f, c)| (score(f, c), f, c))
+        .filter(|(s, _, _)| *s >= FUZZY_FLOOR)
+        .collect();
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    for (s, f, c) in pairs.iter().copied() {
+        if taken[c] || mapped[f].column.is_some() {
+            continue;
+        }
+        taken[c] = true;
+        mapped[f].column = Some(c);
+        mapped[f].how = Some(MatchKind::Fuzzy);
+        mapped[f].confidence = s;
+    }
+    for m in mapped
+        .iter_mut()
+        .filter(|m| m.how == Some(MatchKind::Fuzzy))
+    {
+        let best = m.confidence;
+        m.competitor = pairs
+            .iter()
+            .find(|&&(s, f, c)| {
+                f == m.field && Some(c) != m.column && !taken[c] && s >= best - FUZZY_MARGIN
+            })
+            .map(|&(_, _, c)| c);
+    }
 }
 
 /// The [`Mapping`] of a [`map_columns`] result.
