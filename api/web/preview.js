@@ -1,7 +1,7 @@
 // The preview of a parsed file: its sheets as tabs (hidden ones marked), each sheet's columns
 // with their inferred types, and its rows in pages that reach every row of the sheet. Rows are
 // numbered 0..rows-1 in a sheet, so page p is `after = p * PAGE_SIZE - 1` and the last page is
-// one request away. Export downloads the selected sheet as CSV or NDJSON. A templated upload's
+// one request away. Export downloads the selected sheet as CSV, NDJSON or Parquet. A templated upload's
 // validation report (report.js) shows above the sheets, also for a file its template rejected,
 // which has a report and no rows.
 
@@ -230,10 +230,11 @@ function setExportButtons() {
   const off = state.exporting || state.sheets.length === 0;
   $('export-csv').disabled = off;
   $('export-ndjson').disabled = off;
+  $('export-parquet').disabled = off;
   $('download-rejected').disabled = state.exporting;
 }
 
-/** Exports the selected sheet as `format` (csv or ndjson). */
+/** Exports the selected sheet as `format` (csv, ndjson or parquet). */
 function exportSheet(format) {
   if (!state.file || state.sheets.length === 0) return;
   const sheet = state.sheets[state.sheet];
@@ -283,5 +284,6 @@ export function init() {
   $('page-last').addEventListener('click', () => loadPage(lastPage()));
   $('export-csv').addEventListener('click', () => exportSheet('csv'));
   $('export-ndjson').addEventListener('click', () => exportSheet('ndjson'));
+  $('export-parquet').addEventListener('click', () => exportSheet('parquet'));
   report.init({ save });
 }

@@ -275,6 +275,19 @@ describe('uploading a CSV and a workbook through the file input', () => {
     assert.equal(await csv.isDisabled(), false);
     assert.equal((await exports.caught()).length, 1);
   });
+
+  test('the sheet downloads as a Parquet file', async () => {
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export Parquet' }).click(),
+    ]);
+    assert.match(download.suggestedFilename(), /^customers.*\.parquet$/);
+    const bytes = await readFile(await download.path());
+    // A Parquet file begins and ends with its magic number.
+    assert.equal(bytes.subarray(0, 4).toString('latin1'), 'PAR1');
+    assert.equal(bytes.subarray(bytes.length - 4).toString('latin1'), 'PAR1');
+    await waitForText(page.locator('#export-text'), `Exported ${download.suggestedFilename()}`);
+  });
 });
 
 describe('other ways in, and files the server refuses', () => {

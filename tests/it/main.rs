@@ -17,6 +17,7 @@ mod metrics_ports;
 mod observability;
 mod oracle;
 mod otlp_receiver;
+mod parquet;
 mod relay;
 mod row_chunks;
 mod rows;

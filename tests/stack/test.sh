@@ -23,6 +23,9 @@ export SHEETRELAY_FRICTIONLESS
 # JavaScript one comes with npm ci, from package.json).
 SHEETRELAY_WEBHOOKS_PYTHON="$(ensure_venv webhooks-venv "$REPO_ROOT/tests/webhooks/requirements.txt")/bin/python"
 export SHEETRELAY_WEBHOOKS_PYTHON
+# For tests/it/parquet.rs: pyarrow reads the Parquet exports back.
+SHEETRELAY_PARQUET_PYTHON="$(ensure_venv parquet-venv "$REPO_ROOT/tests/parquet/requirements.txt")/bin/python"
+export SHEETRELAY_PARQUET_PYTHON
 
 cd "$REPO_ROOT"
 # The tests run the api and worker binaries as child processes (key administration, job runs):

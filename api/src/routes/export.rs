@@ -1,6 +1,6 @@
-//! `GET /api/v1/files/{id}/rows/export?sheet=N&format=csv|ndjson`: a whole parsed sheet as a
-//! download. Chunks are read from Postgres as a stream and turned into CSV (header row first) or
-//! NDJSON (one JSON array of values per line) by a task that hands them to the response through
+//! `GET /api/v1/files/{id}/rows/export?sheet=N&format=csv|ndjson|parquet`: a whole parsed sheet
+//! as a download. Chunks are read from Postgres as a stream and turned into CSV (header row
+//! first), NDJSON (one JSON array of values per line) or Parquet ([`parquet`]) by a task that hands them to the response through
 //! a small channel in pieces of about [`SEND_BYTES`], so memory holds a few pieces whatever the
 //! sheet's size, and a client that reads slowly slows the query down instead of filling memory.
 //! Values are typed by column exactly as the rows endpoint types them ([`encode`]); CSV text
@@ -9,6 +9,7 @@
 
 mod cells;
 mod encode;
+mod parquet;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
@@ -23,7 +24,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use self::encode::Encoder;
+use self::encode::{Encoder, TextFormat};
+use self::parquet::ParquetEncoder;
 use super::rows::parsed_sheet;
 use super::{query, PathId};
 use crate::auth::Principal;
@@ -46,6 +48,8 @@ pub enum ExportFormat {
     Csv,
     /// One JSON array of cell values per line.
     Ndjson,
+    /// Apache Parquet, one typed column per sheet column.
+    Parquet,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -54,7 +58,7 @@ pub struct ExportQuery {
     /// Sheet index (0 for CSV/TSV).
     #[param(minimum = 0)]
     pub sheet: Option<i32>,
-    /// `csv` (default) or `ndjson`.
+    /// `csv` (default), `ndjson` or `parquet`.
     pub format: Option<ExportFormat>,
 }
 
@@ -66,8 +70,8 @@ pub struct ExportQuery {
     security(("api_key" = []), ("entra_id" = [])),
     params(("source_file_id" = Uuid, Path, description = "Source file id"), ExportQuery),
     responses(
-        (status = 200, description = "The whole sheet: text/csv (a text cell or header name a spreadsheet would run as a formula, or that begins with ', is written with a ' in front), or application/x-ndjson for format=ndjson",
-            content((String = "text/csv"), (String = "application/x-ndjson"))),
+        (status = 200, description = "The whole sheet: text/csv (a text cell or header name a spreadsheet would run as a formula, or that begins with ', is written with a ' in front), application/x-ndjson for format=ndjson, or application/vnd.apache.parquet for format=parquet (one column per sheet column, typed: integer INT64, decimal DOUBLE, boolean BOOLEAN, date DATE, date-time TIMESTAMP, else UTF8)",
+            content((String = "text/csv"), (String = "application/x-ndjson"), (Vec<u8> = "application/vnd.apache.parquet"))),
         (status = 400, description = "Bad id, sheet or format", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "Unknown file, or no such sheet", body = ErrorBody),
@@ -88,6 +92,21 @@ pub async fn export_rows(
     let (content_type, extension) = match format {
         ExportFormat::Csv => ("text/csv; charset=utf-8", "csv"),
         ExportFormat::Ndjson => ("application/x-ndjson", "ndjson"),
+        ExportFormat::Parquet => ("application/vnd.apache.parquet", "parquet"),
+    };
+    let export = match format {
+        ExportFormat::Parquet => Export::Parquet(
+            ParquetEncoder::new(&columns.names, &columns.types)
+                .map_err(|e| ApiError::Internal(e.into()))?,
+        ),
+        ExportFormat::Csv | ExportFormat::Ndjson => Export::Text(Encoder {
+            format: match format {
+                ExportFormat::Ndjson => TextFormat::Ndjson,
+                _ => TextFormat::Csv,
+            },
+            types: columns.types,
+            columns: columns.names,
+        }),
     };
     let disposition = content_disposition(&file.file_name, &sheet.name, extension);
     let (tx, rx) = tokio::sync::mpsc::channel(CHANNEL_PIECES);
@@ -96,11 +115,7 @@ pub async fn export_rows(
         state.db.clone(),
         id,
         sheet_index,
-        Encoder {
-            format,
-            types: columns.types,
-            columns: columns.names,
-        },
+        export,
         Sink {
             tx,
             idle: state.http.body_idle_timeout,
@@ -157,24 +172,53 @@ impl Sink {
     }
 }
 
+/// What turns the stored chunks into the download.
+enum Export {
+    Text(Encoder),
+    Parquet(ParquetEncoder),
+}
+
+impl Export {
+    /// The bytes before the first row (CSV's header row).
+    fn header(&self) -> Vec<u8> {
+        match self {
+            Export::Text(e) => e.header(),
+            Export::Parquet(_) => Vec::new(),
+        }
+    }
+
+    fn chunk(&mut self, rows_json: &str, out: &mut Vec<u8>) -> std::io::Result<()> {
+        match self {
+            Export::Text(e) => e.chunk(rows_json, out),
+            Export::Parquet(e) => e.chunk(rows_json, out),
+        }
+    }
+
+    /// The bytes after the last row (Parquet's last row group and footer).
+    fn finish(self, out: &mut Vec<u8>) -> std::io::Result<()> {
+        match self {
+            Export::Text(e) => out.extend_from_slice(e.finish()),
+            Export::Parquet(e) => e.finish(out)?,
+        }
+        Ok(())
+    }
+}
+
 /// Reads the sheet's chunks and sends them encoded; stops when the client goes away or stalls.
 /// A chunk that cannot be read or encoded ends the body with an error after the chunks before it.
-async fn produce(db: PgPool, id: Uuid, sheet_index: i32, encoder: Encoder, tx: Sink) {
-    let mut out = encoder.header();
+async fn produce(db: PgPool, id: Uuid, sheet_index: i32, mut export: Export, tx: Sink) {
+    let mut out = export.header();
     let mut chunks = db::rows::chunks(&db, id, sheet_index);
+    let mut failed = None;
     while let Some(chunk) = chunks.next().await {
         let done = out.len();
         let encoded = chunk
             .map_err(std::io::Error::other)
-            .and_then(|c| encoder.chunk(&c.rows, &mut out));
+            .and_then(|c| export.chunk(&c.rows, &mut out));
         if let Err(e) = encoded {
-            tracing::error!(source_file_id = %id, error = %e, "export failed mid-stream");
             out.truncate(done);
-            if !out.is_empty() && !tx.send(Ok(Bytes::from(out))).await {
-                return;
-            }
-            tx.send(Err(e)).await;
-            return;
+            failed = Some(e);
+            break;
         }
         if out.len() >= SEND_BYTES {
             let next = Vec::with_capacity(SEND_BYTES + SEND_BYTES / 4);
@@ -186,9 +230,19 @@ async fn produce(db: PgPool, id: Uuid, sheet_index: i32, encoder: Encoder, tx: S
             }
         }
     }
-    out.extend_from_slice(encoder.finish());
-    if !out.is_empty() {
-        tx.send(Ok(Bytes::from(out))).await;
+    if failed.is_none() {
+        let done = out.len();
+        if let Err(e) = export.finish(&mut out) {
+            out.truncate(done);
+            failed = Some(e);
+        }
+    }
+    if !out.is_empty() && !tx.send(Ok(Bytes::from(out))).await {
+        return;
+    }
+    if let Some(e) = failed {
+        tracing::error!(source_file_id = %id, error = %e, "export failed mid-stream");
+        tx.send(Err(e)).await;
     }
 }
 

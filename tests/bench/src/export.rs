@@ -1,5 +1,5 @@
 //! The export scenario: a 1M-row sheet, parsed by a real `worker run` child from the
-//! bench's 12-column CSV, exported whole by the release `api` as CSV and as NDJSON
+//! bench's 12-column CSV, exported whole by the release `api` as CSV, NDJSON and Parquet
 //! (`GET /api/v1/files/{id}/rows/export`). Rows/s is rows over the time from sending the request
 //! to reading the last byte, measured here on loopback: it includes the client's own reading,
 //! so it bounds the server's rate from below. The api's resident memory (`VmRSS`) is sampled
@@ -17,7 +17,7 @@ use crate::gen;
 use crate::procs::{self, CpuMeter, RssSampler, MB};
 use crate::report::{median, Run};
 
-const FORMATS: [&str; 2] = ["csv", "ndjson"];
+const FORMATS: [&str; 3] = ["csv", "ndjson", "parquet"];
 
 /// `rows` rows exported `rounds` times in each format (after one untimed export of each).
 pub async fn run(stack: &Stack, rows: u64, rounds: usize) -> anyhow::Result<Run> {
@@ -108,7 +108,7 @@ async fn measure(
 ) -> anyhow::Result<Run> {
     let (rss_before, _) = procs::rss(api.pid).context("api rss")?;
     let rss = RssSampler::start(api.pid);
-    let mut sizes = [0u64; 2];
+    let mut sizes = [0u64; 3];
     for (i, format) in FORMATS.iter().enumerate() {
         let (_, bytes, lines) = export_once(api, id, format).await?;
         // NDJSON has one line per row (newlines inside values are escaped); the CSV's line
@@ -123,7 +123,7 @@ async fn measure(
         ("postgres", vec![stack.pg_pid]),
     ]);
     let self0 = procs::self_secs();
-    let mut secs: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut secs: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..rounds {
         for (i, format) in FORMATS.iter().enumerate() {
             let (s, bytes, _) = export_once(api, id, format).await?;
@@ -151,6 +151,11 @@ async fn measure(
         );
         run.put(format!("{format}_size_mib"), "MiB", sizes[i] as f64 / MB);
     }
+    run.put(
+        "parquet_size_pct_of_csv",
+        "%",
+        100.0 * sizes[2] as f64 / sizes[0].max(1) as f64,
+    );
     let exports = (rounds * FORMATS.len()) as f64;
     for (role, s) in cpu {
         run.put(

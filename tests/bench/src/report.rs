@@ -90,6 +90,7 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ("parse", "xls.isolated_rows_per_s", Cmp::AtLeast, 250_000.0),
     ("export", "csv_rows_per_s", Cmp::AtLeast, 1_000_000.0),
     ("export", "ndjson_rows_per_s", Cmp::AtLeast, 1_000_000.0),
+    ("export", "parquet_rows_per_s", Cmp::AtLeast, 1_000_000.0),
     // Flat: the 1M-row CSV export is 125 MiB, so an api that held it would grow by that much.
     ("export", "api_rss_growth_mb", Cmp::AtMost, 20.0),
     ("scale-out", "duplicates", Cmp::AtMost, 0.0),

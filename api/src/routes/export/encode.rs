@@ -18,12 +18,18 @@ use shared::domain::ColumnType;
 
 use super::super::rows::typed;
 use super::cells::{Cell, Cells};
-use super::ExportFormat;
 use crate::csv_safe::{self, Holds};
 
-/// Turns stored chunks into the export format.
+/// The text formats this encoder writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TextFormat {
+    Csv,
+    Ndjson,
+}
+
+/// Turns stored chunks into CSV or NDJSON.
 pub(super) struct Encoder {
-    pub format: ExportFormat,
+    pub format: TextFormat,
     pub types: Vec<ColumnType>,
     pub columns: Vec<String>,
 }
@@ -36,7 +42,7 @@ impl Encoder {
     /// The CSV header row (names are text: [`csv_safe`] writes them); nothing for NDJSON.
     pub fn header(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        if matches!(self.format, ExportFormat::Csv) {
+        if matches!(self.format, TextFormat::Csv) {
             for (i, name) in self.columns.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
@@ -58,8 +64,8 @@ impl Encoder {
         let mut csv_fields = None;
         for row in cells.rows() {
             match self.format {
-                ExportFormat::Ndjson => self.ndjson_row(row, out)?,
-                ExportFormat::Csv => self.csv_row(row, out, &mut csv_fields)?,
+                TextFormat::Ndjson => self.ndjson_row(row, out)?,
+                TextFormat::Csv => self.csv_row(row, out, &mut csv_fields)?,
             }
         }
         Ok(())
@@ -71,7 +77,7 @@ impl Encoder {
     /// chunk was encoded, so an export cut short by an error never looks whole.
     pub fn finish(self) -> &'static [u8] {
         match self.format {
-            ExportFormat::Csv | ExportFormat::Ndjson => b"",
+            TextFormat::Csv | TextFormat::Ndjson => b"",
         }
     }
 
@@ -176,7 +182,7 @@ impl Encoder {
         let rows: Vec<&RawValue> = serde_json::from_str(rows_json).map_err(invalid)?;
         let width = self.columns.len();
         match self.format {
-            ExportFormat::Ndjson => {
+            TextFormat::Ndjson => {
                 for raw in rows {
                     let values: Value = serde_json::from_str(raw.get()).map_err(invalid)?;
                     serde_json::to_writer(&mut *out, &typed(values, &self.types, width))
@@ -186,7 +192,7 @@ impl Encoder {
             }
             // Each field is quoted and escaped by the `csv` crate, independently of the fast
             // path: always for a text that csv_safe prefixes (its one rule), else when needed.
-            ExportFormat::Csv => {
+            TextFormat::Csv => {
                 let mut first = None;
                 for raw in rows {
                     let values: Value = serde_json::from_str(raw.get()).map_err(invalid)?;
@@ -364,7 +370,7 @@ mod tests {
         "{\"k\":null}",
     ];
 
-    fn encoder(format: ExportFormat, types: &[ColumnType]) -> Encoder {
+    fn encoder(format: TextFormat, types: &[ColumnType]) -> Encoder {
         Encoder {
             format,
             types: types.to_vec(),
@@ -404,12 +410,12 @@ mod tests {
 
     #[test]
     fn csv_rows_are_typed_and_quoted() {
-        let csv = encoder(ExportFormat::Csv, &[ColumnType::Integer, ColumnType::Text]);
+        let csv = encoder(TextFormat::Csv, &[ColumnType::Integer, ColumnType::Text]);
         let mut out = Vec::new();
         csv.chunk(r#"[["1","a,b"],["2",null],["3"]]"#, &mut out)
             .expect("encodes");
         assert_eq!(&out[..], b"1,\"a,b\"\n2,\n3,\n");
-        let ndjson = encoder(ExportFormat::Ndjson, &csv.types);
+        let ndjson = encoder(TextFormat::Ndjson, &csv.types);
         let mut out = Vec::new();
         ndjson.chunk(r#"[["1","x"]]"#, &mut out).expect("encodes");
         assert_eq!(&out[..], b"[1,\"x\"]\n");
@@ -417,7 +423,7 @@ mod tests {
 
     #[test]
     fn csv_and_ndjson_end_with_their_last_record() {
-        for format in [ExportFormat::Csv, ExportFormat::Ndjson] {
+        for format in [TextFormat::Csv, TextFormat::Ndjson] {
             assert_eq!(encoder(format, &[ColumnType::Text]).finish(), b"");
         }
     }
@@ -430,7 +436,7 @@ mod tests {
             ColumnType::Decimal,
             ColumnType::Date,
         ];
-        let enc = encoder(ExportFormat::Csv, &types);
+        let enc = encoder(TextFormat::Csv, &types);
         let chunk = r#"[["=HYPERLINK(\"http://x\",\"click\")","-7","-1e5","2024-01-05"],["@SUM(A1)","=1","+2.5","=TODAY()"],["-12.5",-3,-0.5,null],["'x","+3",null,"-"]]"#;
         let (fast, reference) = both(&enc, chunk);
         assert_eq!(
@@ -442,7 +448,7 @@ mod tests {
         );
         assert_eq!(fast, reference);
         let mut ndjson = Vec::new();
-        encoder(ExportFormat::Ndjson, &types)
+        encoder(TextFormat::Ndjson, &types)
             .chunk(r#"[["=1","x","y","z"]]"#, &mut ndjson)
             .expect("encodes");
         assert_eq!(
@@ -454,7 +460,7 @@ mod tests {
 
     #[test]
     fn every_cell_in_every_column_type_encodes_as_the_reference_does() {
-        for format in [ExportFormat::Csv, ExportFormat::Ndjson] {
+        for format in [TextFormat::Csv, TextFormat::Ndjson] {
             for ty in ALL_TYPES {
                 // Each cell alone (width 1: a lone empty CSV field is written `""`), then
                 // beside a text column.
@@ -505,7 +511,7 @@ mod tests {
                 })
                 .collect();
             let chunk = format!("[{}]", rows.join(sep));
-            for (i, format) in [ExportFormat::Csv, ExportFormat::Ndjson]
+            for (i, format) in [TextFormat::Csv, TextFormat::Ndjson]
                 .into_iter()
                 .enumerate()
             {
@@ -522,7 +528,7 @@ mod tests {
 
     #[test]
     fn rows_that_are_not_arrays_take_the_reference_path() {
-        for format in [ExportFormat::Csv, ExportFormat::Ndjson] {
+        for format in [TextFormat::Csv, TextFormat::Ndjson] {
             let enc = encoder(format, &[ColumnType::Integer, ColumnType::Text]);
             let chunk = r#"[["1","a"],"7",null,["2"]]"#;
             let (fast, reference) = both(&enc, chunk);
@@ -530,18 +536,18 @@ mod tests {
             assert!(!fast.is_empty());
         }
         let mut out = Vec::new();
-        let enc = encoder(ExportFormat::Csv, &[ColumnType::Text]);
+        let enc = encoder(TextFormat::Csv, &[ColumnType::Text]);
         assert!(enc.chunk("[[\"unterminated]", &mut out).is_err());
     }
 
     #[test]
     fn the_header_is_a_csv_record_and_ndjson_has_none() {
-        let mut enc = encoder(ExportFormat::Csv, &[ColumnType::Text, ColumnType::Text]);
+        let mut enc = encoder(TextFormat::Csv, &[ColumnType::Text, ColumnType::Text]);
         enc.columns = vec!["id".into(), "a, b".into()];
         assert_eq!(enc.header(), b"id,\"a, b\"\n");
         enc.columns = vec!["=cmd".into(), "-1".into(), "'x".into(), "@a, b".into()];
         assert_eq!(enc.header(), b"\"'=cmd\",-1,\"''x\",\"'@a, b\"\n");
-        enc.format = ExportFormat::Ndjson;
+        enc.format = TextFormat::Ndjson;
         assert!(enc.header().is_empty());
     }
 }
