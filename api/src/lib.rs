@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod routes;
 pub mod state;
+pub mod tenants_cli;
 pub mod views;
 
 use std::sync::Arc;
@@ -98,6 +99,7 @@ pub async fn state(cfg: &Config) -> anyhow::Result<AppState> {
         max_upload_bytes: cfg.max_upload_bytes,
         http: Arc::new(cfg.http.clone()),
         webhooks: Arc::new(cfg.webhooks.clone()),
+        limits: Arc::new(cfg.limits.clone()),
     })
 }
 

@@ -1,5 +1,5 @@
-//! `api`: serve the upload API (default), apply migrations (`api migrate`) or manage API keys
-//! (`api keys …`).
+//! `api`: serve the upload API (default), apply migrations (`api migrate`), manage API keys
+//! (`api keys …`) or tenants' limits (`api tenants …`).
 
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ async fn main() -> anyhow::Result<()> {
             tracing::info!("migrations applied");
         }
         Command::Keys(command) => api::keys_cli::run(&cli.config, command).await?,
+        Command::Tenants(command) => api::tenants_cli::run(&cli.config, command).await?,
         Command::Serve => {
             let token = CancellationToken::new();
             shared::shutdown::cancel_on_signal(token.clone());

@@ -7,7 +7,7 @@ use shared::storage::BlobStore;
 use sqlx::PgPool;
 
 use crate::auth::Authenticator;
-use crate::config::{HttpConfig, WebhooksConfig};
+use crate::config::{HttpConfig, LimitsConfig, WebhooksConfig};
 use crate::event_hub::EventHub;
 
 #[derive(Clone)]
@@ -19,4 +19,5 @@ pub struct AppState {
     pub http: Arc<HttpConfig>,
     pub events: EventHub,
     pub webhooks: Arc<WebhooksConfig>,
+    pub limits: Arc<LimitsConfig>,
 }

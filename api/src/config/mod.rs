@@ -31,6 +31,29 @@ pub enum Command {
     /// Manage API keys (needs DATABASE_URL only).
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Show or set a tenant's limits (needs DATABASE_URL only).
+    #[command(subcommand)]
+    Tenants(TenantsCommand),
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum TenantsCommand {
+    /// Set a tenant's own limits (the others keep their values, or the defaults).
+    Set {
+        /// The tenant (a name or an Entra tenant GUID).
+        tenant: String,
+        /// Uploads it may start, `<N>/s` or `<N>/min`, with a burst of N.
+        #[arg(long)]
+        upload_rate: Option<shared::db::limits::UploadRate>,
+        /// Bytes of files it may store.
+        #[arg(long)]
+        storage_quota: Option<u64>,
+    },
+    /// Print a tenant's limits (its own or the defaults) and what it stores, as JSON.
+    Show {
+        /// The tenant (a name or an Entra tenant GUID).
+        tenant: String,
+    },
 }
 
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -69,6 +92,8 @@ pub struct Config {
     pub events: EventsConfig,
     #[command(flatten)]
     pub webhooks: WebhooksConfig,
+    #[command(flatten)]
+    pub limits: LimitsConfig,
     /// Address to listen on.
     #[arg(long, env = "LISTEN_ADDR", default_value = "0.0.0.0:8080")]
     pub listen_addr: SocketAddr,
@@ -143,6 +168,26 @@ pub struct WebhooksConfig {
     #[arg(long = "webhook-max-endpoints", env = "WEBHOOK_MAX_ENDPOINTS", default_value_t = 50,
           value_parser = clap::value_parser!(i64).range(1..=10_000))]
     pub max_endpoints: i64,
+}
+
+/// Each tenant's limits, unless `api tenants set` gave it its own.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitsConfig {
+    /// Uploads one tenant may start, as `<N>/s` or `<N>/min`, with a burst of N: over it the
+    /// answer is `429 rate_limited` with `Retry-After`
+    #[arg(long = "upload-rate", env = "UPLOAD_RATE", default_value = "600/min")]
+    pub upload_rate: shared::db::limits::UploadRate,
+    /// Bytes of files one tenant may store: an upload that would pass it is `403
+    /// quota_exceeded`
+    #[arg(long = "storage-quota-bytes", env = "STORAGE_QUOTA_BYTES",
+          default_value_t = 10 * 1024 * 1024 * 1024)]
+    pub storage_quota_bytes: u64,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        shared::config::from_args(&[])
+    }
 }
 
 impl Default for WebhooksConfig {

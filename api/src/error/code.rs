@@ -23,6 +23,8 @@ shared::code_enum! {
         InvalidBody => "invalid_body",
         /// No valid credential.
         Unauthorized => "unauthorized",
+        /// The upload would take the tenant past its storage quota.
+        QuotaExceeded => "quota_exceeded",
         /// No such resource for the caller, or no such route.
         NotFound => "not_found",
         /// The route exists, not with this method.
@@ -53,6 +55,8 @@ shared::code_enum! {
         UnknownTemplate => "unknown_template",
         /// A webhook URL that is not `https` or reaches a non-public address.
         UnsafeUrl => "unsafe_url",
+        /// The tenant started more uploads than its rate allows.
+        RateLimited => "rate_limited",
         /// Too many request headers, or too many bytes of them.
         HeadersTooLarge => "headers_too_large",
         /// Postgres does not answer.

@@ -30,6 +30,9 @@ pub enum ApiError {
     },
     #[error("the request took longer than {0:?}")]
     Timeout(std::time::Duration),
+    /// Over the tenant's upload rate: `429` with `Retry-After`.
+    #[error("too many uploads: the next is allowed in {} s", retry_after_secs(*.0))]
+    RateLimited(std::time::Duration),
     #[error("{message}")]
     Conflict { code: ApiErrorCode, message: String },
     #[error("the file is larger than the limit of {limit} bytes")]
@@ -100,6 +103,7 @@ impl ApiError {
                 ApiErrorCode::RequestTimeout,
             ),
             ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, *code),
+            ApiError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, ApiErrorCode::RateLimited),
             ApiError::PayloadTooLarge { .. } => {
                 (StatusCode::PAYLOAD_TOO_LARGE, ApiErrorCode::PayloadTooLarge)
             }
@@ -190,8 +194,20 @@ impl IntoResponse for ApiError {
                 HeaderValue::from_static(r#"Bearer realm="sheetrelay""#),
             );
         }
+        if let ApiError::RateLimited(wait) = &self {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(retry_after_secs(*wait)),
+            );
+        }
         response
     }
+}
+
+/// Whole seconds for `Retry-After`, rounded up and at least 1 (a `0` would invite a retry
+/// that is refused again).
+fn retry_after_secs(wait: std::time::Duration) -> u64 {
+    wait.as_secs_f64().ceil().max(1.0) as u64
 }
 
 /// `outer: cause: root cause`, for logs.

@@ -6,6 +6,7 @@
 pub mod api_keys;
 pub mod deliveries;
 pub mod events;
+pub mod limits;
 pub mod outbox;
 pub mod rows;
 pub mod source_files;

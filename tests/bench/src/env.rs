@@ -277,7 +277,9 @@ pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result
     let mut cmd = base_command(&api_exe(), env, "api")?;
     cmd.env("LISTEN_ADDR", format!("127.0.0.1:{port}"))
         .env("METRICS_ADDR", format!("127.0.0.1:{metrics_port}"))
-        .env("MAX_UPLOAD_BYTES", max_upload_bytes.to_string());
+        .env("MAX_UPLOAD_BYTES", max_upload_bytes.to_string())
+        // The benches measure the pipeline at full speed from one tenant, not its rate limit.
+        .env("UPLOAD_RATE", "1000000/s");
     let child = cmd.spawn().context("spawning api")?;
     let pid = child.id().context("api pid")?;
     let base_url = format!("http://127.0.0.1:{port}");

@@ -10,6 +10,7 @@
 //! when the key is known.
 
 mod form;
+pub(crate) mod limits;
 pub(crate) mod record;
 
 use axum::extract::{Request, State};
@@ -66,11 +67,14 @@ pub struct UploadForm {
          headers(("Location" = String, description = "/api/v1/tasks/{task_id}"))),
         (status = 400, description = "Malformed multipart, no `file` part or more than one, a `template` or `on_invalid` part after `file`, a part header over the limit, bad Idempotency-Key", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 403, description = "quota_exceeded: the file would take the tenant past its storage quota; nothing is stored", body = ErrorBody),
         (status = 408, description = "The body stalled", body = ErrorBody),
         (status = 409, description = "Idempotency-Key reused with a different file", body = ErrorBody),
         (status = 413, description = "File over the configured limit", body = ErrorBody),
         (status = 415, description = "Not CSV/TSV/xlsx/xlsm/xlsb/xls/ods", body = ErrorBody),
         (status = 422, description = "unknown_template: no such template; invalid_parameter: a bad `on_invalid`", body = ErrorBody),
+        (status = 429, description = "rate_limited: over the tenant's upload rate; nothing is stored", body = ErrorBody,
+         headers(("Retry-After" = u64, description = "Seconds until an upload is allowed"))),
         (status = 503, description = "Postgres, Blob Storage or Entra ID's signing keys unavailable", body = ErrorBody),
     )
 )]
@@ -86,6 +90,7 @@ pub async fn upload(
         // Refuse before reading the body at all.
         return Err(ApiError::PayloadTooLarge { limit });
     }
+    limits::admit(&state, &principal.tenant_id).await?;
     let trip = Trip::default();
     let mut multipart = form::guarded_multipart(request, &state, trip.clone()).await?;
     let errors = Errors { limit, trip };

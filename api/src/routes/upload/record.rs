@@ -1,8 +1,9 @@
 //! Recording an upload whose bytes are in Blob Storage: its source file (with its idempotency
 //! key and template version), its `PENDING` task and the outbox message that will announce it,
-//! in one statement (`db::uploads`), atomic like a transaction. Either all three rows exist or
-//! none: if the statement fails the blob is deleted (best effort; an orphaned blob is harmless,
-//! a task without a file is not).
+//! in one statement (`db::uploads`), in the transaction that checks the tenant's storage quota
+//! ([`super::limits`]). Either all three rows exist or none: if the statement fails or the file
+//! does not fit the quota the blob is deleted (best effort; an orphaned blob is harmless, a task
+//! without a file is not).
 //!
 //! The multipart upload calls [`record`] once its blob is written; another way of uploading
 //! (resumable uploads, whose blob is written over several requests) calls it the same way, so
@@ -15,6 +16,7 @@ use shared::db::{self, uploads::NewUpload};
 use shared::domain::{FileFormat, OnInvalid};
 use uuid::Uuid;
 
+use super::limits;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiErrorCode};
 use crate::metered_field::Streamed;
@@ -89,8 +91,26 @@ pub(crate) async fn record(
         inline: streamed.small.as_deref(),
         traceparent: traceparent.as_deref(),
     };
-    let err = match db::uploads::insert(&state.db, &upload).await {
-        Ok((file, task)) => {
+    let quota = limits::of(state, &principal.tenant_id)
+        .await?
+        .storage_quota_bytes;
+    let recorded = async {
+        let mut tx = state.db.begin().await?;
+        let used = db::limits::lock_usage(&mut tx, &principal.tenant_id).await?;
+        if let Err(refused) = limits::check_quota(quota, used, streamed.size) {
+            return Ok(Err(refused));
+        }
+        let rows = db::uploads::insert(&mut *tx, &upload).await?;
+        tx.commit().await?;
+        Ok::<_, sqlx::Error>(Ok(rows))
+    }
+    .await;
+    let err = match recorded {
+        Ok(Err(refused)) => {
+            discard_blob(state, blob_name).await;
+            return Err(refused);
+        }
+        Ok(Ok((file, task))) => {
             tracing::info!(source_file_id = %file.id, task_id = %task.id, format = %format,
                            size_bytes = streamed.size, tenant_id = %principal.tenant_id,
                            "upload accepted");

@@ -1,0 +1,51 @@
+//! The tenant limits every way of uploading goes through: the upload rate before a byte is
+//! read, the storage quota before the file is streamed (a cheap check) and again, exactly,
+//! where it is recorded (the tenant's usage row locked in the recording transaction, so two
+//! uploads cannot both take the last of the quota). Nothing is stored for a refused upload.
+
+use shared::db::limits::{self, UploadRate};
+
+use crate::error::{ApiError, ApiErrorCode};
+use crate::state::AppState;
+
+/// A tenant's limits: its own (`api tenants set`) or the settings' defaults.
+pub(crate) struct TenantLimits {
+    pub upload_rate: UploadRate,
+    pub storage_quota_bytes: u64,
+}
+
+pub(crate) async fn of(state: &AppState, tenant: &str) -> Result<TenantLimits, ApiError> {
+    let own = limits::overrides(&state.db, tenant).await?;
+    Ok(TenantLimits {
+        upload_rate: own.upload_rate.unwrap_or(state.limits.upload_rate),
+        storage_quota_bytes: own
+            .storage_quota_bytes
+            .map_or(state.limits.storage_quota_bytes, |q| q.unsigned_abs()),
+    })
+}
+
+/// Lets an upload of `tenant` start: one from its rate, and room left in its quota.
+pub(crate) async fn admit(state: &AppState, tenant: &str) -> Result<(), ApiError> {
+    let own = of(state, tenant).await?;
+    if let Some(wait) = limits::take_upload(&state.db, tenant, own.upload_rate).await? {
+        return Err(ApiError::RateLimited(wait));
+    }
+    let used = limits::usage(&state.db, tenant).await?;
+    check_quota(own.storage_quota_bytes, used, 0)
+}
+
+/// `403 quota_exceeded` unless `size` more bytes fit beside `used` (a file of 0 bytes needs
+/// room too: a tenant at its quota stores nothing more).
+pub(crate) fn check_quota(quota: u64, used: i64, size: u64) -> Result<(), ApiError> {
+    let after = used.unsigned_abs().saturating_add(size);
+    if after > quota || (size == 0 && used.unsigned_abs() >= quota) {
+        return Err(ApiError::Refused {
+            status: axum::http::StatusCode::FORBIDDEN,
+            code: ApiErrorCode::QuotaExceeded,
+            message: format!(
+                "the tenant stores {used} bytes of its quota of {quota}; this upload does not fit"
+            ),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! Tenant limits: an upload rate (a token bucket per tenant in `upload_buckets`, so every api
+//! replica draws from the same one) and a storage quota (against `tenant_usage`, which a
+//! trigger keeps equal to the bytes of the tenant's files). A tenant's own values in
+//! `tenant_limits` override the settings' defaults.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor};
+
+/// Uploads per period, with a burst of as many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UploadRate {
+    pub count: u32,
+    /// 1 (per second) or 60 (per minute).
+    pub per_secs: u32,
+}
+
+impl UploadRate {
+    fn per_second(self) -> f64 {
+        f64::from(self.count) / f64::from(self.per_secs)
+    }
+}
+
+impl std::fmt::Display for UploadRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let unit = if self.per_secs == 60 { "min" } else { "s" };
+        write!(f, "{}/{unit}", self.count)
+    }
+}
+
+impl std::str::FromStr for UploadRate {
+    type Err = String;
+
+    /// `20/s` or `600/min`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (count, unit) = s
+            .split_once('/')
+            .ok_or_else(|| format!("{s:?}: expected <N>/s or <N>/min"))?;
+        let count: u32 = count
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n| n > 0 && n <= 1_000_000)
+            .ok_or_else(|| format!("{s:?}: the count must be a whole number from 1 to 1000000"))?;
+        let per_secs = match unit.trim() {
+            "s" => 1,
+            "min" => 60,
+            _ => return Err(format!("{s:?}: the period must be s or min")),
+        };
+        Ok(UploadRate { count, per_secs })
+    }
+}
+
+/// A tenant's own limits; `None` where the default applies.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    pub upload_rate: Option<UploadRate>,
+    pub storage_quota_bytes: Option<i64>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+pub async fn overrides(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<Overrides> {
+    let row = sqlx::query!(
+        "SELECT upload_rate, upload_rate_secs, storage_quota_bytes, updated_at
+         FROM tenant_limits WHERE tenant_id = $1",
+        tenant
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map_or_else(Overrides::default, |r| Overrides {
+        upload_rate: r
+            .upload_rate
+            .zip(r.upload_rate_secs)
+            .map(|(c, p)| UploadRate {
+                count: c.unsigned_abs(),
+                per_secs: p.unsigned_abs(),
+            }),
+        storage_quota_bytes: r.storage_quota_bytes,
+        updated_at: Some(r.updated_at),
+    }))
+}
+
+/// Sets the given overrides of `tenant` (the others stay as they are).
+pub async fn set(
+    db: impl PgExecutor<'_>,
+    tenant: &str,
+    upload_rate: Option<UploadRate>,
+    storage_quota_bytes: Option<i64>,
+) -> sqlx::Result<()> {
+    sqlx::query!(
+        "INSERT INTO tenant_limits (tenant_id, upload_rate, upload_rate_secs, storage_quota_bytes)
+         VALUES ($1, $2, $3, $4)
+         ON CONFLICT (tenant_id) DO UPDATE SET
+             upload_rate = coalesce(EXCLUDED.upload_rate, tenant_limits.upload_rate),
+             upload_rate_secs = coalesce(EXCLUDED.upload_rate_secs, tenant_limits.upload_rate_secs),
+             storage_quota_bytes = coalesce(EXCLUDED.storage_quota_bytes,
+                                            tenant_limits.storage_quota_bytes),
+             updated_at = now()",
+        tenant,
+        upload_rate.map(|r| r.count as i32),
+        upload_rate.map(|r| r.per_secs as i32),
+        storage_quota_bytes
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Takes one upload from `tenant`'s bucket at `rate`: `Ok(None)` when there was one, else how
+/// long until there is. The bucket holds at most `rate.count` and refills continuously.
+pub async fn take_upload(
+    db: &sqlx::PgPool,
+    tenant: &str,
+    rate: UploadRate,
+) -> sqlx::Result<Option<std::time::Duration>> {
+    let burst = f64::from(rate.count);
+    let per_second = rate.per_second();
+    sqlx::query!(
+        "INSERT INTO upload_buckets (tenant_id, tokens, refilled_at) VALUES ($1, $2, now())
+         ON CONFLICT DO NOTHING",
+        tenant,
+        burst
+    )
+    .execute(db)
+    .await?;
+    // Refilled by the time since the last take, up to the burst; taken only when one is there
+    // (one conditional statement, so concurrent takes never spend the same token).
+    let taken = sqlx::query!(
+        "UPDATE upload_buckets SET
+             tokens = least($2, tokens + extract(epoch FROM now() - refilled_at)::float8 * $3) - 1,
+             refilled_at = now()
+         WHERE tenant_id = $1
+           AND least($2, tokens + extract(epoch FROM now() - refilled_at)::float8 * $3) >= 1",
+        tenant,
+        burst,
+        per_second
+    )
+    .execute(db)
+    .await?
+    .rows_affected();
+    if taken == 1 {
+        return Ok(None);
+    }
+    let available: Option<f64> = sqlx::query_scalar!(
+        "SELECT least($2, tokens + extract(epoch FROM now() - refilled_at)::float8 * $3)
+         FROM upload_buckets WHERE tenant_id = $1",
+        tenant,
+        burst,
+        per_second
+    )
+    .fetch_one(db)
+    .await?;
+    let missing = (1.0 - available.unwrap_or(0.0)).max(0.0);
+    Ok(Some(std::time::Duration::from_secs_f64(
+        missing / per_second,
+    )))
+}
+
+/// The bytes `tenant` stores, and the row locked until the transaction ends, so that two
+/// uploads cannot both pass a quota check that only one of them fits.
+pub async fn lock_usage(conn: &mut PgConnection, tenant: &str) -> sqlx::Result<i64> {
+    sqlx::query!(
+        "INSERT INTO tenant_usage (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING",
+        tenant
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query_scalar!(
+        "SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $1 FOR UPDATE",
+        tenant
+    )
+    .fetch_one(&mut *conn)
+    .await
+}
+
+/// The bytes `tenant` stores (no lock: the check before a file is streamed).
+pub async fn usage(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<i64> {
+    let n = sqlx::query_scalar!(
+        "SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $1",
+        tenant
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(n.unwrap_or(0))
+}
