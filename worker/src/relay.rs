@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use shared::db::{self, outbox::OutboxMessage, Due};
 use shared::domain::{Envelope, OutboxStatus};
+use shared::failure;
 use shared::storage::{QueueClient, StorageError};
 use shared::telemetry::propagation;
 use sqlx::PgPool;
@@ -59,15 +60,12 @@ fn send_error(e: StorageError) -> anyhow::Error {
     anyhow::Error::new(e).context("queue send failed")
 }
 
-/// True when a send failed because the queue service was unavailable to us (transport errors,
-/// timeouts, 408, 429, 5xx: [`StorageError::is_transient`]; no token, a missing role, no queue:
-/// [`StorageError::is_access_refused`]) rather than because of the message. Such failures back
-/// off without spending an attempt; only a refusal of the message itself (e.g. 413) counts.
+/// True when a send failed for a reason that is no fault of the message: the queue service is
+/// down, or it refuses us (a missing role, no token, no queue): [`failure::storage`]. Such
+/// failures back off without spending an attempt; only a refusal of the message itself (e.g.
+/// 413) counts.
 pub fn is_unavailable(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<StorageError>()
-            .is_some_and(|e| e.is_transient() || e.is_access_refused())
-    })
+    failure::of(&**e).spares_the_message()
 }
 
 /// What one [`run_once`] did.

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::future::BoxFuture;
+use shared::failure::{self, Failure};
 use shared::storage::{BlobStore, QueueClient};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -174,7 +175,7 @@ impl Storage {
                     return Err(anyhow::Error::new(e)
                         .context("storage was unavailable for the whole --max-runtime"));
                 }
-                Err(e) if e.is_transient() && !signal.is_cancelled() => {
+                Err(e) if failure::storage(&e) == Failure::Outage && !signal.is_cancelled() => {
                     // One line when the outage starts and one when it ends, not one per try.
                     if backoff.failures() == 0 {
                         tracing::warn!(error = %e, "storage unavailable at start-up; retrying until it answers");

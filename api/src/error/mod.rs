@@ -6,6 +6,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
+use shared::failure::{self, Failure};
 
 pub mod code;
 pub use code::ApiErrorCode;
@@ -119,7 +120,7 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE,
                 ApiErrorCode::AuthUnavailable,
             ),
-            ApiError::NotRecorded(e) if shared::db::is_unavailable(e) => (
+            ApiError::NotRecorded(e) if failure::db(e) == Failure::Outage => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 ApiErrorCode::DatabaseUnavailable,
             ),
@@ -141,7 +142,7 @@ impl ApiError {
 
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
-        if shared::db::is_unavailable(&err) {
+        if failure::db(&err) == Failure::Outage {
             ApiError::DatabaseUnavailable(err)
         } else {
             ApiError::Internal(err.into())

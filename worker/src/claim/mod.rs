@@ -25,14 +25,15 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use futures::stream::FuturesUnordered;
 use futures::StreamExt as _;
-use shared::db::{self, Due};
+use shared::db::Due;
+use shared::failure::{self, Failure};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::bounds::Budget;
-use crate::retry::{self, sleep_or_stop, Backoff};
+use crate::retry::{sleep_or_stop, Backoff};
 use crate::Shutdown;
 
 /// One kind of work a claim loop delivers: a table of rows claimed with a lease, each sent to a
@@ -268,7 +269,9 @@ where
     loop {
         match f().await {
             Err(e)
-                if db::is_unavailable(&e) && Instant::now() < deadline && !abort.is_cancelled() =>
+                if failure::db(&e) == Failure::Outage
+                    && Instant::now() < deadline
+                    && !abort.is_cancelled() =>
             {
                 tracing::warn!(error = %e, "database unavailable while recording; retrying");
                 tokio::time::sleep(backoff.next_delay()).await;
@@ -340,7 +343,7 @@ pub async fn run<W: Work>(
                             });
                         }
                     }
-                    Err(e) if db::is_unavailable(&e) => {
+                    Err(e) if failure::db(&e) == Failure::Outage => {
                         tracing::warn!(work = name, error = %e, "database unavailable; backing off");
                         listener = None;
                         db_down = true;
@@ -368,7 +371,7 @@ pub async fn run<W: Work>(
             // Nothing in flight and nothing more to claim now: when does something come due?
             let due = match work.due().await {
                 Ok(d) => d,
-                Err(e) if db::is_unavailable(&e) => {
+                Err(e) if failure::db(&e) == Failure::Outage => {
                     tracing::warn!(work = name, error = %e, "database unavailable; backing off");
                     listener = None;
                     db_down = true;
@@ -397,7 +400,7 @@ pub async fn run<W: Work>(
                 settle(&mut held, dest, n);
                 match report {
                     Ok(r) => window.1 += r.sent,
-                    Err(e) if retry::is_db_unavailable(&e) => {
+                    Err(e) if failure::of_db(&*e) == Some(Failure::Outage) => {
                         tracing::warn!(work = name, error = format!("{e:#}"), "database unavailable; backing off");
                         listener = None;
                         db_down = true;

@@ -8,6 +8,7 @@ use shared::db;
 use shared::domain::{
     Envelope, FileFormat, OnInvalid, ParseTaskPayload, TaskErrorCode, TaskStatus,
 };
+use shared::failure::{self, Failure};
 use shared::storage::{ReceivedMessage, StorageError};
 use shared::telemetry::propagation;
 use tokio::io::AsyncWriteExt as _;
@@ -16,11 +17,10 @@ use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::parse::{ParseFailure, ParseSummary, TemplateJob};
-use crate::retry::is_db_unavailable;
 
 use super::keepalive::{current, keep_alive};
 use super::progress::{self, Progress};
-use super::settle::{is_storage_unavailable, lease_left, storage_context};
+use super::settle::{lease_left, storage_context};
 use super::store::{result_json, stream_rows, FileToParse, Report, TempFile};
 use super::{Consumer, Outcome};
 
@@ -238,7 +238,7 @@ impl Consumer {
                 }
             }
             Err(e) => {
-                let db_unavailable = is_db_unavailable(&e);
+                let db_unavailable = failure::of_db(&*e) == Some(Failure::Outage);
                 let error = format!("{e:#}");
                 tracing::warn!(%task_id, attempt, error, "transient failure; the message will be retried");
                 if let Err(e) =
@@ -246,7 +246,9 @@ impl Consumer {
                 {
                     tracing::warn!(%task_id, error = %e, "could not record the failed attempt");
                 }
-                if db_unavailable || is_storage_unavailable(&e) {
+                // Postgres or Storage down, or refusing our credentials: not the message's
+                // fault, so this delivery is not counted against it.
+                if failure::of(&*e).spares_the_message() {
                     let delay = self.outage_delay(attempt);
                     self.requeue(&msg, &receipt, task_id, Some(attempt), delay)
                         .await;
