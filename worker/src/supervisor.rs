@@ -1,5 +1,5 @@
 //! Runs the worker's loops (the relay, the consumer, webhook delivery: whichever the role names,
-//! each a [`Loop`]) under one [`Shutdown`] and one `TaskTracker`. A signal (the caller's token)
+//! and the maintenance loop of their purges, each a [`Loop`]) under one [`Shutdown`] and one `TaskTracker`. A signal (the caller's token)
 //! stops every loop; they finish in-flight work within the grace period, after which the abort
 //! token makes them release what is left. If one loop ends with an error — or, outside
 //! `--drain`, ends at all without being asked to — the others are stopped the same way and
@@ -23,9 +23,9 @@ use crate::bounds::Budget;
 use crate::config::RunConfig;
 use crate::consumer::{self, Consumer};
 use crate::parse::isolate::Isolation;
-use crate::relay;
 use crate::retry::Backoff;
 use crate::Shutdown;
+use crate::{maintenance, relay};
 
 /// How long loops get to release their work after the grace period before we give up on them.
 const ABORT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -117,6 +117,13 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         let budget = budget_of(cfg.role == crate::config::Role::Webhooks);
         loops.push(Loop::new("webhooks", move |shutdown| {
             crate::webhooks::run(db, webhooks_cfg, shutdown, drain, budget)
+        }));
+    }
+    let jobs = maintenance::jobs(&cfg);
+    if !jobs.is_empty() {
+        let (db, cfg) = (db.clone(), Arc::new(cfg.clone()));
+        loops.push(Loop::new("maintenance", move |shutdown| {
+            maintenance::run(db, cfg, jobs, shutdown, drain)
         }));
     }
     let result = supervise(loops, drain, cfg.shutdown_grace, limits, signal).await;
