@@ -5,6 +5,7 @@
 //! needs or ends the work with an [`Ending`].
 
 use std::ops::ControlFlow::{self, Break, Continue};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -12,6 +13,7 @@ use shared::db;
 use shared::domain::{FileFormat, OnInvalid, ParseTaskPayload, TaskErrorCode};
 use shared::storage::StorageError;
 use sqlx::{Postgres, Transaction};
+use tempfile::TempPath;
 use tokio::io::AsyncWriteExt as _;
 use tracing::Instrument as _;
 use uuid::Uuid;
@@ -21,14 +23,15 @@ use crate::parse::{ParseSummary, TemplateJob};
 use super::finish::Ending;
 use super::progress::Progress;
 use super::settle::storage_context;
-use super::store::{result_json, stream_rows, FileToParse, Report, TempFile};
+use super::store::{result_json, stream_rows, FileToParse, Report};
 use super::Consumer;
 
 /// A task's file, downloaded.
 struct Fetched {
     source_file_id: Uuid,
     format: FileFormat,
-    download: TempFile,
+    /// Deleted when dropped.
+    download: TempPath,
     /// When the fetch began, and how long the download took: for the completion log.
     started: Instant,
     downloaded: std::time::Duration,
@@ -107,10 +110,11 @@ impl Consumer {
         };
         progress.set_size(u64::try_from(file.size_bytes).unwrap_or(0));
         let started = Instant::now();
-        let download = TempFile::new(self.cfg.download_dir.as_deref(), task_id);
-        let mut out = tokio::fs::File::create(download.path())
-            .await
+        let download = download_file(self.cfg.download_dir.as_deref(), task_id)
             .context("creating the download file")?;
+        let mut out = tokio::fs::File::create(&download)
+            .await
+            .context("opening the download file")?;
         match self.download(payload, &file, &mut out).await {
             Ok(()) => {}
             Err(e) if e.is_not_found() => {
@@ -191,7 +195,7 @@ impl Consumer {
         let mut report = Report::default();
         let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
         let file = FileToParse {
-            path: fetched.download.path(),
+            path: &fetched.download,
             format: fetched.format,
             template: template.job.as_ref(),
         };
@@ -318,4 +322,17 @@ fn rejects_file(job: Option<&TemplateJob>, summary: &ParseSummary) -> bool {
             .validation
             .as_ref()
             .is_some_and(|v| v.errors_total > 0)
+}
+
+/// A new, empty file for a task's download, named for the task, in `dir` (else the system's
+/// temporary directory); deleted when its path is dropped.
+fn download_file(dir: Option<&Path>, task_id: Uuid) -> std::io::Result<TempPath> {
+    let prefix = format!("sheetrelay-{task_id}-");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    let file = match dir {
+        Some(dir) => builder.tempfile_in(dir),
+        None => builder.tempfile(),
+    }?;
+    Ok(file.into_temp_path())
 }
