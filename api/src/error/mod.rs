@@ -43,8 +43,10 @@ pub enum ApiError {
     NotRecorded(#[source] sqlx::Error),
     #[error("blob storage is unavailable")]
     StorageUnavailable(#[source] shared::storage::StorageError),
+    /// The cause comes from `crate::auth` as a boxed error: `auth` answers with `ApiError`, so
+    /// this module must not name `auth`'s types (that was an import cycle).
     #[error("Entra ID's signing keys cannot be fetched, so the access token cannot be checked")]
-    AuthUnavailable(#[source] crate::auth::entra::KeysUnavailable),
+    AuthUnavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A template document the engine cannot run: every problem, each with its JSON pointer.
     #[error("the template is invalid: {} problem(s)", .0.len())]
     InvalidTemplate(Vec<shared::template::Problem>),
