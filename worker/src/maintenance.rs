@@ -127,3 +127,73 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A job that counts its runs and touches nothing.
+    fn counting(runs: &Arc<AtomicUsize>, every: Duration) -> Job {
+        let runs = Arc::clone(runs);
+        Job::new("count", every, move |_, _| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            async { Ok(()) }
+        })
+    }
+
+    fn context() -> (PgPool, Arc<RunConfig>) {
+        let url = "postgres://nobody@127.0.0.1:1/none";
+        let db = sqlx::postgres::PgPoolOptions::new()
+            .connect_lazy(url)
+            .expect("a lazy pool");
+        let cfg = shared::config::from_args::<RunConfig>(&["--database-url", url]);
+        (db, Arc::new(cfg))
+    }
+
+    #[tokio::test]
+    async fn a_drain_runs_each_job_once_and_ends() {
+        let (db, cfg) = context();
+        let (a, b) = (Arc::default(), Arc::default());
+        let jobs = vec![
+            counting(&a, Duration::from_secs(3600)),
+            counting(&b, Duration::ZERO),
+        ];
+        run(db, cfg, jobs, Shutdown::new(), true)
+            .await
+            .expect("the loop ends");
+        assert_eq!((a.load(Ordering::SeqCst), b.load(Ordering::SeqCst)), (1, 1));
+    }
+
+    #[tokio::test]
+    async fn a_loop_runs_its_jobs_at_start_and_ends_at_stop_without_waiting_for_the_next() {
+        let (db, cfg) = context();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let ran = Arc::new(tokio::sync::Notify::new());
+        let job = {
+            let (runs, ran) = (Arc::clone(&runs), Arc::clone(&ran));
+            Job::new("notify", Duration::from_secs(3600), move |_, _| {
+                runs.fetch_add(1, Ordering::SeqCst);
+                ran.notify_one();
+                async { Ok(()) }
+            })
+        };
+        let shutdown = Shutdown::new();
+        let running = tokio::spawn(run(db, cfg, vec![job], shutdown.clone(), false));
+        ran.notified().await;
+        shutdown.stop.cancel();
+        running.await.expect("joined").expect("the loop ends");
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            1,
+            "once at start, not again an hour later"
+        );
+    }
+
+    #[test]
+    fn a_zero_interval_is_raised_to_the_floor() {
+        let job = counting(&Arc::default(), Duration::ZERO);
+        assert_eq!(job.every, MIN_INTERVAL);
+    }
+}
