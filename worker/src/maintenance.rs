@@ -21,13 +21,14 @@ use crate::{relay, webhooks, Shutdown};
 /// would make the loop spin.
 const MIN_INTERVAL: Duration = Duration::from_secs(1);
 
-/// One housekeeping job: its name (for logs), how often it runs, and what it does with the
-/// worker's pool and settings.
+/// What a job does, given the worker's pool and settings.
+type Run = dyn Fn(PgPool, Arc<RunConfig>) -> BoxFuture<'static, anyhow::Result<()>> + Send + Sync;
+
+/// One housekeeping job: its name (for logs), how often it runs, and what it does.
 pub struct Job {
     name: &'static str,
     every: Duration,
-    run:
-        Box<dyn Fn(PgPool, Arc<RunConfig>) -> BoxFuture<'static, anyhow::Result<()>> + Send + Sync>,
+    run: Box<Run>,
 }
 
 impl Job {
