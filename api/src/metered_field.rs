@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 use futures::Stream;
 use sha2::{Digest, Sha256};
 use shared::domain::format::SNIFF_LEN;
-use shared::domain::{digest, ParseTaskPayload};
+use shared::domain::ParseTaskPayload;
 
 /// Why the body stream stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -101,7 +101,7 @@ impl<'a> MeteredField<'a> {
     pub fn finish(self) -> Streamed {
         Streamed {
             size: self.size,
-            sha256: digest::lower_hex(&self.hasher.finalize()),
+            sha256: format!("{:x}", self.hasher.finalize()),
             small: self.small.map(BytesMut::freeze),
         }
     }

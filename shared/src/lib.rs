@@ -6,6 +6,7 @@ pub mod config;
 pub mod db;
 pub mod docs;
 pub mod domain;
+pub mod failure;
 pub mod metrics;
 pub mod shutdown;
 pub mod storage;

@@ -469,6 +469,50 @@ async fn a_task_whose_consumer_died_is_taken_over_once_its_lease_expires() {
 }
 
 #[tokio::test]
+async fn a_blob_store_that_refuses_our_credentials_counts_no_delivery() {
+    let env = WorkerEnv::new().await;
+    // Past ParseTaskPayload::INLINE_MAX, so the consumer must download it from Blob Storage.
+    let csv: String = std::iter::once("id,name\n".to_owned())
+        .chain((0..600).map(|i| format!("{i},name number {i}\n")))
+        .collect();
+    let upload = env.create_upload("big.csv", csv.as_bytes()).await;
+    env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    let cfg = ConsumerConfig {
+        max_dequeue_count: 1,
+        retry_backoff_base: Duration::from_secs(1),
+        retry_backoff_cap: Duration::from_secs(1),
+        ..WorkerEnv::consumer_config()
+    };
+    // The right account with the wrong key: Azurite answers 403, as Azure does for an identity
+    // without its role. The file is not at fault, so its delivery must not count.
+    let mut refused = env.consumer(cfg.clone());
+    let wrong = env.storage_with("AccountKey", "d3Jvbmcga2V5IGZvciB0aGlzIGFjY291bnQ=");
+    refused.blobs = BlobStore::new(&wrong).expect("blob client");
+    let never = CancellationToken::new();
+    for _ in 0..2 * cfg.max_dequeue_count {
+        let outcomes = eventually_some(Duration::from_secs(10), "the message back", || async {
+            let outcomes = refused.run_once(&never).await.expect("run_once");
+            (!outcomes.is_empty()).then_some(outcomes)
+        })
+        .await;
+        assert_eq!(
+            outcomes,
+            [Outcome::Retry {
+                task_id: upload.task_id,
+                db_unavailable: false
+            }]
+        );
+    }
+    let task = env.task(upload.task_id).await;
+    assert_eq!(task.status, TaskStatus::Pending, "released, not failed");
+    assert!(
+        WorkerEnv::drain_queue(&env.poison).await.is_empty(),
+        "nothing poisoned past MAX_DEQUEUE_COUNT"
+    );
+}
+
+#[tokio::test]
 async fn a_blob_outage_longer_than_the_delivery_budget_poisons_nothing() {
     let env = WorkerEnv::new().await;
     // Past ParseTaskPayload::INLINE_MAX, so the consumer must download it from Blob Storage.

@@ -1,13 +1,14 @@
 //! The worker: an outbox relay (Postgres → Azure Queue Storage), a queue consumer (queue → parse
 //! → rows) and webhook delivery (events → their endpoints), run side by side under one
 //! supervisor ([`supervisor`]). The relay and webhook delivery are both a claim loop
-//! ([`claim`]). `main` is a thin shell around [`run`]; tests drive [`relay::run_once`],
+//! ([`claim`]); their retention purges run in the maintenance loop ([`maintenance`]). `main` is a thin shell around [`run`]; tests drive [`relay::run_once`],
 //! [`webhooks::run_once`] and [`consumer::Consumer::run_once`] directly.
 
 pub mod bounds;
 pub mod claim;
 pub mod config;
 pub mod consumer;
+pub mod maintenance;
 pub mod metrics;
 pub mod outbox_cli;
 pub mod parse;

@@ -5,7 +5,8 @@
 //! `FAILED` with a backoff that does not spend an attempt when the queue service was unavailable
 //! (an outage never makes a message `DEAD`, and the rest of the batch is not tried); or, when the
 //! service refused the message itself, `FAILED` with exponential backoff and jitter, `DEAD` once
-//! the attempts are spent. Its housekeeping is the retention purge of sent messages.
+//! the attempts are spent. The retention purge of sent messages ([`purge`]) is a job of the
+//! maintenance loop ([`crate::maintenance`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use shared::db::{self, outbox::OutboxMessage, Due};
 use shared::domain::{Envelope, OutboxStatus};
+use shared::failure;
 use shared::storage::{QueueClient, StorageError};
 use shared::telemetry::propagation;
 use sqlx::PgPool;
@@ -23,8 +25,8 @@ use uuid::Uuid;
 use crate::bounds::Budget;
 use crate::claim::{self, with_db_retry, LoopConfig, Work};
 use crate::config::RelayConfig;
-use crate::retry;
 use crate::Shutdown;
+use crate::{maintenance, retry};
 
 /// Re-exported so fakes in other crates can implement [`QueueSender`].
 pub use async_trait::async_trait;
@@ -59,15 +61,12 @@ fn send_error(e: StorageError) -> anyhow::Error {
     anyhow::Error::new(e).context("queue send failed")
 }
 
-/// True when a send failed because the queue service was unavailable to us (transport errors,
-/// timeouts, 408, 429, 5xx: [`StorageError::is_transient`]; no token, a missing role, no queue:
-/// [`StorageError::is_access_refused`]) rather than because of the message. Such failures back
-/// off without spending an attempt; only a refusal of the message itself (e.g. 413) counts.
+/// True when a send failed for a reason that is no fault of the message: the queue service is
+/// down, or it refuses us (a missing role, no token, no queue): [`failure::storage`]. Such
+/// failures back off without spending an attempt; only a refusal of the message itself (e.g.
+/// 413) counts.
 pub fn is_unavailable(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<StorageError>()
-            .is_some_and(|e| e.is_transient() || e.is_access_refused())
-    })
+    failure::of(&**e).spares_the_message()
 }
 
 /// What one [`run_once`] did.
@@ -129,7 +128,6 @@ fn loop_config(cfg: &RelayConfig) -> LoopConfig {
         concurrency: cfg.concurrency.max(1) as usize,
         lease: cfg.lease,
         poll_interval: cfg.poll_interval,
-        tidy_every: cfg.purge_interval,
     }
 }
 
@@ -285,13 +283,6 @@ impl Work for Outbox<'_> {
     async fn due(&self) -> sqlx::Result<Due> {
         db::outbox::due(self.db).await
     }
-
-    async fn tidy(&self) -> anyhow::Result<()> {
-        purge(self.db, self.cfg)
-            .await
-            .context("outbox retention purge")?;
-        Ok(())
-    }
 }
 
 impl Outbox<'_> {
@@ -344,14 +335,10 @@ fn send_span(m: &OutboxMessage, queue: &str) -> tracing::Span {
 /// Deletes COMPLETED messages older than the retention, in small batches.
 pub async fn purge(db: &PgPool, cfg: &RelayConfig) -> sqlx::Result<u64> {
     const BATCH: i64 = 500;
-    let mut total = 0;
-    loop {
-        let n = db::outbox::purge_completed(db, cfg.retention, BATCH).await?;
-        total += n;
-        if n < BATCH as u64 {
-            break;
-        }
-    }
+    let total = maintenance::in_batches(BATCH, || {
+        db::outbox::purge_completed(db, cfg.retention, BATCH)
+    })
+    .await?;
     if total > 0 {
         tracing::info!(
             deleted = total,

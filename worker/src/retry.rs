@@ -1,12 +1,11 @@
 //! Waiting out transient failures, one way for every loop: a delay that doubles from a floor to a
-//! ceiling and starts over after a success ([`Backoff`]), the jittered per-attempt delay of a
-//! failed outbox send ([`jittered`]), and what counts as "the database is away, try later"
-//! ([`is_db_unavailable`]). Waits end early at shutdown ([`sleep_or_stop`]).
+//! ceiling and starts over after a success ([`Backoff`]), and the jittered per-attempt delay of
+//! a failed outbox send ([`jittered`]). What counts as "away, try later" is
+//! [`shared::failure`]'s to say. Waits end early at shutdown ([`sleep_or_stop`]).
 
 use std::time::Duration;
 
 use rand::Rng as _;
-use shared::db;
 use tokio_util::sync::CancellationToken;
 
 /// A delay that doubles after each failure, from `min` up to `max`, and is `min` again after a
@@ -76,15 +75,6 @@ pub async fn sleep_or_stop(stop: &CancellationToken, d: Duration) {
         () = stop.cancelled() => {}
         () = tokio::time::sleep(d) => {}
     }
-}
-
-/// True when the error was caused by Postgres being unreachable or overloaded: the work is
-/// retried later rather than failed.
-pub fn is_db_unavailable(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<sqlx::Error>()
-            .is_some_and(db::is_unavailable)
-    })
 }
 
 #[cfg(test)]

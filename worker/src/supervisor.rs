@@ -1,5 +1,5 @@
 //! Runs the worker's loops (the relay, the consumer, webhook delivery: whichever the role names,
-//! each a [`Loop`]) under one [`Shutdown`] and one `TaskTracker`. A signal (the caller's token)
+//! and the maintenance loop of their purges, each a [`Loop`]) under one [`Shutdown`] and one `TaskTracker`. A signal (the caller's token)
 //! stops every loop; they finish in-flight work within the grace period, after which the abort
 //! token makes them release what is left. If one loop ends with an error — or, outside
 //! `--drain`, ends at all without being asked to — the others are stopped the same way and
@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::future::BoxFuture;
+use shared::failure::{self, Failure};
 use shared::storage::{BlobStore, QueueClient};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -22,9 +23,9 @@ use crate::bounds::Budget;
 use crate::config::RunConfig;
 use crate::consumer::{self, Consumer};
 use crate::parse::isolate::Isolation;
-use crate::relay;
 use crate::retry::Backoff;
 use crate::Shutdown;
+use crate::{maintenance, relay};
 
 /// How long loops get to release their work after the grace period before we give up on them.
 const ABORT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -118,6 +119,13 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
             crate::webhooks::run(db, webhooks_cfg, shutdown, drain, budget)
         }));
     }
+    let jobs = maintenance::jobs(&cfg);
+    if !jobs.is_empty() {
+        let (db, cfg) = (db.clone(), Arc::new(cfg.clone()));
+        loops.push(Loop::new("maintenance", move |shutdown| {
+            maintenance::run(db, cfg, jobs, shutdown, drain)
+        }));
+    }
     let result = supervise(loops, drain, cfg.shutdown_grace, limits, signal).await;
     exporter.stop().await;
     result
@@ -174,7 +182,7 @@ impl Storage {
                     return Err(anyhow::Error::new(e)
                         .context("storage was unavailable for the whole --max-runtime"));
                 }
-                Err(e) if e.is_transient() && !signal.is_cancelled() => {
+                Err(e) if failure::storage(&e) == Failure::Outage && !signal.is_cancelled() => {
                     // One line when the outage starts and one when it ends, not one per try.
                     if backoff.failures() == 0 {
                         tracing::warn!(error = %e, "storage unavailable at start-up; retrying until it answers");

@@ -93,7 +93,7 @@ impl Authenticator {
                 tracing::info!(error = %e, "Entra token refused");
                 ApiError::Unauthorized(e.public_reason())
             }
-            EntraError::KeysUnavailable(e) => ApiError::AuthUnavailable(e),
+            EntraError::KeysUnavailable(e) => ApiError::AuthUnavailable(Box::new(e)),
         })
     }
 }

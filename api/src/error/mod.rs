@@ -6,6 +6,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
+use shared::failure::{self, Failure};
 
 pub mod code;
 pub use code::ApiErrorCode;
@@ -45,8 +46,10 @@ pub enum ApiError {
     NotRecorded(#[source] sqlx::Error),
     #[error("blob storage is unavailable")]
     StorageUnavailable(#[source] shared::storage::StorageError),
+    /// The cause comes from `crate::auth` as a boxed error: `auth` answers with `ApiError`, so
+    /// this module must not name `auth`'s types (that was an import cycle).
     #[error("Entra ID's signing keys cannot be fetched, so the access token cannot be checked")]
-    AuthUnavailable(#[source] crate::auth::entra::KeysUnavailable),
+    AuthUnavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A template document the engine cannot run: every problem, each with its JSON pointer.
     #[error("the template is invalid: {} problem(s)", .0.len())]
     InvalidTemplate(Vec<shared::template::Problem>),
@@ -123,7 +126,7 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE,
                 ApiErrorCode::AuthUnavailable,
             ),
-            ApiError::NotRecorded(e) if shared::db::is_unavailable(e) => (
+            ApiError::NotRecorded(e) if failure::db(e) == Failure::Outage => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 ApiErrorCode::DatabaseUnavailable,
             ),
@@ -145,7 +148,7 @@ impl ApiError {
 
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
-        if shared::db::is_unavailable(&err) {
+        if failure::db(&err) == Failure::Outage {
             ApiError::DatabaseUnavailable(err)
         } else {
             ApiError::Internal(err.into())

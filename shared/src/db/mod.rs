@@ -126,15 +126,3 @@ pub struct Due {
 /// The embedded migrations. `sqlx` takes a Postgres advisory lock while applying them, so many
 /// api processes starting at once are safe.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
-
-/// True when the error means "Postgres is unreachable or overloaded" rather than "this query is
-/// wrong": callers answer 503 or retry later instead of failing the work.
-pub fn is_unavailable(err: &sqlx::Error) -> bool {
-    matches!(
-        err,
-        sqlx::Error::Io(_)
-            | sqlx::Error::PoolTimedOut
-            | sqlx::Error::PoolClosed
-            | sqlx::Error::Tls(_)
-    ) || matches!(err, sqlx::Error::Database(db) if db.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08") || c == "53300"))
-}

@@ -1,15 +1,11 @@
-//! File digests as source files record them: SHA-256 in lowercase hex.
+//! File digests as source files record them: SHA-256 in lowercase hex, which is the digest's own
+//! `{:x}` formatting.
 
 use sha2::{Digest, Sha256};
 
-/// `digest` (the bytes of a finished hash) in lowercase hex.
-pub fn lower_hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The SHA-256 of `bytes`, in lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    lower_hex(&Sha256::digest(bytes))
+    format!("{:x}", Sha256::digest(bytes))
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@
 //! webhooks: `WEBHOOK_ENDPOINT_CONCURRENCY` requests): one slow destination holds only its own. The loop wakes on a `NOTIFY` channel
 //! of the work's choosing the moment new rows commit, claims again at once while claims come
 //! back full, and otherwise sleeps until the next row comes due ([`idle`]). A drain job stops
-//! once nothing is claimable or held.
+//! once nothing is claimable or held. Retention is not a claim loop's business: the
+//! maintenance loop ([`crate::maintenance`]) purges.
 
 mod heartbeat;
 mod idle;
@@ -25,14 +26,15 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use futures::stream::FuturesUnordered;
 use futures::StreamExt as _;
-use shared::db::{self, Due};
+use shared::db::Due;
+use shared::failure::{self, Failure};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::bounds::Budget;
-use crate::retry::{self, sleep_or_stop, Backoff};
+use crate::retry::{sleep_or_stop, Backoff};
 use crate::Shutdown;
 
 /// One kind of work a claim loop delivers: a table of rows claimed with a lease, each sent to a
@@ -82,10 +84,6 @@ pub trait Work: Send + Sync {
     /// Hands claimed, unsent rows back (a hard shutdown), due at once.
     async fn release(&self, ids: &[Uuid]) -> sqlx::Result<u64>;
     async fn due(&self) -> sqlx::Result<Due>;
-    /// Housekeeping while idle (retention), at most every `tidy_every`.
-    async fn tidy(&self) -> anyhow::Result<()> {
-        Ok(())
-    }
 }
 
 /// What a claim came to, summed over its destinations.
@@ -128,8 +126,6 @@ pub struct LoopConfig {
     pub lease: Duration,
     /// Fallback poll interval when no NOTIFY arrives.
     pub poll_interval: Duration,
-    /// How often [`Work::tidy`] runs (while idle).
-    pub tidy_every: Duration,
 }
 
 /// Claims one batch of at most `limit` rows, sends it and records the outcomes. `abort` is the
@@ -268,7 +264,9 @@ where
     loop {
         match f().await {
             Err(e)
-                if db::is_unavailable(&e) && Instant::now() < deadline && !abort.is_cancelled() =>
+                if failure::db(&e) == Failure::Outage
+                    && Instant::now() < deadline
+                    && !abort.is_cancelled() =>
             {
                 tracing::warn!(error = %e, "database unavailable while recording; retrying");
                 tokio::time::sleep(backoff.next_delay()).await;
@@ -297,7 +295,6 @@ pub async fn run<W: Work>(
     let mut db_backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
     let (rows, holder) = work.rows();
     let mut drain_wait = idle::DrainWait::new(rows, holder, cfg.lease);
-    let mut last_tidy: Option<Instant> = None;
     let stats_every = Duration::from_secs(60);
     let mut window = (Instant::now(), 0usize);
     let mut db_down = false;
@@ -340,7 +337,7 @@ pub async fn run<W: Work>(
                             });
                         }
                     }
-                    Err(e) if db::is_unavailable(&e) => {
+                    Err(e) if failure::db(&e) == Failure::Outage => {
                         tracing::warn!(work = name, error = %e, "database unavailable; backing off");
                         listener = None;
                         db_down = true;
@@ -359,16 +356,10 @@ pub async fn run<W: Work>(
             db_down = false;
             db_backoff.next_delay()
         } else if parts.is_empty() {
-            if last_tidy.is_none_or(|t| t.elapsed() >= cfg.tidy_every) {
-                last_tidy = Some(Instant::now());
-                if let Err(e) = work.tidy().await {
-                    tracing::warn!(work = name, error = format!("{e:#}"), "housekeeping failed");
-                }
-            }
             // Nothing in flight and nothing more to claim now: when does something come due?
             let due = match work.due().await {
                 Ok(d) => d,
-                Err(e) if db::is_unavailable(&e) => {
+                Err(e) if failure::db(&e) == Failure::Outage => {
                     tracing::warn!(work = name, error = %e, "database unavailable; backing off");
                     listener = None;
                     db_down = true;
@@ -397,7 +388,7 @@ pub async fn run<W: Work>(
                 settle(&mut held, dest, n);
                 match report {
                     Ok(r) => window.1 += r.sent,
-                    Err(e) if retry::is_db_unavailable(&e) => {
+                    Err(e) if failure::of_db(&*e) == Some(Failure::Outage) => {
                         tracing::warn!(work = name, error = format!("{e:#}"), "database unavailable; backing off");
                         listener = None;
                         db_down = true;

@@ -7,12 +7,14 @@
 //! reappear with backoff; unparsable files fail their task at once; messages delivered too
 //! often, or not valid envelopes, go to `<queue>-poison`.
 
+mod finish;
 mod keepalive;
 mod process;
 mod progress;
 mod run;
 mod settle;
 mod store;
+mod work;
 
 pub use run::run;
 

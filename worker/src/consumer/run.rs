@@ -9,7 +9,9 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::retry::{is_db_unavailable, Backoff};
+use shared::failure::{self, Failure};
+
+use crate::retry::Backoff;
 use crate::Shutdown;
 
 use super::{Consumer, Outcome};
@@ -98,7 +100,7 @@ pub async fn run(
                 storage_backoff.reset();
                 m
             }
-            Err(e) if e.is_transient() => {
+            Err(e) if failure::storage(&e) == Failure::Outage => {
                 drop(first);
                 // One line when the outage starts and one when it ends, not one per try.
                 if storage_backoff.failures() == 0 {
@@ -159,7 +161,7 @@ pub async fn run(
                     }) => db_down.store(true, Ordering::Relaxed),
                     Ok(_) => {}
                     Err(e) => {
-                        if is_db_unavailable(&e) {
+                        if failure::of_db(&*e) == Some(Failure::Outage) {
                             db_down.store(true, Ordering::Relaxed);
                         }
                         tracing::error!(%message_id, error = format!("{e:#}"),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use shared::db;
 use shared::domain::{TaskErrorCode, TaskStatus};
+use shared::failure::{self, Failure};
 use shared::storage::{ReceivedMessage, StorageError};
 use uuid::Uuid;
 
@@ -47,7 +48,7 @@ impl Consumer {
         held: Option<(i32, &str)>,
         e: sqlx::Error,
     ) -> anyhow::Result<Outcome> {
-        if !db::is_unavailable(&e) {
+        if failure::db(&e) != Failure::Outage {
             return Err(anyhow::Error::new(e).context("database error"));
         }
         tracing::warn!(%task_id, error = %e, "database unavailable; the message will be retried");
@@ -81,10 +82,10 @@ impl Consumer {
         }
     }
 
-    /// Lets a message whose work was stopped by an outage (Postgres or Storage unavailable) come
-    /// back after `delay` *without counting the delivery*: a fresh copy is sent, hidden for
-    /// `delay`, and this one deleted, so its dequeue count starts again. Releasing it instead
-    /// would poison a healthy message after `MAX_DEQUEUE_COUNT` deliveries of a long outage;
+    /// Lets a message whose work was stopped by an outage or a refusal of us (Postgres or Storage
+    /// down, or refusing our credentials: [`shared::failure`]) come back after `delay` *without
+    /// counting the delivery*: a fresh copy is sent, hidden for `delay`, and this one deleted, so
+    /// its dequeue count starts again. Releasing it instead would poison a healthy message after `MAX_DEQUEUE_COUNT` deliveries of a long outage;
     /// only deliveries that fail because of the message (crashes, unexpected errors) count.
     /// If the copy cannot be sent, the message is released as usual (that delivery counts).
     pub(super) async fn requeue(
@@ -180,15 +181,6 @@ pub(super) fn lease_left(task: &db::tasks::Task) -> Option<Duration> {
         .duration_since(std::time::SystemTime::now())
         .ok()
         .filter(|d| !d.is_zero())
-}
-
-/// True when `e` is (or wraps) a Storage failure that retrying later can fix: an outage, not
-/// the message's fault.
-pub(super) fn is_storage_unavailable(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<StorageError>()
-            .is_some_and(StorageError::is_transient)
-    })
 }
 
 pub(super) fn storage_context(e: StorageError, what: &'static str) -> anyhow::Error {

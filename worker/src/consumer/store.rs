@@ -1,7 +1,6 @@
-//! Streaming parse events into `COPY parsed_row_chunks`, the result summary, and the download
-//! file.
+//! Streaming parse events into `COPY parsed_row_chunks`, and the result summary.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -180,26 +179,4 @@ pub(super) fn result_json(
         });
     }
     result
-}
-
-/// A downloaded blob, deleted when dropped.
-pub(super) struct TempFile(PathBuf);
-
-impl TempFile {
-    pub(super) fn new(dir: Option<&Path>, task_id: Uuid) -> Self {
-        let dir = dir
-            .map(Path::to_path_buf)
-            .unwrap_or_else(std::env::temp_dir);
-        Self(dir.join(format!("sheetrelay-{task_id}-{}", Uuid::new_v4().simple())))
-    }
-
-    pub(super) fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }

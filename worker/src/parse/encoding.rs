@@ -1,12 +1,13 @@
 //! Text encoding of CSV/TSV uploads, decided from the content alone: a BOM (UTF-8, UTF-16 LE/BE),
 //! else UTF-16 without BOM recognised by its NUL bytes, else UTF-8 when the sample is valid UTF-8,
 //! else whatever `chardetng` finds most likely (Shift_JIS/CP932, Windows-1252, …). Non-UTF-8 input
-//! is transcoded to UTF-8 incrementally by [`DecodingReader`], so the file is never loaded whole;
+//! is transcoded to UTF-8 incrementally by [`decoding_reader`], so the file is never loaded whole;
 //! malformed bytes become U+FFFD instead of errors.
 
-use std::io::{self, Read};
+use std::io::Read;
 
-use encoding_rs::{CoderResult, Decoder, Encoding, UTF_16BE, UTF_16LE, UTF_8};
+use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8};
+use encoding_rs_io::{DecodeReaderBytes, DecodeReaderBytesBuilder};
 
 /// How many leading bytes the detectors look at.
 pub(crate) const SAMPLE_LEN: usize = 256 * 1024;
@@ -86,82 +87,15 @@ fn utf16_without_bom(sample: &[u8]) -> Option<&'static Encoding> {
     }
 }
 
-/// Decodes a byte stream in any encoding into UTF-8 bytes, chunk by chunk.
-pub(crate) struct DecodingReader<R> {
+/// Decodes `inner`, which must start after the BOM (if any), from `encoding` into UTF-8 bytes,
+/// chunk by chunk (`encoding_rs_io`); malformed bytes become U+FFFD.
+pub(crate) fn decoding_reader<R: Read>(
     inner: R,
-    decoder: Decoder,
-    input: Vec<u8>,
-    in_pos: usize,
-    in_len: usize,
-    output: Vec<u8>,
-    out_pos: usize,
-    out_len: usize,
-    eof: bool,
-    finished: bool,
-}
-
-impl<R: Read> DecodingReader<R> {
-    /// `inner` must start after the BOM, if any.
-    pub fn new(inner: R, encoding: &'static Encoding) -> Self {
-        const CHUNK: usize = 64 * 1024;
-        Self {
-            inner,
-            decoder: encoding.new_decoder_without_bom_handling(),
-            input: vec![0; CHUNK],
-            in_pos: 0,
-            in_len: 0,
-            output: vec![0; CHUNK * 3 + 16],
-            out_pos: 0,
-            out_len: 0,
-            eof: false,
-            finished: false,
-        }
-    }
-}
-
-impl<R: Read> Read for DecodingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            if self.out_pos < self.out_len {
-                let n = buf.len().min(self.out_len - self.out_pos);
-                buf[..n].copy_from_slice(&self.output[self.out_pos..self.out_pos + n]);
-                self.out_pos += n;
-                return Ok(n);
-            }
-            if self.finished {
-                return Ok(0);
-            }
-            if self.in_pos == self.in_len && !self.eof {
-                let n = self.inner.read(&mut self.input)?;
-                self.in_pos = 0;
-                self.in_len = n;
-                self.eof = n == 0;
-            }
-            // A caller's buffer as large as ours (the CSV reader's is) is decoded into
-            // directly, saving a copy of every byte.
-            let direct = buf.len() >= self.output.len();
-            let dst = if direct {
-                &mut *buf
-            } else {
-                &mut self.output[..]
-            };
-            let (result, read, written, _had_errors) =
-                self.decoder
-                    .decode_to_utf8(&self.input[self.in_pos..self.in_len], dst, self.eof);
-            self.in_pos += read;
-            if self.eof && result == CoderResult::InputEmpty {
-                self.finished = true;
-            }
-            if direct {
-                if written > 0 || self.finished {
-                    return Ok(written);
-                }
-                continue;
-            }
-            self.out_pos = 0;
-            self.out_len = written;
-        }
-    }
+    encoding: &'static Encoding,
+) -> DecodeReaderBytes<R, Vec<u8>> {
+    DecodeReaderBytesBuilder::new()
+        .encoding(Some(encoding))
+        .build(inner)
 }
 
 #[cfg(test)]
@@ -171,7 +105,7 @@ mod tests {
     fn decode_all(bytes: &[u8]) -> String {
         let d = detect(bytes, true);
         let mut out = String::new();
-        let r = DecodingReader::new(&bytes[d.bom_len..], d.encoding).read_to_string(&mut out);
+        let r = decoding_reader(&bytes[d.bom_len..], d.encoding).read_to_string(&mut out);
         assert!(r.is_ok());
         out
     }
@@ -230,7 +164,7 @@ mod tests {
     fn windows_1252_is_the_fallback_and_decodes_through_small_reads() {
         let bytes = b"name,city\nJos\xE9,Z\xFCrich\n";
         assert_eq!(detect(bytes, true).encoding, encoding_rs::WINDOWS_1252);
-        let mut r = DecodingReader::new(&bytes[..], encoding_rs::WINDOWS_1252);
+        let mut r = decoding_reader(&bytes[..], encoding_rs::WINDOWS_1252);
         let mut out = Vec::new();
         let mut buf = [0u8; 3];
         while let Ok(n) = r.read(&mut buf) {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use shared::failure;
 use shared::webhooks::{address, is_public};
 
 use super::schedule;
@@ -61,13 +62,10 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// The endpoint is down (or gone, or refused): its other deliveries are not tried now.
+    /// The endpoint is down, or refuses us ([`failure::http`]: no answer, 429, 5xx, 410): its
+    /// other deliveries are not tried now.
     pub fn endpoint_down(&self) -> bool {
-        match self.outcome {
-            Outcome::Delivered => false,
-            Outcome::Failed => self.status.is_some_and(|s| s >= 500 || s == 429),
-            Outcome::Timeout | Outcome::Unreachable | Outcome::Gone => true,
-        }
+        self.outcome != Outcome::Delivered && failure::http(self.status).spares_the_message()
     }
 }
 

@@ -8,7 +8,8 @@
 //! `WEBHOOK_DISABLE_AFTER` is disabled too, and says why (the API, a metric). An endpoint that
 //! times out, is unreachable or answers 5xx/429 is not tried again in the same batch: its other
 //! deliveries wait for the next step, without spending an attempt. Every request is written to
-//! the attempt log. Housekeeping is the retention of events and of the attempt log.
+//! the attempt log. The retention of events and of the attempt log ([`purge`]) is a job of the
+//! maintenance loop ([`crate::maintenance`]).
 
 pub mod client;
 pub mod schedule;
@@ -33,6 +34,7 @@ pub use schedule::RetrySchedule;
 use crate::bounds::Budget;
 use crate::claim::{self, with_db_retry, LoopConfig, Report, Work};
 use crate::config::WebhooksConfig;
+use crate::maintenance;
 use crate::Shutdown;
 use client::{Answer, Outcome};
 
@@ -99,7 +101,6 @@ fn loop_config(cfg: &WebhooksConfig) -> LoopConfig {
         concurrency: cfg.endpoint_concurrency as usize,
         lease: cfg.lease,
         poll_interval: cfg.poll_interval,
-        tidy_every: cfg.purge_interval,
     }
 }
 
@@ -289,24 +290,6 @@ impl Work for Deliveries<'_> {
     async fn due(&self) -> sqlx::Result<Due> {
         deliveries::due(self.db).await
     }
-
-    async fn tidy(&self) -> anyhow::Result<()> {
-        let events = purge(|| db::events::purge(self.db, self.cfg.events_retention, PURGE_BATCH))
-            .await
-            .context("events retention")?;
-        let attempts =
-            purge(|| deliveries::purge_attempts(self.db, self.cfg.attempts_retention, PURGE_BATCH))
-                .await
-                .context("attempt log retention")?;
-        if events + attempts > 0 {
-            tracing::info!(
-                events,
-                attempts,
-                "purged events and webhook attempts past retention"
-            );
-        }
-        Ok(())
-    }
 }
 
 impl Deliveries<'_> {
@@ -326,20 +309,27 @@ impl Deliveries<'_> {
     }
 }
 
-/// Deletes in batches of [`PURGE_BATCH`] until a batch comes back short.
-async fn purge<F, Fut>(mut step: F) -> sqlx::Result<u64>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = sqlx::Result<u64>>,
-{
-    let mut total = 0;
-    loop {
-        let n = step().await?;
-        total += n;
-        if n < PURGE_BATCH as u64 {
-            return Ok(total);
-        }
+/// Deletes events and attempt-log entries past their retention, [`PURGE_BATCH`] rows per
+/// statement: a job of the maintenance loop ([`crate::maintenance`]).
+pub async fn purge(db: &PgPool, cfg: &WebhooksConfig) -> anyhow::Result<()> {
+    let events = maintenance::in_batches(PURGE_BATCH, || {
+        db::events::purge(db, cfg.events_retention, PURGE_BATCH)
+    })
+    .await
+    .context("events retention")?;
+    let attempts = maintenance::in_batches(PURGE_BATCH, || {
+        deliveries::purge_attempts(db, cfg.attempts_retention, PURGE_BATCH)
+    })
+    .await
+    .context("attempt log retention")?;
+    if events + attempts > 0 {
+        tracing::info!(
+            events,
+            attempts,
+            "purged events and webhook attempts past retention"
+        );
     }
+    Ok(())
 }
 
 /// What one endpoint's batch writes: the attempt log, each delivery's new state, the endpoint's

@@ -7,6 +7,14 @@
 //! header names) is written by [`csv_safe`], so that no spreadsheet runs it as a formula. The
 //! reference, [`Encoder::chunk_by_value`], is the endpoint's first implementation; the tests
 //! check that both give the same bytes.
+//!
+//! Measured (BENCHMARKS.md, "Export: a 1M-row sheet as CSV and NDJSON";
+//! `cargo run -p bench --release -- export`, 3 runs, release binaries, 2026-11-24): the
+//! reference path exported 506k rows/s as CSV and 566k as NDJSON at 1.73 s of api CPU per 1M
+//! rows; this encoder 1.41M / 1.43M rows/s (run A; 1.34M / 1.43M in run B) at 0.58 s, the api's
+//! RSS growing by 4–5 MB whatever the sheet's size. api CPU per 1M rows after each step: 1.73 s
+//! → 0.85 (no `Value` per row, hand-written dates) → 0.72 (one vector of cells per chunk, CSV
+//! without the `csv` writer) → 0.58 (the [`Cells`] scanner).
 
 use std::io;
 

@@ -45,22 +45,25 @@ impl ColumnType {
     }
 }
 
-/// The set of column types one value (or every value of a column so far) is compatible with.
-/// Integers are also decimals and dates are also datetimes, so a column of `1` and `1.5` is a
-/// decimal column and a column of dates and datetimes is a datetime column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TypeSet(u8);
+bitflags::bitflags! {
+    /// The set of column types one value (or every value of a column so far) is compatible
+    /// with. Integers are also decimals and dates are also datetimes, so a column of `1` and
+    /// `1.5` is a decimal column and a column of dates and datetimes is a datetime column.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct TypeSet: u8 {
+        const INTEGER = 1;
+        const DECIMAL = 2;
+        const BOOLEAN = 4;
+        const DATE = 8;
+        const DATETIME = 16;
+    }
+}
 
 impl TypeSet {
-    pub const INTEGER: u8 = 1;
-    pub const DECIMAL: u8 = 2;
-    pub const BOOLEAN: u8 = 4;
-    pub const DATE: u8 = 8;
-    pub const DATETIME: u8 = 16;
     /// Every type still possible: the state of a column before its first non-empty value.
-    pub const ANY: TypeSet = TypeSet(31);
+    pub const ANY: TypeSet = TypeSet::all();
     /// Nothing but text.
-    pub const TEXT: TypeSet = TypeSet(0);
+    pub const TEXT: TypeSet = TypeSet::empty();
 
     /// `self` narrowed to the types the non-empty CSV value `value` also fits, testing `value`
     /// only against the types still in `self`: once a column is known to hold dates, its values
@@ -69,49 +72,47 @@ impl TypeSet {
     /// and decides each family in one pass without building the value.
     #[inline]
     pub fn narrow(self, value: &[u8]) -> TypeSet {
-        const NUMBER: u8 = TypeSet::INTEGER | TypeSet::DECIMAL;
-        const DATES: u8 = TypeSet::DATE | TypeSet::DATETIME;
-        let b = self.0;
+        const NUMBER: TypeSet = TypeSet::INTEGER.union(TypeSet::DECIMAL);
+        const DATES: TypeSet = TypeSet::DATE.union(TypeSet::DATETIME);
         // The families are disjoint (no string is both a number and a date, …), so each is
         // tested on its own.
-        let mut fits = 0;
-        if b & NUMBER != 0 {
+        let mut fits = TypeSet::empty();
+        if self.intersects(NUMBER) {
             fits |= number_kind(value);
         }
-        if b & Self::BOOLEAN != 0 && bool_value(value).is_some() {
+        if self.contains(Self::BOOLEAN) && bool_value(value).is_some() {
             fits |= Self::BOOLEAN;
         }
-        if b & DATES != 0 {
+        if self.intersects(DATES) {
             if date_fields(value).is_some() {
                 fits |= DATES;
-            } else if b & Self::DATETIME != 0 && datetime_fields(value).is_some() {
+            } else if self.contains(Self::DATETIME) && datetime_fields(value).is_some() {
                 fits |= Self::DATETIME;
             }
         }
-        TypeSet(b & fits)
+        self & fits
     }
 
     pub fn intersect(self, other: TypeSet) -> TypeSet {
-        TypeSet(self.0 & other.0)
+        self & other
     }
 
     pub fn is_text(self) -> bool {
-        self.0 == 0
+        self.is_empty()
     }
 
     /// The narrowest column type left. `seen_values` is false for a column with no non-empty
     /// value at all, which is reported as text.
     pub fn column_type(self, seen_values: bool) -> ColumnType {
-        let b = self.0;
-        if !seen_values || b == 0 {
+        if !seen_values || self.is_empty() {
             ColumnType::Text
-        } else if b & Self::INTEGER != 0 {
+        } else if self.contains(Self::INTEGER) {
             ColumnType::Integer
-        } else if b & Self::DECIMAL != 0 {
+        } else if self.contains(Self::DECIMAL) {
             ColumnType::Decimal
-        } else if b & Self::BOOLEAN != 0 {
+        } else if self.contains(Self::BOOLEAN) {
             ColumnType::Boolean
-        } else if b & Self::DATE != 0 {
+        } else if self.contains(Self::DATE) {
             ColumnType::Date
         } else {
             ColumnType::DateTime

@@ -10,7 +10,7 @@ use super::*;
 
 /// The types `s` fits by the parsers `render` uses: what inference must agree with.
 fn of(s: &str) -> TypeSet {
-    let mut bits = 0;
+    let mut bits = TypeSet::empty();
     if parse_integer(s).is_some() {
         bits |= TypeSet::INTEGER | TypeSet::DECIMAL;
     }
@@ -26,7 +26,7 @@ fn of(s: &str) -> TypeSet {
     if parse_datetime(s).is_some() {
         bits |= TypeSet::DATETIME;
     }
-    TypeSet(bits)
+    bits
 }
 
 fn column(values: &[&str]) -> ColumnType {
@@ -82,7 +82,7 @@ fn narrowing_agrees_with_intersecting_for_every_column_state() {
         "+",
     ];
     for bits in 0..=31u8 {
-        let set = TypeSet(bits);
+        let set = TypeSet::from_bits_retain(bits);
         for s in samples {
             assert_eq!(
                 set.narrow(s.as_bytes()),
@@ -101,14 +101,14 @@ fn narrowing_agrees_with_intersecting_for_every_column_state() {
 
 /// The number rules restated the long way (split at the exponent, then at the point), as
 /// an oracle for the one-pass [`number_kind`].
-fn number_oracle(s: &str) -> u8 {
+fn number_oracle(s: &str) -> TypeSet {
     let all_digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
     let body = s.strip_prefix(['+', '-']).unwrap_or(s);
     if all_digits(body) && !(body.len() > 1 && body.starts_with('0')) {
         return if s.parse::<i64>().is_ok() {
             TypeSet::INTEGER | TypeSet::DECIMAL
         } else {
-            0
+            TypeSet::empty()
         };
     }
     let (mantissa, exponent) = match body.split_once(['e', 'E']) {
@@ -129,7 +129,7 @@ fn number_oracle(s: &str) -> u8 {
     if ok {
         TypeSet::DECIMAL
     } else {
-        0
+        TypeSet::empty()
     }
 }
 

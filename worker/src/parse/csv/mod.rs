@@ -77,7 +77,7 @@ pub(crate) fn parse(
     let input: Box<dyn Read> = if detected.encoding == UTF_8 {
         Box::new(raw)
     } else {
-        Box::new(encoding::DecodingReader::new(raw, detected.encoding))
+        Box::new(encoding::decoding_reader(raw, detected.encoding))
     };
     let input: Box<dyn Read> = if spaced {
         Box::new(SpacesAfterDelimiters::new(input, delimiter, quoting))

@@ -1,0 +1,338 @@
+//! The work on a started task, as steps: fetch the file ([`Consumer::fetch`]: its row, its
+//! format, its bytes), parse it into the result transaction ([`Consumer::parse_into`]: rows
+//! through `COPY`), and commit the result ([`Consumer::commit`]: sheets, error report, the task
+//! `COMPLETED`) or the rejection ([`Consumer::reject`]). Each step either hands the next what it
+//! needs or ends the work with an [`Ending`].
+
+use std::ops::ControlFlow::{self, Break, Continue};
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use shared::db;
+use shared::domain::{FileFormat, OnInvalid, ParseTaskPayload, TaskErrorCode};
+use shared::storage::StorageError;
+use sqlx::{Postgres, Transaction};
+use tempfile::TempPath;
+use tokio::io::AsyncWriteExt as _;
+use tracing::Instrument as _;
+use uuid::Uuid;
+
+use crate::parse::{ParseSummary, TemplateJob};
+
+use super::finish::Ending;
+use super::progress::Progress;
+use super::settle::storage_context;
+use super::store::{result_json, stream_rows, FileToParse, Report};
+use super::Consumer;
+
+/// A task's file, downloaded.
+struct Fetched {
+    source_file_id: Uuid,
+    format: FileFormat,
+    /// Deleted when dropped.
+    download: TempPath,
+    /// When the fetch began, and how long the download took: for the completion log.
+    started: Instant,
+    downloaded: std::time::Duration,
+}
+
+/// The file's template, as stored and as the parse child takes it.
+struct Template {
+    stored: Option<db::templates::FileTemplate>,
+    job: Option<TemplateJob>,
+}
+
+/// What parsing into the transaction came to.
+enum Parsed {
+    /// The rows are in the (uncommitted) transaction.
+    Rows(Transaction<'static, Postgres>, ParseSummary, Report),
+    /// The file's template refuses it whole: no rows kept.
+    Rejected(ParseSummary, Report),
+}
+
+impl Consumer {
+    /// Download (unless the message carries the file), parse and store. `Err` means
+    /// "transient, try again later".
+    pub(super) async fn work(
+        &self,
+        task_id: Uuid,
+        attempt: i32,
+        payload: &ParseTaskPayload,
+        progress: &Progress,
+    ) -> anyhow::Result<Ending> {
+        let fetched = match self.fetch(task_id, payload, progress).await? {
+            Continue(f) => f,
+            Break(ending) => return Ok(ending),
+        };
+        let template = self.template(fetched.source_file_id).await?;
+        match self.parse_into(&fetched, &template, progress).await? {
+            Continue(Parsed::Rows(tx, summary, report)) => {
+                let done = (tx, &summary, &report, &template);
+                self.commit(task_id, attempt, &fetched, done).await
+            }
+            Continue(Parsed::Rejected(summary, report)) => {
+                let id = fetched.source_file_id;
+                let stored = template.stored.as_ref();
+                self.reject(task_id, attempt, id, &summary, stored, &report)
+                    .await
+            }
+            Break(ending) => Ok(ending),
+        }
+    }
+
+    /// The task's file: its row, its format and its bytes (from the message when it carries them,
+    /// else from the blob store), in a temporary file. A missing row or blob, or an unknown
+    /// format, ends the work: the file cannot be parsed.
+    async fn fetch(
+        &self,
+        task_id: Uuid,
+        payload: &ParseTaskPayload,
+        progress: &Progress,
+    ) -> anyhow::Result<ControlFlow<Ending, Fetched>> {
+        let source_file_id = payload.source_file_id;
+        let Some(file) = db::source_files::find(&self.db, source_file_id)
+            .await
+            .context("reading the source file")?
+        else {
+            let message = format!("source file {source_file_id} does not exist");
+            return Ok(Break(Ending::Unparsable(
+                TaskErrorCode::SourceMissing,
+                message,
+            )));
+        };
+        let Some(format) = FileFormat::parse(&file.format) else {
+            let message = format!("unknown format {:?}", file.format);
+            return Ok(Break(Ending::Unparsable(
+                TaskErrorCode::UnsupportedFormat,
+                message,
+            )));
+        };
+        progress.set_size(u64::try_from(file.size_bytes).unwrap_or(0));
+        let started = Instant::now();
+        let download = download_file(self.cfg.download_dir.as_deref(), task_id)
+            .context("creating the download file")?;
+        let mut out = tokio::fs::File::create(&download)
+            .await
+            .context("opening the download file")?;
+        match self.download(payload, &file, &mut out).await {
+            Ok(()) => {}
+            Err(e) if e.is_not_found() => {
+                let message = format!(
+                    "the uploaded file {} is missing from storage",
+                    file.blob_name
+                );
+                return Ok(Break(Ending::Unparsable(
+                    TaskErrorCode::SourceMissing,
+                    message,
+                )));
+            }
+            Err(e) => return Err(storage_context(e, "downloading the uploaded file")),
+        }
+        Ok(Continue(Fetched {
+            source_file_id,
+            format,
+            download,
+            started,
+            downloaded: started.elapsed(),
+        }))
+    }
+
+    /// Writes the file's bytes to `out`: those the message carries, else the blob's.
+    async fn download(
+        &self,
+        payload: &ParseTaskPayload,
+        file: &db::source_files::SourceFile,
+        out: &mut tokio::fs::File,
+    ) -> Result<(), StorageError> {
+        match payload.inline_content(file.size_bytes, &file.sha256) {
+            Some(bytes) => async {
+                out.write_all(&bytes).await?;
+                out.flush().await
+            }
+            .await
+            .map_err(StorageError::Io),
+            None => self
+                .blobs
+                .download_to(&file.blob_name, out)
+                .instrument(tracing::info_span!(
+                    "download",
+                    size_bytes = file.size_bytes
+                ))
+                .await
+                .map(drop),
+        }
+    }
+
+    /// The upload's template, if it has one.
+    async fn template(&self, source_file_id: Uuid) -> anyhow::Result<Template> {
+        let stored = db::templates::of_file(&self.db, source_file_id)
+            .await
+            .context("reading the upload's template")?;
+        let job = stored.as_ref().map(|t| TemplateJob {
+            schema: t.schema.clone(),
+            sheet: t.sheet.clone(),
+            on_invalid: OnInvalid::parse(&t.on_invalid).unwrap_or_default(),
+            max_errors: self.cfg.validation_max_errors,
+        });
+        Ok(Template { stored, job })
+    }
+
+    /// Parses the file in the isolated child, streaming its rows into `COPY` in a new
+    /// transaction. A file that cannot be parsed ends the work; so does any other failure, as
+    /// an `Err` (the transaction is rolled back either way).
+    async fn parse_into(
+        &self,
+        fetched: &Fetched,
+        template: &Template,
+        progress: &Progress,
+    ) -> anyhow::Result<ControlFlow<Ending, Parsed>> {
+        let mut tx = self
+            .db
+            .begin()
+            .await
+            .context("beginning the result transaction")?;
+        let mut report = Report::default();
+        let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
+        let file = FileToParse {
+            path: &fetched.download,
+            format: fetched.format,
+            template: template.job.as_ref(),
+        };
+        let id = fetched.source_file_id;
+        let parsed = stream_rows(&self.isolation, &file, id, &mut copy, progress, &mut report)
+            .instrument(tracing::info_span!(
+                "parse",
+                format = fetched.format.as_str()
+            ))
+            .await;
+        match parsed {
+            Ok(Ok(summary)) if rejects_file(template.job.as_ref(), &summary) => {
+                let _ = copy.abort("the file was rejected by its template").await;
+                Ok(Continue(Parsed::Rejected(summary, report)))
+            }
+            Ok(Ok(summary)) => {
+                copy.finish().await.context("finishing COPY")?;
+                Ok(Continue(Parsed::Rows(tx, summary, report)))
+            }
+            Ok(Err(failure)) => {
+                let _ = copy.abort("the file could not be parsed").await;
+                Ok(Break(Ending::Unparsable(failure.code, failure.message)))
+            }
+            Err(e) => {
+                let _ = copy.abort("the parse failed").await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Stores the sheets and the error report beside the rows and completes the task, all in
+    /// the one transaction: `Lost` (nothing kept) when another consumer has the task by now.
+    async fn commit(
+        &self,
+        task_id: Uuid,
+        attempt: i32,
+        fetched: &Fetched,
+        (mut tx, summary, report, template): (
+            Transaction<'static, Postgres>,
+            &ParseSummary,
+            &Report,
+            &Template,
+        ),
+    ) -> anyhow::Result<Ending> {
+        let source_file_id = fetched.source_file_id;
+        for sheet in &summary.sheets {
+            let row = db::rows::Sheet {
+                sheet_index: i32::try_from(sheet.index).unwrap_or(i32::MAX),
+                name: sheet.name.clone(),
+                hidden: sheet.hidden,
+                row_count: i64::try_from(sheet.rows).unwrap_or(i64::MAX),
+                columns: serde_json::to_value(&sheet.columns)?,
+                column_types: serde_json::to_value(&sheet.column_types)?,
+            };
+            db::rows::insert_sheet(&mut *tx, source_file_id, &row)
+                .await
+                .context("storing a parsed sheet")?;
+        }
+        db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
+            .await
+            .context("storing the error report")?;
+        let result = result_json(summary, template.stored.as_ref());
+        if !db::tasks::complete(&mut *tx, task_id, attempt, &result)
+            .await
+            .context("completing the task")?
+        {
+            // Our lease ran out and another consumer took the task: keep nothing.
+            tx.rollback().await.context("rolling back a lost task")?;
+            return Ok(Ending::Lost);
+        }
+        tx.commit().await.context("committing the parse result")?;
+        tracing::info!(%task_id, attempt, rows = summary.rows_total, sheets = summary.sheets.len(),
+            download_ms = fetched.downloaded.as_millis() as u64,
+            total_ms = fetched.started.elapsed().as_millis() as u64, "task completed");
+        Ok(Ending::Completed(summary.rows_total))
+    }
+
+    /// A file its template rejects as a whole: the task fails with `validation_failed` and its
+    /// counts, the report is stored, no rows are; all in one transaction.
+    async fn reject(
+        &self,
+        task_id: Uuid,
+        attempt: i32,
+        source_file_id: Uuid,
+        summary: &ParseSummary,
+        template: Option<&db::templates::FileTemplate>,
+        report: &Report,
+    ) -> anyhow::Result<Ending> {
+        let errors = summary.validation.as_ref().map_or(0, |v| v.errors_total);
+        let message = format!(
+            "the file has {errors} error(s) against its template and on_invalid is reject_file: \
+             see the error report"
+        );
+        let result = result_json(summary, template);
+        let mut tx = self.db.begin().await.context("beginning the rejection")?;
+        db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
+            .await
+            .context("storing the error report")?;
+        let code = TaskErrorCode::ValidationFailed;
+        if !db::tasks::fail(
+            &mut *tx,
+            task_id,
+            Some(attempt),
+            code.as_str(),
+            &message,
+            Some(&result),
+        )
+        .await
+        .context("failing the rejected task")?
+        {
+            tx.rollback().await.context("rolling back a lost task")?;
+            return Ok(Ending::Lost);
+        }
+        tx.commit().await.context("committing the rejection")?;
+        tracing::warn!(%task_id, attempt, code = %code, errors, "task failed: rejected by its template");
+        Ok(Ending::Rejected(code))
+    }
+}
+
+/// Whether a parsed file is refused whole: its template says `reject_file` and it has errors.
+fn rejects_file(job: Option<&TemplateJob>, summary: &ParseSummary) -> bool {
+    job.is_some_and(|j| j.on_invalid == OnInvalid::RejectFile)
+        && summary
+            .validation
+            .as_ref()
+            .is_some_and(|v| v.errors_total > 0)
+}
+
+/// A new, empty file for a task's download, named for the task, in `dir` (else the system's
+/// temporary directory); deleted when its path is dropped.
+fn download_file(dir: Option<&Path>, task_id: Uuid) -> std::io::Result<TempPath> {
+    let prefix = format!("sheetrelay-{task_id}-");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    let file = match dir {
+        Some(dir) => builder.tempfile_in(dir),
+        None => builder.tempfile(),
+    }?;
+    Ok(file.into_temp_path())
+}
