@@ -295,6 +295,7 @@ pub fn outcome(result: &anyhow::Result<Outcome>) {
     let (label, finished, poisoned) = match result {
         Ok(Outcome::Completed { .. }) => ("completed", Some("completed"), None),
         Ok(Outcome::Failed { code, .. }) => ("failed", Some(code.as_str()), None),
+        Ok(Outcome::InReview { .. }) => ("in_review", None, None),
         Ok(Outcome::Duplicate { .. }) => ("duplicate", None, None),
         Ok(Outcome::Orphaned { .. }) => ("orphaned", None, None),
         Ok(Outcome::Busy { .. }) => ("busy", None, None),

@@ -7,6 +7,8 @@ pub mod api_keys;
 pub mod deliveries;
 pub mod events;
 pub mod outbox;
+pub mod remembered_mappings;
+pub mod reviews;
 pub mod rows;
 pub mod source_files;
 pub mod tasks;

@@ -108,8 +108,9 @@ impl Consumer {
                 .poison(&msg, None, TaskErrorCode::InvalidMessage, &reason)
                 .await;
         }
-        if task.status.is_final() {
-            tracing::info!(%task_id, status = ?task.status, "task already final; duplicate delivery deleted");
+        // A task waiting in review is sent again by its answer's own message.
+        if task.status.is_final() || task.status == TaskStatus::NeedsReview {
+            tracing::info!(%task_id, status = ?task.status, "task already final or in review; duplicate delivery deleted");
             self.delete(&msg.id, &msg.pop_receipt).await;
             return Ok(Outcome::Duplicate { task_id });
         }
@@ -211,6 +212,10 @@ impl Consumer {
                 Ok(Outcome::Completed { task_id, rows })
             }
             Ok(Work::Lost) => Ok(Outcome::Lost { task_id }),
+            Ok(Work::InReview) => {
+                self.delete(&msg.id, &receipt).await;
+                Ok(Outcome::InReview { task_id })
+            }
             Ok(Work::Rejected(code)) => {
                 self.delete(&msg.id, &receipt).await;
                 Ok(Outcome::Failed { task_id, code })
@@ -331,12 +336,10 @@ impl Consumer {
         let template = db::templates::of_file(&self.db, source_file_id)
             .await
             .context("reading the upload's template")?;
-        let job = template.as_ref().map(|t| TemplateJob {
-            schema: t.schema.clone(),
-            sheet: t.sheet.clone(),
-            on_invalid: OnInvalid::parse(&t.on_invalid).unwrap_or_default(),
-            max_errors: self.cfg.validation_max_errors,
-        });
+        let job = match &template {
+            Some(t) => Some(self.template_job(task_id, &file.tenant_id, t).await?),
+            None => None,
+        };
 
         let mut tx = self
             .db
@@ -362,6 +365,12 @@ impl Consumer {
             .instrument(tracing::info_span!("parse", format = format.as_str()))
             .await;
             match parsed {
+                Ok(Ok(_)) if report.review.is_some() => {
+                    let _ = copy.abort("the mapping needs a review").await;
+                    drop(tx);
+                    let review = report.review.take();
+                    return self.request_review(task_id, attempt, review).await;
+                }
                 Ok(Ok(summary)) if rejects_file(job.as_ref(), &summary) => {
                     let _ = copy.abort("the file was rejected by its template").await;
                     drop(tx);
@@ -480,8 +489,10 @@ fn rejects_file(job: Option<&TemplateJob>, summary: &ParseSummary) -> bool {
             .is_some_and(|v| v.errors_total > 0)
 }
 
-enum Work {
+pub(super) enum Work {
     Completed(u64),
+    /// Stopped in NEEDS_REVIEW: only the message is left to delete.
+    InReview,
     Unparsable(TaskErrorCode, String),
     /// Failed already, with its report: only the message is left to delete.
     Rejected(TaskErrorCode),

@@ -13,10 +13,12 @@ use std::collections::BTreeMap;
 use std::io;
 
 use serde::{Deserialize, Serialize};
+use shared::domain::review::{ConfirmedMapping, RememberedMapping, Review};
 use shared::domain::{ColumnType, OnInvalid};
 use shared::template::validate::{self as engine, RowValidator};
 use shared::template::{self, Cell, FieldType, Template};
 
+use super::review::{chosen_mapping, Sampling};
 use super::sheet::SheetBuilder;
 use super::{ParseEvent, ParseFailure, TaskErrorCode};
 
@@ -33,6 +35,14 @@ pub struct TemplateJob {
     pub on_invalid: OnInvalid,
     /// How many error records (and rejected rows) to send at most.
     pub max_errors: u32,
+    /// The mapping a person confirmed in this task's review: used instead of matching.
+    #[serde(default)]
+    pub confirmed: Option<ConfirmedMapping>,
+    /// Mappings confirmed for this template on earlier files, by the key of their header set
+    /// ([`shared::domain::review::header_key`]): a file with one of those header sets is
+    /// mapped the same way, without a review.
+    #[serde(default)]
+    pub remembered: BTreeMap<String, RememberedMapping>,
 }
 
 /// One error record as it leaves the child.
@@ -57,6 +67,14 @@ pub struct MappingEntry {
     #[serde(rename = "match")]
     pub how: Option<String>,
     pub confidence: f64,
+}
+
+/// What validating a file came to.
+#[derive(Debug)]
+pub enum Checked {
+    Report(ValidationReport),
+    /// The mapping needs a person: nothing was checked or stored.
+    NeedsReview(Review),
 }
 
 /// The outcome of validating a file: exact counts, whatever the caps let through.
@@ -94,6 +112,8 @@ pub(crate) struct Validation<'t> {
     sheet_pattern: Option<glob::Pattern>,
     validator: Option<RowValidator<'t>>,
     report: Option<ValidationReport>,
+    /// The review the mapping needs, instead of a report.
+    review: Option<Sampling>,
     errors_sent: u32,
     rejected_sent: u32,
     rejected_bytes: usize,
@@ -127,6 +147,7 @@ impl<'t> Validation<'t> {
             sheet_pattern,
             validator: None,
             report: None,
+            review: None,
             errors_sent: 0,
             rejected_sent: 0,
             rejected_bytes: 0,
@@ -156,15 +177,20 @@ impl<'t> Validation<'t> {
     /// Whether the workbook sheet `name` is the one to validate: the first that matches the
     /// template's `sheet`, or the first sheet when it names none. Other sheets are not read.
     pub fn wants_sheet(&self, name: &str) -> bool {
-        if self.report.is_some() {
+        if self.report.is_some() || self.review.is_some() {
             return false;
         }
         self.sheet_pattern.as_ref().is_none_or(|p| p.matches(name))
     }
 
-    /// Whether a sheet was validated (false: no sheet matched, or the file had no header).
-    pub fn report(self) -> Option<ValidationReport> {
-        self.report
+    /// What the validation came to: a report, a review, or nothing (no sheet matched, or the
+    /// file had no header).
+    pub fn outcome(self) -> Option<Checked> {
+        match (self.report, self.review) {
+            (_, Some(review)) => Some(Checked::NeedsReview(review.into_review())),
+            (Some(report), None) => Some(Checked::Report(report)),
+            (None, None) => None,
+        }
     }
 
     /// The template, whose field names help find the header.
@@ -179,7 +205,8 @@ impl<'t> Validation<'t> {
 
     /// Starts validating `sheet`, whose header is `header` on 1-based row `header_row`: maps the
     /// fields to columns, sends the label errors, and makes the template's fields the sheet's
-    /// columns.
+    /// columns. A mapping that needs a review instead starts sampling the rows for it, and no
+    /// row is checked or stored.
     pub fn start_sheet(
         &mut self,
         sheet: &mut SheetBuilder,
@@ -188,7 +215,18 @@ impl<'t> Validation<'t> {
         on_event: Sink<'_>,
     ) -> Result<(), ParseFailure> {
         let texts: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mapped = engine::map_columns(self.template, &texts);
+        let mapped = chosen_mapping(self.template, self.job, &texts)
+            .unwrap_or_else(|| engine::map_columns(self.template, &texts));
+        if let Some(reason) = engine::review_reason(self.template, &mapped) {
+            self.review = Some(Sampling::new(
+                reason,
+                self.template,
+                header,
+                header_row,
+                &mapped,
+            ));
+            return Ok(());
+        }
         let mapping: Vec<Option<usize>> = mapped.iter().map(|m| m.column).collect();
         let (validator, label_errors) =
             RowValidator::new(self.template, &texts, mapping, header_row);
@@ -241,6 +279,9 @@ impl<'t> Validation<'t> {
         cells: &[Cell<'_>],
         on_event: Sink<'_>,
     ) -> Result<Verdict, ParseFailure> {
+        if let Some(review) = self.review.as_mut() {
+            review.sample(cells);
+        }
         let Some(validator) = self.validator.as_mut() else {
             return Ok(Verdict {
                 valid: true,
