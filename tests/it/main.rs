@@ -18,6 +18,7 @@ mod observability;
 mod oracle;
 mod otlp_receiver;
 mod relay;
+mod review;
 mod row_chunks;
 mod rows;
 mod scaler;
