@@ -25,6 +25,7 @@ fn job() -> TemplateJob {
         on_invalid: OnInvalid::DropInvalidRows,
         max_errors: 100,
         confirmed: None,
+        confirmed_sheet: None,
         remembered: BTreeMap::new(),
     }
 }
@@ -153,5 +154,60 @@ fn a_remembered_mapping_that_leaves_a_required_field_out_is_not_used() {
     assert_eq!(
         out.review.map(|r| r.reason).as_deref(),
         Some("required_field_unmapped")
+    );
+}
+
+#[test]
+fn a_workbook_is_validated_on_its_first_sheet_with_the_templates_columns() {
+    let mut wb = rust_xlsxwriter::Workbook::new();
+    let cover = wb.add_worksheet().set_name("Cover").expect("name");
+    cover
+        .write_string(0, 0, "Annual report 2026")
+        .expect("write");
+    wb.add_worksheet().set_name("Blank").expect("name");
+    let data = wb.add_worksheet().set_name("Data").expect("name");
+    for (r, row) in [["Ref", "Sum"], ["A-1", "5"], ["A-2", "7"]]
+        .iter()
+        .enumerate()
+    {
+        for (c, text) in row.iter().enumerate() {
+            let (r, c) = (r as u32, c as u16);
+            match text.parse::<f64>() {
+                Ok(n) => data.write_number(r, c, n).map(drop),
+                Err(_) => data.write_string(r, c, *text).map(drop),
+            }
+            .expect("write");
+        }
+    }
+    let bytes = wb.save_to_buffer().expect("xlsx");
+    let (_dir, path) = parse_support::temp_file(&bytes, "book.xlsx");
+    let mut job = job();
+    job.schema = json!({"fields": [{"name": "Ref"}, {"name": "Sum", "type": "number"}]});
+    let mut rows = Vec::new();
+    let summary = parse_templated(
+        &path,
+        FileFormat::Xlsx,
+        &ParseLimits::default(),
+        &job,
+        &mut |e| {
+            if let ParseEvent::Row { values, .. } = e {
+                rows.push(values.into_owned());
+            }
+            Ok(())
+        },
+    )
+    .expect("parses");
+    assert_eq!(rows, [r#"["A-1",5]"#, r#"["A-2",7]"#]);
+    let report = summary.validation.expect("validated");
+    let validated = &summary.sheets[report.sheet as usize];
+    assert_eq!(validated.name, "Data");
+    let skipped: Vec<(&str, &str)> = report
+        .skipped_sheets
+        .iter()
+        .map(|s| (s.name.as_str(), s.reason.as_str()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [("Cover", "no_matching_columns"), ("Blank", "no_table")]
     );
 }

@@ -108,15 +108,24 @@ pub async fn confirm(db: impl PgExecutor<'_>, c: &Confirmation<'_>) -> sqlx::Res
     Ok(done.rows_affected() == 1)
 }
 
+/// A mapping a person confirmed, and the sheet its review was about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirmed {
+    pub mapping: serde_json::Value,
+    pub sheet: Option<String>,
+}
+
 /// The mapping confirmed for `task_id`'s next attempt, if any.
 pub async fn confirmed_mapping(
     db: impl PgExecutor<'_>,
     task_id: Uuid,
-) -> sqlx::Result<Option<serde_json::Value>> {
-    Ok(
-        sqlx::query_scalar!("SELECT confirmed_mapping FROM tasks WHERE id = $1", task_id)
-            .fetch_optional(db)
-            .await?
-            .flatten(),
+) -> sqlx::Result<Option<Confirmed>> {
+    Ok(sqlx::query_as!(
+        Confirmed,
+        r#"SELECT confirmed_mapping AS "mapping!", review->>'sheet' AS sheet
+           FROM tasks WHERE id = $1 AND confirmed_mapping IS NOT NULL"#,
+        task_id
     )
+    .fetch_optional(db)
+    .await?)
 }

@@ -19,6 +19,9 @@ pub const SAMPLE_ROWS: u64 = 100;
 pub struct Review {
     /// `required_field_unmapped`, `competing_columns` or `low_confidence`.
     pub reason: String,
+    /// The workbook sheet the review is about (`Sheet1` for CSV/TSV): the answer applies to
+    /// it.
+    pub sheet: String,
     /// The 1-based row of the header in the file.
     pub header_row: u64,
     pub columns: Vec<ReviewColumn>,

@@ -20,12 +20,19 @@ impl Consumer {
         tenant_id: &str,
         t: &db::templates::FileTemplate,
     ) -> anyhow::Result<TemplateJob> {
-        let confirmed = db::reviews::confirmed_mapping(&self.db, task_id)
+        let (confirmed, confirmed_sheet) = match db::reviews::confirmed_mapping(&self.db, task_id)
             .await
             .context("reading the confirmed mapping")?
-            .map(serde_json::from_value::<ConfirmedMapping>)
-            .transpose()
-            .context("a stored confirmed mapping")?;
+        {
+            Some(c) => (
+                Some(
+                    serde_json::from_value::<ConfirmedMapping>(c.mapping)
+                        .context("a stored confirmed mapping")?,
+                ),
+                c.sheet,
+            ),
+            None => (None, None),
+        };
         let remembered = if confirmed.is_some() {
             Default::default()
         } else {
@@ -47,6 +54,7 @@ impl Consumer {
             on_invalid: OnInvalid::parse(&t.on_invalid).unwrap_or_default(),
             max_errors: self.cfg.validation_max_errors,
             confirmed,
+            confirmed_sheet,
             remembered,
         })
     }

@@ -180,6 +180,7 @@ pub(super) fn result_json(
             "errors_truncated": v.errors_truncated,
             "mapping": v.mapping,
             "source_columns": v.source_columns,
+            "skipped_sheets": v.skipped_sheets,
         });
     }
     result

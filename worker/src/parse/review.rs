@@ -64,6 +64,7 @@ impl Sampling {
     pub fn new(
         reason: ReviewReason,
         template: &Template,
+        sheet: &str,
         header: &[String],
         header_row: u64,
         mapped: &[MappedField],
@@ -90,6 +91,7 @@ impl Sampling {
         Self {
             review: Review {
                 reason: reason.as_str().to_owned(),
+                sheet: sheet.to_owned(),
                 header_row,
                 columns,
                 suggested_mapping,

@@ -35,9 +35,12 @@ pub struct TemplateJob {
     pub on_invalid: OnInvalid,
     /// How many error records (and rejected rows) to send at most.
     pub max_errors: u32,
-    /// The mapping a person confirmed in this task's review: used instead of matching.
+    /// The mapping a person confirmed in this task's review: used instead of matching, on
+    /// the sheet the review was about (`confirmed_sheet`).
     #[serde(default)]
     pub confirmed: Option<ConfirmedMapping>,
+    #[serde(default)]
+    pub confirmed_sheet: Option<String>,
     /// Mappings confirmed for this template on earlier files, by the key of their header set
     /// ([`shared::domain::review::header_key`]): a file with one of those header sets is
     /// mapped the same way, without a review.
@@ -69,6 +72,14 @@ pub struct MappingEntry {
     pub confidence: f64,
 }
 
+/// A sheet passed over when looking for the template's table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedSheet {
+    pub name: String,
+    /// `no_table` or `no_matching_columns`.
+    pub reason: String,
+}
+
 /// What validating a file came to.
 #[derive(Debug)]
 pub enum Checked {
@@ -85,6 +96,10 @@ pub struct ValidationReport {
     pub header_row: u64,
     /// The header texts as in the file: the columns of the rejected-rows export.
     pub source_columns: Vec<String>,
+    /// Workbook sheets read before the one validated and passed over: a cover page with no
+    /// table, or a table none of whose columns the template names.
+    #[serde(default)]
+    pub skipped_sheets: Vec<SkippedSheet>,
     pub mapping: Vec<MappingEntry>,
     pub rows_valid: u64,
     pub rows_rejected: u64,
@@ -114,6 +129,11 @@ pub(crate) struct Validation<'t> {
     report: Option<ValidationReport>,
     /// The review the mapping needs, instead of a report.
     review: Option<Sampling>,
+    /// The sheet being read, whether another one follows it, and the sheets passed over.
+    sheet_name: String,
+    more_sheets: bool,
+    passed_over: bool,
+    skipped_sheets: Vec<SkippedSheet>,
     errors_sent: u32,
     rejected_sent: u32,
     rejected_bytes: usize,
@@ -148,6 +168,10 @@ impl<'t> Validation<'t> {
             validator: None,
             report: None,
             review: None,
+            sheet_name: String::new(),
+            more_sheets: false,
+            passed_over: false,
+            skipped_sheets: Vec::new(),
             errors_sent: 0,
             rejected_sent: 0,
             rejected_bytes: 0,
@@ -174,13 +198,36 @@ impl<'t> Validation<'t> {
         })
     }
 
-    /// Whether the workbook sheet `name` is the one to validate: the first that matches the
-    /// template's `sheet`, or the first sheet when it names none. Other sheets are not read.
-    pub fn wants_sheet(&self, name: &str) -> bool {
+    /// Whether to read the workbook sheet `name` (`more`: other sheets follow it): the one a
+    /// review was answered for, else the first that matches the template's `sheet`, else, when
+    /// it names none, each in turn until one has a table with a column the template names (the
+    /// last sheet is taken whatever its columns). Sheets after the validated one are not read.
+    pub fn wants_sheet(&mut self, name: &str, more: bool) -> bool {
         if self.report.is_some() || self.review.is_some() {
             return false;
         }
-        self.sheet_pattern.as_ref().is_none_or(|p| p.matches(name))
+        let wanted = match (&self.job.confirmed_sheet, &self.sheet_pattern) {
+            (Some(sheet), _) => sheet == name,
+            (None, Some(p)) => p.matches(name),
+            (None, None) => true,
+        };
+        if wanted {
+            self.reading_sheet(name, more);
+        }
+        wanted
+    }
+
+    /// The sheet `name` is read next (`more`: others follow it).
+    pub fn reading_sheet(&mut self, name: &str, more: bool) {
+        self.sheet_name = name.to_owned();
+        self.more_sheets = more;
+        self.passed_over = false;
+    }
+
+    /// Whether a sheet may be passed over for a later one: the template names none, and one
+    /// follows.
+    fn may_pass_over(&self) -> bool {
+        self.more_sheets && self.sheet_pattern.is_none() && self.job.confirmed_sheet.is_none()
     }
 
     /// What the validation came to: a report, a review, or nothing (no sheet matched, or the
@@ -217,10 +264,19 @@ impl<'t> Validation<'t> {
         let texts: Vec<&str> = header.iter().map(String::as_str).collect();
         let mapped = chosen_mapping(self.template, self.job, &texts)
             .unwrap_or_else(|| engine::map_columns(self.template, &texts));
+        if self.may_pass_over() && mapped.iter().all(|m| m.column.is_none()) {
+            self.passed_over = true;
+            self.skipped_sheets.push(SkippedSheet {
+                name: self.sheet_name.clone(),
+                reason: "no_matching_columns".into(),
+            });
+            return Ok(());
+        }
         if let Some(reason) = engine::review_reason(self.template, &mapped) {
             self.review = Some(Sampling::new(
                 reason,
                 self.template,
+                &self.sheet_name,
                 header,
                 header_row,
                 &mapped,
@@ -234,6 +290,7 @@ impl<'t> Validation<'t> {
             sheet: sheet.id.index,
             header_row,
             source_columns: header.to_vec(),
+            skipped_sheets: std::mem::take(&mut self.skipped_sheets),
             mapping: mapped
                 .iter()
                 .zip(&self.template.fields)
@@ -390,8 +447,15 @@ impl<'t> Validation<'t> {
         Ok(())
     }
 
-    /// Ends the sheet: the engine's exact counts go into the report.
+    /// Ends the sheet: the engine's exact counts go into the report. A sheet that was neither
+    /// validated, reviewed nor passed over for its columns had no table.
     pub fn finish_sheet(&mut self) {
+        if self.report.is_none() && self.review.is_none() && !self.passed_over {
+            self.skipped_sheets.push(SkippedSheet {
+                name: std::mem::take(&mut self.sheet_name),
+                reason: "no_table".into(),
+            });
+        }
         let (Some(validator), Some(report)) = (self.validator.take(), self.report.as_mut()) else {
             return;
         };

@@ -219,6 +219,7 @@ mod tests {
             row(3, 1, "[4]"),
             ParseEvent::NeedsReview(shared::domain::review::Review {
                 reason: "required_field_unmapped".into(),
+                sheet: "Sheet\t1".into(),
                 header_row: 3,
                 columns: vec![shared::domain::review::ReviewColumn {
                     index: 0,
