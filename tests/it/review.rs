@@ -296,3 +296,29 @@ async fn a_review_nobody_answers_expires_after_the_review_timeout() {
     let (status, _) = put_mapping(&app, &task_id, json!({"invoice": 0})).await;
     assert_eq!(status, StatusCode::CONFLICT);
 }
+
+#[tokio::test]
+async fn the_openapi_document_describes_the_review_and_its_answer() {
+    let app = TestApp::spawn().await;
+    let (status, doc) = app.get_json("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let put = &doc["paths"]["/api/v1/tasks/{task_id}/mapping"]["put"];
+    for code in ["202", "401", "404", "409", "422"] {
+        assert!(
+            put["responses"][code].is_object(),
+            "PUT mapping documents {code}"
+        );
+    }
+    assert!(put["security"].is_array());
+    let schemas = &doc["components"]["schemas"];
+    for name in ["Review", "ReviewColumn", "SuggestedField", "MappingRequest"] {
+        assert!(schemas[name].is_object(), "{name} is a component");
+    }
+    let statuses = &schemas["TaskStatus"]["enum"];
+    assert!(
+        statuses
+            .as_array()
+            .is_some_and(|s| s.contains(&json!("NEEDS_REVIEW"))),
+        "{statuses}"
+    );
+}

@@ -37,8 +37,9 @@ const BACKLOG: [OutboxStatus; 4] = [
 
 /// Every outcome label of [`Outcome`], and `error` for a message whose processing failed
 /// unexpectedly.
-const OUTCOMES: [&str; 10] = [
+const OUTCOMES: [&str; 11] = [
     "completed",
+    "in_review",
     "failed",
     "duplicate",
     "orphaned",

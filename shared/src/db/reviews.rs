@@ -120,12 +120,12 @@ pub async fn confirmed_mapping(
     db: impl PgExecutor<'_>,
     task_id: Uuid,
 ) -> sqlx::Result<Option<Confirmed>> {
-    Ok(sqlx::query_as!(
+    sqlx::query_as!(
         Confirmed,
         r#"SELECT confirmed_mapping AS "mapping!", review->>'sheet' AS sheet
            FROM tasks WHERE id = $1 AND confirmed_mapping IS NOT NULL"#,
         task_id
     )
     .fetch_optional(db)
-    .await?)
+    .await
 }
