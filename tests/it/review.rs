@@ -119,6 +119,10 @@ async fn a_review_is_answered_then_completes_and_the_same_header_set_goes_straig
     assert_eq!(count(&app, stored, &file_id).await, 0);
     let events = "SELECT count(*) FROM events WHERE task_id = $1 AND type = 'task.needs_review'";
     assert_eq!(count(&app, events, &task_id).await, 1);
+    // Its message was settled: nothing waits in the queue for it.
+    let storage = &app.config.storage;
+    let queue = shared::storage::QueueClient::new(storage, &storage.queue_name).expect("queue");
+    assert_eq!(queue.approximate_length().await.expect("length"), 0);
     // The file route embeds the task with its review too.
     let (_, file) = app.get_json(&format!("/api/v1/files/{file_id}")).await;
     assert_eq!(file["task"]["review"]["reason"], "required_field_unmapped");
