@@ -22,10 +22,12 @@ export function previewable(task) {
 
 /** An error answer of the API: HTTP status, the contract's machine code and its message. */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, details = null) {
     super(message);
     this.status = status;
     this.code = code;
+    // invalid_template, invalid_mapping: every problem, [{pointer, message}].
+    this.details = details;
   }
 }
 
@@ -43,7 +45,8 @@ function errorFrom(status, statusText, text) {
   try {
     const body = JSON.parse(text);
     if (body && body.error && typeof body.error.message === 'string') {
-      return new ApiError(status, body.error.code || `http_${status}`, body.error.message);
+      return new ApiError(status, body.error.code || `http_${status}`, body.error.message,
+        body.error.details || null);
     }
   } catch {
     // not JSON: fall through
@@ -62,13 +65,14 @@ function rejected(error, made) {
  * fetch with the key (and `headers`, `signal`); resolves with the Response when it is 2xx,
  * rejects with an ApiError.
  */
-export async function request(path, { method = 'GET', headers = {}, signal } = {}) {
+export async function request(path, { method = 'GET', headers = {}, body, signal } = {}) {
   const made = session;
   let response;
   try {
     response = await fetch(path, {
       method,
       headers: { ...headers, Authorization: `Bearer ${made.key}` },
+      body,
       cache: 'no-store',
       signal,
     });
@@ -83,6 +87,12 @@ export async function request(path, { method = 'GET', headers = {}, signal } = {
 
 export async function getJson(path) {
   return (await request(path)).json();
+}
+
+/** Sends `body` as JSON with `method`; resolves with the JSON answer. */
+export async function sendJson(path, method, body) {
+  const headers = { 'Content-Type': 'application/json' };
+  return (await request(path, { method, headers, body: JSON.stringify(body) })).json();
 }
 
 /**

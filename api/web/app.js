@@ -8,6 +8,7 @@
 import * as api from './api.js';
 import * as events from './events.js';
 import * as preview from './preview.js';
+import * as review from './review.js';
 import * as templates from './templates.js';
 import * as uploads from './uploads.js';
 import { announce, button, formatBytes, formatCount, formatTime, plural } from './util.js';
@@ -60,6 +61,7 @@ function resetSession() {
   nextAfter = null;
   api.setKey(null);
   preview.close();
+  review.close();
   uploads.clear();
   templates.clear();
   $('files-body').replaceChildren();
@@ -238,6 +240,12 @@ function renderStatus(cell, file) {
     detail.textContent = `${task.error.code}: ${task.error.message}`;
   } else if (task.status === 'PENDING') {
     detail.textContent = 'waiting for a worker';
+  } else if (task.status === 'NEEDS_REVIEW') {
+    detail.textContent = 'the columns need a review';
+    parts.push(detail, button('Review mapping', 'secondary review-button',
+      `Review mapping of ${file.file_name}`, () => review.open(file, (t) => updateTask(file.id, t))));
+    cell.replaceChildren(...parts);
+    return;
   }
   parts.push(detail);
   cell.replaceChildren(...parts);
@@ -442,6 +450,7 @@ function accepted(upload) {
 function init() {
   api.setUnauthorizedHandler(keyRejected);
   preview.init();
+  review.init();
   uploads.init({ session: () => session, accepted, renderStatus, openPreview });
   templates.init({ onList: uploads.setTemplates });
   $('signin-form').addEventListener('submit', (event) => {

@@ -37,6 +37,11 @@ pub struct TaskView {
     /// `validation_failed`.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub result: Option<serde_json::Value>,
+    /// Only while NEEDS_REVIEW: why the mapping needs a person, the file's columns with sample
+    /// values and the suggested mapping (answer with `PUT /api/v1/tasks/{id}/mapping`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::domain::review::Review>))]
+    pub review: Option<serde_json::Value>,
 }
 
 /// `GET /api/v1/tasks/{id}`: the task and its lineage in one object. A type of its own (rather
@@ -156,6 +161,7 @@ impl From<&Task> for TaskView {
             started_at: t.started_at,
             finished_at: t.finished_at,
             result: t.result.clone(),
+            review: t.review.clone(),
         }
     }
 }

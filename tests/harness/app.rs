@@ -131,6 +131,28 @@ impl TestApp {
         task_ids: &[&str],
         tweak: impl FnOnce(&mut worker::config::RunConfig),
     ) -> Vec<serde_json::Value> {
+        self.run_worker_until_all_in(task_ids, &["COMPLETED", "FAILED"], tweak)
+            .await
+    }
+
+    /// Runs a real worker until task `task_id` waits in NEEDS_REVIEW (or is final), stops it
+    /// cleanly, and returns the task as the api shows it.
+    pub async fn run_worker_until_review(&self, task_id: &str) -> serde_json::Value {
+        let statuses = ["NEEDS_REVIEW", "COMPLETED", "FAILED"];
+        let mut tasks = self
+            .run_worker_until_all_in(&[task_id], &statuses, |_| {})
+            .await;
+        tasks.remove(0)
+    }
+
+    /// Runs one real worker until every task of `task_ids` has one of `statuses`, stops it
+    /// cleanly, and returns the tasks as the api shows them, in the same order.
+    async fn run_worker_until_all_in(
+        &self,
+        task_ids: &[&str],
+        statuses: &[&str],
+        tweak: impl FnOnce(&mut worker::config::RunConfig),
+    ) -> Vec<serde_json::Value> {
         let signal = CancellationToken::new();
         let mut cfg =
             crate::worker::run_config(&self.config.database.url, self.config.storage.clone());
@@ -141,7 +163,10 @@ impl TestApp {
             let path = format!("/api/v1/tasks/{task_id}");
             let task = crate::worker::eventually_some(Duration::from_secs(60), "final", || async {
                 let (_, task) = self.get_json(&path).await;
-                matches!(task["status"].as_str(), Some("COMPLETED" | "FAILED")).then_some(task)
+                task["status"]
+                    .as_str()
+                    .is_some_and(|s| statuses.contains(&s))
+                    .then_some(task)
             })
             .await;
             tasks.push(task);

@@ -469,25 +469,26 @@ async fn a_file_where_every_row_is_wrong_has_exact_counts_and_a_capped_report() 
 }
 
 #[tokio::test]
-async fn a_header_missing_a_required_column_is_reported_not_stuck() {
+async fn a_header_missing_a_required_column_waits_for_a_review_not_stuck() {
     let app = TestApp::spawn().await;
     put_template(&app, "invoices", &invoice_template("reject_file")).await;
-    let (task, file_id) = upload_and_run(
-        &app,
-        "short.csv",
-        b"invoice_no,issued_on\nINV-0001,31/12/2026\n",
-        &[("template", "invoices")],
-    )
-    .await;
-    assert_eq!(task["status"], "FAILED", "{task}");
-    assert_eq!(task["error"]["code"], "validation_failed");
-    let report = report(&app, &file_id).await;
-    assert!(
-        report.iter().any(|(row, column, field, code, _)| *row == 1
-            && column.is_null()
-            && field == &json!("amount")
-            && code == "missing-label"),
-        "{report:?}"
+    let resp = app
+        .upload_with(
+            "short.csv",
+            b"invoice_no,issued_on\nINV-0001,31/12/2026\n".to_vec(),
+            &[("template", "invoices")],
+        )
+        .await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let upload: Value = resp.json().await.expect("upload body");
+    let task_id = upload["task"]["id"].as_str().expect("task id");
+    let task = app.run_worker_until_review(task_id).await;
+    assert_eq!(task["status"], "NEEDS_REVIEW", "{task}");
+    assert_eq!(task["review"]["reason"], "required_field_unmapped");
+    let amount = &task["review"]["suggested_mapping"][1];
+    assert_eq!(
+        (&amount["field"], &amount["column_index"]),
+        (&json!("amount"), &Value::Null)
     );
 }
 

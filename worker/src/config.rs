@@ -196,6 +196,11 @@ pub struct RelayConfig {
     /// How often the retention purge runs
     #[arg(long = "outbox-purge-interval", env = "OUTBOX_PURGE_INTERVAL", value_parser = parse_duration, default_value = "10m")]
     pub purge_interval: Duration,
+
+    /// How long a task may wait in NEEDS_REVIEW for its mapping before it fails with
+    /// review_expired (checked with the outbox purge)
+    #[arg(long = "review-timeout", env = "REVIEW_TIMEOUT", value_parser = parse_duration, default_value = "7d")]
+    pub review_timeout: Duration,
 }
 
 impl Default for RelayConfig {

@@ -60,6 +60,16 @@ pub fn jobs(cfg: &RunConfig) -> Vec<Job> {
                     .map_err(Into::into)
             },
         ));
+        jobs.push(Job::new(
+            "review timeout",
+            cfg.relay.purge_interval,
+            |db, cfg| async move {
+                relay::expire_reviews(&db, &cfg.relay)
+                    .await
+                    .map(drop)
+                    .map_err(Into::into)
+            },
+        ));
     }
     if cfg.role.runs_webhooks() {
         jobs.push(Job::new(

@@ -37,8 +37,9 @@ const BACKLOG: [OutboxStatus; 4] = [
 
 /// Every outcome label of [`Outcome`], and `error` for a message whose processing failed
 /// unexpectedly.
-const OUTCOMES: [&str; 10] = [
+const OUTCOMES: [&str; 11] = [
     "completed",
+    "in_review",
     "failed",
     "duplicate",
     "orphaned",
@@ -295,6 +296,7 @@ pub fn outcome(result: &anyhow::Result<Outcome>) {
     let (label, finished, poisoned) = match result {
         Ok(Outcome::Completed { .. }) => ("completed", Some("completed"), None),
         Ok(Outcome::Failed { code, .. }) => ("failed", Some(code.as_str()), None),
+        Ok(Outcome::InReview { .. }) => ("in_review", None, None),
         Ok(Outcome::Duplicate { .. }) => ("duplicate", None, None),
         Ok(Outcome::Orphaned { .. }) => ("orphaned", None, None),
         Ok(Outcome::Busy { .. }) => ("busy", None, None),

@@ -157,6 +157,9 @@ fn a_template_finds_its_header_below_rows_that_look_like_one() {
         sheet: None,
         on_invalid: OnInvalid::DropInvalidRows,
         max_errors: 100,
+        confirmed: None,
+        confirmed_sheet: None,
+        remembered: Default::default(),
     };
     let (_dir, path) = parse_support::temp_file(bytes, "upload.csv");
     let mut rows = 0;

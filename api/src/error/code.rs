@@ -41,6 +41,8 @@ shared::code_enum! {
         TemplateLimitReached => "template_limit_reached",
         /// The tenant has `WEBHOOK_MAX_ENDPOINTS` webhook endpoints.
         TooManyWebhooks => "too_many_webhooks",
+        /// A mapping sent for a task that is not waiting in `NEEDS_REVIEW`.
+        NotInReview => "not_in_review",
         /// The feed's `after` or the stream's `Last-Event-ID` names no event kept for the caller.
         UnknownCursor => "unknown_cursor",
         /// A file over `MAX_UPLOAD_BYTES`, or a template over its limit.
@@ -55,6 +57,9 @@ shared::code_enum! {
         UnknownTemplate => "unknown_template",
         /// A webhook URL that is not `https` or reaches a non-public address.
         UnsafeUrl => "unsafe_url",
+        /// A review's mapping naming an unknown field or column, one column twice, or leaving a
+        /// required field unmapped (with `details`).
+        InvalidMapping => "invalid_mapping",
         /// The tenant started more uploads than its rate allows.
         RateLimited => "rate_limited",
         /// Too many request headers, or too many bytes of them.

@@ -53,6 +53,10 @@ pub enum ApiError {
     /// A template document the engine cannot run: every problem, each with its JSON pointer.
     #[error("the template is invalid: {} problem(s)", .0.len())]
     InvalidTemplate(Vec<shared::template::Problem>),
+    /// A review's answer that does not fit the template or the file: every problem, each with
+    /// its JSON pointer into the request.
+    #[error("the mapping is invalid: {} problem(s)", .0.len())]
+    InvalidMapping(Vec<shared::template::Problem>),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -70,15 +74,16 @@ pub struct ErrorDetail {
     pub code: ApiErrorCode,
     /// Human-readable explanation.
     pub message: String,
-    /// `invalid_template` only: every problem of the document.
+    /// `invalid_template` and `invalid_mapping` only: every problem of the request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ProblemDetail>>,
 }
 
-/// One problem of an invalid template.
+/// One problem of an invalid template or mapping.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ProblemDetail {
-    /// RFC 6901 JSON pointer into the request's `schema`, e.g. `/fields/2/type`.
+    /// RFC 6901 JSON pointer into the request's `schema` (e.g. `/fields/2/type`), or into a
+    /// mapping request (e.g. `/mapping/amount`).
     pub pointer: String,
     pub message: String,
 }
@@ -138,6 +143,10 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 ApiErrorCode::InvalidTemplate,
             ),
+            ApiError::InvalidMapping(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ApiErrorCode::InvalidMapping,
+            ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ApiErrorCode::InternalError,
@@ -172,7 +181,7 @@ impl IntoResponse for ApiError {
             other => other.to_string(),
         };
         let details = match &self {
-            ApiError::InvalidTemplate(problems) => Some(
+            ApiError::InvalidTemplate(problems) | ApiError::InvalidMapping(problems) => Some(
                 problems
                     .iter()
                     .map(|p| ProblemDetail {

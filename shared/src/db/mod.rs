@@ -8,6 +8,8 @@ pub mod deliveries;
 pub mod events;
 pub mod limits;
 pub mod outbox;
+pub mod remembered_mappings;
+pub mod reviews;
 pub mod rows;
 pub mod source_files;
 pub mod tasks;

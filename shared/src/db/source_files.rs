@@ -115,7 +115,8 @@ pub async fn list(
                   f.sha256, f.blob_name, f.idempotency_key, f.created_at,
                   t.id AS task_id, t.status AS "status: TaskStatus", t.attempts, t.error_code,
                   t.error_message, t.result, t.lease_expires_at, t.created_at AS task_created_at,
-                  t.started_at, t.finished_at
+                  t.started_at, t.finished_at,
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
            FROM source_files f JOIN tasks t ON t.source_file_id = f.id
            WHERE f.tenant_id = $1 AND ($2::uuid IS NULL OR f.id < $2)
            ORDER BY f.id DESC
@@ -153,6 +154,7 @@ pub async fn list(
                 created_at: r.task_created_at,
                 started_at: r.started_at,
                 finished_at: r.finished_at,
+                review: r.review,
             },
         })
         .collect())

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use crate::domain::TaskStatus;
+use crate::domain::{TaskErrorCode, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
@@ -22,13 +22,17 @@ pub struct Task {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// While NEEDS_REVIEW: the review document (`reason`, `header_row`, `columns`,
+    /// `suggested_mapping`).
+    pub review: Option<serde_json::Value>,
 }
 
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task>> {
     sqlx::query_as!(
         Task,
         r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                  error_message, result, lease_expires_at, created_at, started_at, finished_at
+                  error_message, result, lease_expires_at, created_at, started_at, finished_at,
+                  CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
            FROM tasks WHERE id = $1"#,
         id
     )
@@ -47,7 +51,8 @@ pub async fn find_for_tenant(
         Task,
         r#"SELECT t.id, t.source_file_id, t.status AS "status: TaskStatus", t.attempts,
                   t.error_code, t.error_message, t.result, t.lease_expires_at, t.created_at,
-                  t.started_at, t.finished_at
+                  t.started_at, t.finished_at,
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
            FROM tasks t JOIN source_files f ON f.id = t.source_file_id
            WHERE t.id = $1 AND f.tenant_id = $2"#,
         id,
@@ -64,7 +69,8 @@ pub async fn find_by_source_file(
     sqlx::query_as!(
         Task,
         r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                  error_message, result, lease_expires_at, created_at, started_at, finished_at
+                  error_message, result, lease_expires_at, created_at, started_at, finished_at,
+                  CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
            FROM tasks WHERE source_file_id = $1"#,
         source_file_id
     )
@@ -92,7 +98,8 @@ pub async fn start(
            WHERE id = $1
              AND (status = 'PENDING' OR (status = 'RUNNING' AND lease_expires_at < now()))
            RETURNING id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                     error_message, result, lease_expires_at, created_at, started_at, finished_at"#,
+                     error_message, result, lease_expires_at, created_at, started_at, finished_at,
+                     NULL::jsonb AS review"#,
         id,
         lease.as_secs_f64(),
         dequeue_count
@@ -187,6 +194,43 @@ pub async fn fail(
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Fails, as `review_expired`, up to `limit` tasks that have waited in NEEDS_REVIEW longer
+/// than `timeout`, oldest first, in one statement (the status trigger writes their
+/// `task.failed` events). Returns how many.
+pub async fn expire_reviews(
+    db: impl PgExecutor<'_>,
+    timeout: Duration,
+    limit: i64,
+) -> sqlx::Result<u64> {
+    let code = TaskErrorCode::ReviewExpired.as_str();
+    let message = format!(
+        "the mapping review was not answered within {}",
+        humantime::format_duration(timeout)
+    );
+    let done = sqlx::query!(
+        r#"WITH expired AS (
+               UPDATE tasks
+               SET status = 'FAILED', error_code = $3, error_message = $4, finished_at = now(),
+                   review_requested_at = NULL
+               WHERE id IN (SELECT id FROM tasks
+                            WHERE review_requested_at < now() - make_interval(secs => $1)
+                            ORDER BY review_requested_at LIMIT $2
+                            FOR UPDATE SKIP LOCKED)
+                 AND status = 'NEEDS_REVIEW'
+               RETURNING id, attempts
+           )
+           INSERT INTO task_attempt_errors (task_id, attempt, kind, code, message)
+           SELECT id, attempts, 'final', $3, $4 FROM expired"#,
+        timeout.as_secs_f64(),
+        limit,
+        code,
+        message
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
 }
 
 /// Records a failed attempt that released the task for a retry (a transient failure), for the

@@ -141,10 +141,14 @@ pub async fn list_latest(db: impl PgExecutor<'_>, tenant_id: &str) -> sqlx::Resu
     .await
 }
 
-/// Hides every version of `name`; `false` when there was no live template of that name.
+/// Hides every version of `name` and forgets the mappings remembered for it (a template made
+/// again under the name starts afresh); `false` when there was no live template of that name.
 pub async fn delete(db: impl PgExecutor<'_>, tenant_id: &str, name: &str) -> sqlx::Result<bool> {
     let done = sqlx::query!(
-        r#"UPDATE templates SET deleted_at = now()
+        r#"WITH forgotten AS (
+               DELETE FROM remembered_mappings WHERE tenant_id = $1 AND template_name = $2
+           )
+           UPDATE templates SET deleted_at = now()
            WHERE tenant_id = $1 AND name = $2 AND deleted_at IS NULL"#,
         tenant_id,
         name

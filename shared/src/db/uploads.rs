@@ -108,6 +108,7 @@ pub async fn insert(
         result: row.result,
         lease_expires_at: row.lease_expires_at,
         created_at: row.task_created_at,
+        review: None,
         started_at: row.started_at,
         finished_at: row.finished_at,
     };

@@ -39,6 +39,8 @@ crate::code_enum! {
         InvalidMessage => "invalid_message",
         /// A templated upload with `on_invalid = reject_file` had errors: its report is kept.
         ValidationFailed => "validation_failed",
+        /// The task waited in `NEEDS_REVIEW` longer than `REVIEW_TIMEOUT` without a mapping.
+        ReviewExpired => "review_expired",
     }
 }
 

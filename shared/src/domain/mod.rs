@@ -9,6 +9,7 @@ pub mod error_code;
 pub mod event;
 pub mod format;
 pub mod on_invalid;
+pub mod review;
 pub mod status;
 
 pub use column_type::{ColumnType, TypeSet};

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a parse task stands. `PENDING → RUNNING → COMPLETED | FAILED`; a RUNNING task whose
-/// worker died goes back to PENDING when its message is redelivered after its lease expired.
+/// worker died goes back to PENDING when its message is redelivered after its lease expired. A
+/// templated task whose mapping needs a person goes `RUNNING → NEEDS_REVIEW`, and back to
+/// `PENDING` when the mapping is confirmed (or to `FAILED` when nobody answers in time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[sqlx(type_name = "task_status", rename_all = "SCREAMING_SNAKE_CASE")]
@@ -14,6 +16,7 @@ pub enum TaskStatus {
     Running,
     Completed,
     Failed,
+    NeedsReview,
 }
 
 impl TaskStatus {
@@ -23,6 +26,7 @@ impl TaskStatus {
             TaskStatus::Running => "RUNNING",
             TaskStatus::Completed => "COMPLETED",
             TaskStatus::Failed => "FAILED",
+            TaskStatus::NeedsReview => "NEEDS_REVIEW",
         }
     }
 

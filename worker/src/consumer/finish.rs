@@ -20,6 +20,8 @@ pub(super) enum Ending {
     /// Failed already, with its report (its template rejects it): only the message is left to
     /// delete.
     Rejected(TaskErrorCode),
+    /// Stopped in NEEDS_REVIEW: only the message is left to delete (the answer sends a new one).
+    InReview,
     /// Our lease ran out and someone else took the task: nothing of ours was kept.
     Lost,
     /// Hard shutdown: the work was dropped; the task and the message are handed back.
@@ -50,6 +52,10 @@ impl Consumer {
             Ending::Unparsable(code, message) => {
                 self.fail_task(msg, receipt, task_id, attempt, code, &message)
                     .await
+            }
+            Ending::InReview => {
+                self.delete(&msg.id, receipt).await;
+                Ok(Outcome::InReview { task_id })
             }
             Ending::Lost => Ok(Outcome::Lost { task_id }),
             Ending::Abandoned => {

@@ -11,6 +11,7 @@ mod finish;
 mod keepalive;
 mod process;
 mod progress;
+mod review;
 mod run;
 mod settle;
 mod store;
@@ -50,6 +51,8 @@ pub struct Consumer {
 pub enum Outcome {
     /// Parsed; rows, sheets and `COMPLETED` committed; message deleted.
     Completed { task_id: Uuid, rows: u64 },
+    /// The mapping needs a person: task `NEEDS_REVIEW` with its review; message deleted.
+    InReview { task_id: Uuid },
     /// The file cannot be parsed: task `FAILED` with `code`; message deleted.
     Failed { task_id: Uuid, code: TaskErrorCode },
     /// The task was already final: message deleted, nothing else done.

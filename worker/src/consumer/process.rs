@@ -147,8 +147,9 @@ impl Consumer {
             let code = TaskErrorCode::InvalidMessage;
             return self.poison(msg, None, code, &reason).await.map(Some);
         }
-        if task.status.is_final() {
-            tracing::info!(%task_id, status = ?task.status, "task already final; duplicate delivery deleted");
+        // A task waiting in review is sent again by its answer's own message.
+        if task.status.is_final() || task.status == TaskStatus::NeedsReview {
+            tracing::info!(%task_id, status = ?task.status, "task already final or in review; duplicate delivery deleted");
             self.delete(&msg.id, &msg.pop_receipt).await;
             return Ok(Some(Outcome::Duplicate { task_id }));
         }

@@ -25,6 +25,8 @@ pub(super) struct FileToParse<'a> {
 pub(super) struct Report {
     pub errors: Vec<db::validation::ErrorRow>,
     pub rejected: Vec<db::validation::RejectedRow>,
+    /// The mapping needs a person: the review document (then no rows came).
+    pub review: Option<shared::domain::review::Review>,
 }
 
 /// Runs the isolated parse, turning its row events into binary COPY tuples of row chunks that are
@@ -123,6 +125,7 @@ impl EventSink for CopySink<'_, '_> {
                     cells: serde_json::from_str(&cells).context("a rejected row's cells")?,
                 });
             }
+            ParseEvent::NeedsReview(review) => self.report.review = Some(review),
             ParseEvent::SheetStart { .. } | ParseEvent::SheetEnd(_) => {}
         }
         Ok(())
@@ -176,6 +179,7 @@ pub(super) fn result_json(
             "errors_truncated": v.errors_truncated,
             "mapping": v.mapping,
             "source_columns": v.source_columns,
+            "skipped_sheets": v.skipped_sheets,
         });
     }
     result

@@ -29,6 +29,8 @@ use super::Consumer;
 /// A task's file, downloaded.
 struct Fetched {
     source_file_id: Uuid,
+    /// Whose file it is: a remembered mapping is the tenant's own.
+    tenant_id: String,
     format: FileFormat,
     /// Deleted when dropped.
     download: TempPath,
@@ -49,6 +51,8 @@ enum Parsed {
     Rows(Transaction<'static, Postgres>, ParseSummary, Report),
     /// The file's template refuses it whole: no rows kept.
     Rejected(ParseSummary, Report),
+    /// The mapping needs a person: no rows kept.
+    NeedsReview(Option<shared::domain::review::Review>),
 }
 
 impl Consumer {
@@ -65,8 +69,11 @@ impl Consumer {
             Continue(f) => f,
             Break(ending) => return Ok(ending),
         };
-        let template = self.template(fetched.source_file_id).await?;
+        let template = self.template(task_id, &fetched).await?;
         match self.parse_into(&fetched, &template, progress).await? {
+            Continue(Parsed::NeedsReview(review)) => {
+                self.request_review(task_id, attempt, review).await
+            }
             Continue(Parsed::Rows(tx, summary, report)) => {
                 let done = (tx, &summary, &report, &template);
                 self.commit(task_id, attempt, &fetched, done).await
@@ -131,6 +138,7 @@ impl Consumer {
         }
         Ok(Continue(Fetched {
             source_file_id,
+            tenant_id: file.tenant_id.clone(),
             format,
             download,
             started,
@@ -164,17 +172,16 @@ impl Consumer {
         }
     }
 
-    /// The upload's template, if it has one.
-    async fn template(&self, source_file_id: Uuid) -> anyhow::Result<Template> {
-        let stored = db::templates::of_file(&self.db, source_file_id)
+    /// The upload's template, if it has one, with the mappings its review gave
+    /// ([`Consumer::template_job`]).
+    async fn template(&self, task_id: Uuid, fetched: &Fetched) -> anyhow::Result<Template> {
+        let stored = db::templates::of_file(&self.db, fetched.source_file_id)
             .await
             .context("reading the upload's template")?;
-        let job = stored.as_ref().map(|t| TemplateJob {
-            schema: t.schema.clone(),
-            sheet: t.sheet.clone(),
-            on_invalid: OnInvalid::parse(&t.on_invalid).unwrap_or_default(),
-            max_errors: self.cfg.validation_max_errors,
-        });
+        let job = match &stored {
+            Some(t) => Some(self.template_job(task_id, &fetched.tenant_id, t).await?),
+            None => None,
+        };
         Ok(Template { stored, job })
     }
 
@@ -207,6 +214,10 @@ impl Consumer {
             ))
             .await;
         match parsed {
+            Ok(Ok(_)) if report.review.is_some() => {
+                let _ = copy.abort("the mapping needs a review").await;
+                Ok(Continue(Parsed::NeedsReview(report.review.take())))
+            }
             Ok(Ok(summary)) if rejects_file(template.job.as_ref(), &summary) => {
                 let _ = copy.abort("the file was rejected by its template").await;
                 Ok(Continue(Parsed::Rejected(summary, report)))

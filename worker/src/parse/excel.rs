@@ -72,8 +72,10 @@ pub(crate) fn parse(
     match book {
         Book::Xlsx => {
             let mut wb = Xlsx::new(rs).map_err(|e| open_error(&e))?;
-            for worksheet in run.worksheets(wb.sheets_metadata()) {
-                if !run.wants(&worksheet) {
+            let worksheets = run.worksheets(wb.sheets_metadata());
+            let last = worksheets.len().saturating_sub(1);
+            for (i, worksheet) in worksheets.into_iter().enumerate() {
+                if !run.wants(&worksheet, i < last) {
                     continue;
                 }
                 let id = run.start(&worksheet)?;
@@ -86,8 +88,10 @@ pub(crate) fn parse(
         }
         Book::Xlsb => {
             let mut wb = Xlsb::new(rs).map_err(|e| open_error(&e))?;
-            for worksheet in run.worksheets(wb.sheets_metadata()) {
-                if !run.wants(&worksheet) {
+            let worksheets = run.worksheets(wb.sheets_metadata());
+            let last = worksheets.len().saturating_sub(1);
+            for (i, worksheet) in worksheets.into_iter().enumerate() {
+                if !run.wants(&worksheet, i < last) {
                     continue;
                 }
                 let id = run.start(&worksheet)?;
@@ -107,8 +111,10 @@ pub(crate) fn parse(
             // one row.
             let mut book = calamine::OdsStream::new(rs).map_err(|e| open_error(&e))?;
             let mut sheets = book.sheets().map_err(|e| open_error(&e))?;
+            // A stream does not tell whether another sheet follows: each is taken as the last
+            // (the first sheet with a table is validated, whatever its columns).
             while let Some(worksheet) = sheets.next_sheet().map_err(|e| open_error(&e))? {
-                if !run.wants(&worksheet) {
+                if !run.wants(&worksheet, false) {
                     continue;
                 }
                 let id = run.start(&worksheet)?;
@@ -126,8 +132,10 @@ fn xls_sheets<RS>(run: &mut Run<'_, '_, '_>, wb: &mut Xls<RS>) -> Result<(), Par
 where
     RS: io::Read + io::Seek,
 {
-    for worksheet in run.worksheets(wb.sheets_metadata()) {
-        if !run.wants(&worksheet) {
+    let worksheets = run.worksheets(wb.sheets_metadata());
+    let last = worksheets.len().saturating_sub(1);
+    for (i, worksheet) in worksheets.into_iter().enumerate() {
+        if !run.wants(&worksheet, i < last) {
             continue;
         }
         let id = run.start(&worksheet)?;
@@ -199,11 +207,12 @@ impl Run<'_, '_, '_> {
         out
     }
 
-    /// Whether to read `worksheet`: every one, or a templated file's chosen one.
-    fn wants(&self, worksheet: &calamine::Sheet) -> bool {
+    /// Whether to read `worksheet` (`more`: others follow it): every one, or a templated
+    /// file's chosen one.
+    fn wants(&mut self, worksheet: &calamine::Sheet, more: bool) -> bool {
         self.validation
-            .as_deref()
-            .is_none_or(|v| v.wants_sheet(&worksheet.name))
+            .as_deref_mut()
+            .is_none_or(|v| v.wants_sheet(&worksheet.name, more))
     }
 
     /// Opens the next sheet: numbers it and emits its `SheetStart`.

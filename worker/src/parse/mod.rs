@@ -17,6 +17,7 @@ mod header;
 pub mod isolate;
 mod json;
 mod limits;
+mod review;
 mod sheet;
 mod sniff;
 pub mod validate;
@@ -28,6 +29,7 @@ use std::io;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use shared::domain::review::Review;
 
 pub use error::ParseFailure;
 pub use limits::ParseLimits;
@@ -63,6 +65,9 @@ pub enum ParseEvent<'a> {
         row: u64,
         cells: Cow<'a, str>,
     },
+    /// A templated file whose mapping needs a person: the review document, sent once at the
+    /// end instead of rows (none were sent) and the validation's counts.
+    NeedsReview(Review),
 }
 
 impl ParseEvent<'_> {
@@ -95,6 +100,7 @@ impl ParseEvent<'_> {
                 row,
                 cells: Cow::Owned(cells.into_owned()),
             },
+            ParseEvent::NeedsReview(review) => ParseEvent::NeedsReview(review),
         }
     }
 }
@@ -168,7 +174,8 @@ pub fn parse_file(
 
 /// [`parse_file`] validating against a template: the chosen sheet's rows come out under the
 /// template's fields, with error records and rejected rows as events and the counts in the
-/// summary's `validation`.
+/// summary's `validation`. A mapping that needs a review ends with a
+/// [`ParseEvent::NeedsReview`] instead, no rows and no `validation`.
 pub fn parse_templated(
     path: &Path,
     format: FileFormat,
@@ -180,12 +187,18 @@ pub fn parse_templated(
     let mut validation = validate::Validation::new(&template, job)?;
     let mut summary = parse_with(path, format, limits, Some(&mut validation), on_event)?;
     let wanted = validation.sheet_wanted().to_owned();
-    summary.validation = Some(validation.report().ok_or_else(|| {
-        ParseFailure::new(
-            TaskErrorCode::ValidationFailed,
-            format!("no sheet with a table to validate: the template wants {wanted}"),
-        )
-    })?);
+    match validation.outcome() {
+        Some(validate::Checked::Report(report)) => summary.validation = Some(report),
+        Some(validate::Checked::NeedsReview(review)) => {
+            on_event(ParseEvent::NeedsReview(review)).map_err(ParseFailure::sink)?;
+        }
+        None => {
+            return Err(ParseFailure::new(
+                TaskErrorCode::ValidationFailed,
+                format!("no sheet with a table to validate: the template wants {wanted}"),
+            ))
+        }
+    }
     Ok(summary)
 }
 

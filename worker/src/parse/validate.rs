@@ -13,10 +13,12 @@ use std::collections::BTreeMap;
 use std::io;
 
 use serde::{Deserialize, Serialize};
+use shared::domain::review::{ConfirmedMapping, RememberedMapping, Review};
 use shared::domain::{ColumnType, OnInvalid};
 use shared::template::validate::{self as engine, RowValidator};
 use shared::template::{self, Cell, FieldType, Template};
 
+use super::review::{chosen_mapping, Sampling};
 use super::sheet::SheetBuilder;
 use super::{ParseEvent, ParseFailure, TaskErrorCode};
 
@@ -33,6 +35,17 @@ pub struct TemplateJob {
     pub on_invalid: OnInvalid,
     /// How many error records (and rejected rows) to send at most.
     pub max_errors: u32,
+    /// The mapping a person confirmed in this task's review: used instead of matching, on
+    /// the sheet the review was about (`confirmed_sheet`).
+    #[serde(default)]
+    pub confirmed: Option<ConfirmedMapping>,
+    #[serde(default)]
+    pub confirmed_sheet: Option<String>,
+    /// Mappings confirmed for this template on earlier files, by the key of their header set
+    /// ([`shared::domain::review::header_key`]): a file with one of those header sets is
+    /// mapped the same way, without a review.
+    #[serde(default)]
+    pub remembered: BTreeMap<String, RememberedMapping>,
 }
 
 /// One error record as it leaves the child.
@@ -59,6 +72,22 @@ pub struct MappingEntry {
     pub confidence: f64,
 }
 
+/// A sheet passed over when looking for the template's table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedSheet {
+    pub name: String,
+    /// `no_table` or `no_matching_columns`.
+    pub reason: String,
+}
+
+/// What validating a file came to.
+#[derive(Debug)]
+pub enum Checked {
+    Report(ValidationReport),
+    /// The mapping needs a person: nothing was checked or stored.
+    NeedsReview(Review),
+}
+
 /// The outcome of validating a file: exact counts, whatever the caps let through.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ValidationReport {
@@ -67,6 +96,10 @@ pub struct ValidationReport {
     pub header_row: u64,
     /// The header texts as in the file: the columns of the rejected-rows export.
     pub source_columns: Vec<String>,
+    /// Workbook sheets read before the one validated and passed over: a cover page with no
+    /// table, or a table none of whose columns the template names.
+    #[serde(default)]
+    pub skipped_sheets: Vec<SkippedSheet>,
     pub mapping: Vec<MappingEntry>,
     pub rows_valid: u64,
     pub rows_rejected: u64,
@@ -94,6 +127,13 @@ pub(crate) struct Validation<'t> {
     sheet_pattern: Option<glob::Pattern>,
     validator: Option<RowValidator<'t>>,
     report: Option<ValidationReport>,
+    /// The review the mapping needs, instead of a report.
+    review: Option<Sampling>,
+    /// The sheet being read, whether another one follows it, and the sheets passed over.
+    sheet_name: String,
+    more_sheets: bool,
+    passed_over: bool,
+    skipped_sheets: Vec<SkippedSheet>,
     errors_sent: u32,
     rejected_sent: u32,
     rejected_bytes: usize,
@@ -127,6 +167,11 @@ impl<'t> Validation<'t> {
             sheet_pattern,
             validator: None,
             report: None,
+            review: None,
+            sheet_name: String::new(),
+            more_sheets: false,
+            passed_over: false,
+            skipped_sheets: Vec::new(),
             errors_sent: 0,
             rejected_sent: 0,
             rejected_bytes: 0,
@@ -153,18 +198,46 @@ impl<'t> Validation<'t> {
         })
     }
 
-    /// Whether the workbook sheet `name` is the one to validate: the first that matches the
-    /// template's `sheet`, or the first sheet when it names none. Other sheets are not read.
-    pub fn wants_sheet(&self, name: &str) -> bool {
-        if self.report.is_some() {
+    /// Whether to read the workbook sheet `name` (`more`: other sheets follow it): the one a
+    /// review was answered for, else the first that matches the template's `sheet`, else, when
+    /// it names none, each in turn until one has a table with a column the template names (the
+    /// last sheet is taken whatever its columns). Sheets after the validated one are not read.
+    pub fn wants_sheet(&mut self, name: &str, more: bool) -> bool {
+        if self.report.is_some() || self.review.is_some() {
             return false;
         }
-        self.sheet_pattern.as_ref().is_none_or(|p| p.matches(name))
+        let wanted = match (&self.job.confirmed_sheet, &self.sheet_pattern) {
+            (Some(sheet), _) => sheet == name,
+            (None, Some(p)) => p.matches(name),
+            (None, None) => true,
+        };
+        if wanted {
+            self.reading_sheet(name, more);
+        }
+        wanted
     }
 
-    /// Whether a sheet was validated (false: no sheet matched, or the file had no header).
-    pub fn report(self) -> Option<ValidationReport> {
-        self.report
+    /// The sheet `name` is read next (`more`: others follow it).
+    pub fn reading_sheet(&mut self, name: &str, more: bool) {
+        self.sheet_name = name.to_owned();
+        self.more_sheets = more;
+        self.passed_over = false;
+    }
+
+    /// Whether a sheet may be passed over for a later one: the template names none, and one
+    /// follows.
+    fn may_pass_over(&self) -> bool {
+        self.more_sheets && self.sheet_pattern.is_none() && self.job.confirmed_sheet.is_none()
+    }
+
+    /// What the validation came to: a report, a review, or nothing (no sheet matched, or the
+    /// file had no header).
+    pub fn outcome(self) -> Option<Checked> {
+        match (self.report, self.review) {
+            (_, Some(review)) => Some(Checked::NeedsReview(review.into_review())),
+            (Some(report), None) => Some(Checked::Report(report)),
+            (None, None) => None,
+        }
     }
 
     /// The template, whose field names help find the header.
@@ -179,7 +252,8 @@ impl<'t> Validation<'t> {
 
     /// Starts validating `sheet`, whose header is `header` on 1-based row `header_row`: maps the
     /// fields to columns, sends the label errors, and makes the template's fields the sheet's
-    /// columns.
+    /// columns. A mapping that needs a review instead starts sampling the rows for it, and no
+    /// row is checked or stored.
     pub fn start_sheet(
         &mut self,
         sheet: &mut SheetBuilder,
@@ -188,7 +262,27 @@ impl<'t> Validation<'t> {
         on_event: Sink<'_>,
     ) -> Result<(), ParseFailure> {
         let texts: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mapped = engine::map_columns(self.template, &texts);
+        let mapped = chosen_mapping(self.template, self.job, &texts)
+            .unwrap_or_else(|| engine::map_columns(self.template, &texts));
+        if self.may_pass_over() && mapped.iter().all(|m| m.column.is_none()) {
+            self.passed_over = true;
+            self.skipped_sheets.push(SkippedSheet {
+                name: self.sheet_name.clone(),
+                reason: "no_matching_columns".into(),
+            });
+            return Ok(());
+        }
+        if let Some(reason) = engine::review_reason(self.template, &mapped) {
+            self.review = Some(Sampling::new(
+                reason,
+                self.template,
+                &self.sheet_name,
+                header,
+                header_row,
+                &mapped,
+            ));
+            return Ok(());
+        }
         let mapping: Vec<Option<usize>> = mapped.iter().map(|m| m.column).collect();
         let (validator, label_errors) =
             RowValidator::new(self.template, &texts, mapping, header_row);
@@ -196,6 +290,7 @@ impl<'t> Validation<'t> {
             sheet: sheet.id.index,
             header_row,
             source_columns: header.to_vec(),
+            skipped_sheets: std::mem::take(&mut self.skipped_sheets),
             mapping: mapped
                 .iter()
                 .zip(&self.template.fields)
@@ -241,6 +336,9 @@ impl<'t> Validation<'t> {
         cells: &[Cell<'_>],
         on_event: Sink<'_>,
     ) -> Result<Verdict, ParseFailure> {
+        if let Some(review) = self.review.as_mut() {
+            review.sample(cells);
+        }
         let Some(validator) = self.validator.as_mut() else {
             return Ok(Verdict {
                 valid: true,
@@ -349,8 +447,15 @@ impl<'t> Validation<'t> {
         Ok(())
     }
 
-    /// Ends the sheet: the engine's exact counts go into the report.
+    /// Ends the sheet: the engine's exact counts go into the report. A sheet that was neither
+    /// validated, reviewed nor passed over for its columns had no table.
     pub fn finish_sheet(&mut self) {
+        if self.report.is_none() && self.review.is_none() && !self.passed_over {
+            self.skipped_sheets.push(SkippedSheet {
+                name: std::mem::take(&mut self.sheet_name),
+                reason: "no_table".into(),
+            });
+        }
         let (Some(validator), Some(report)) = (self.validator.take(), self.report.as_mut()) else {
             return;
         };

@@ -93,6 +93,10 @@ pub(crate) fn parse(
         hidden: false,
     };
     on_event(id.start_event()).map_err(ParseFailure::sink)?;
+    let mut validation = validation;
+    if let Some(v) = validation.as_deref_mut() {
+        v.reading_sheet(CSV_SHEET_NAME, false);
+    }
     let mut table = Table::new(id, limits, validation);
     // The record number a person sees (blank records count), for the header row and the
     // error report.

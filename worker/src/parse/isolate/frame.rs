@@ -7,6 +7,7 @@
 //! E\t<SheetSummary JSON>
 //! X\t<ErrorEvent JSON>          (a templated file's error record)
 //! J\t<RejectedFrame JSON>       (a templated file's rejected row: sheet, row, original cells)
+//! V\t<Review JSON>              (a templated file whose mapping needs a review; no rows sent)
 //! D\t<ParseSummary JSON>      or      F\t<ParseFailure JSON>      (always the last line)
 //! ```
 //!
@@ -97,6 +98,9 @@ impl FrameDecoder {
                     cells: Cow::Borrowed(r.cells.get()),
                 })
             }
+            "V" => Frame::Event(ParseEvent::NeedsReview(
+                serde_json::from_str(rest).context("review frame")?,
+            )),
             "D" => Frame::Done(serde_json::from_str(rest).context("summary frame")?),
             "F" => Frame::Failed(serde_json::from_str(rest).context("failure frame")?),
             other => bail!("parse child wrote an unknown frame tag {other:?}"),
@@ -146,6 +150,10 @@ pub(super) fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::R
                     cells: &cells,
                 },
             )?;
+        }
+        ParseEvent::NeedsReview(review) => {
+            out.write_all(b"V\t")?;
+            serde_json::to_writer(&mut *out, &review)?;
         }
     }
     out.write_all(b"\n")
@@ -209,6 +217,22 @@ mod tests {
                 cells: Cow::Borrowed(r#"["twelve",null,1.5]"#),
             },
             row(3, 1, "[4]"),
+            ParseEvent::NeedsReview(shared::domain::review::Review {
+                reason: "required_field_unmapped".into(),
+                sheet: "Sheet\t1".into(),
+                header_row: 3,
+                columns: vec![shared::domain::review::ReviewColumn {
+                    index: 0,
+                    name: "Invoice\tNo.".into(),
+                    samples: vec!["A-1\n".into()],
+                }],
+                suggested_mapping: vec![shared::domain::review::SuggestedField {
+                    field: "invoice".into(),
+                    column_index: None,
+                    how: None,
+                    confidence: 0.0,
+                }],
+            }),
         ];
         for e in events.clone() {
             assert!(encode_event(&mut buf, e).is_ok());

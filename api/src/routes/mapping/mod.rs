@@ -1,0 +1,125 @@
+//! `PUT /api/v1/tasks/{id}/mapping`: the answer to a mapping review. The task goes back to
+//! `PENDING` with the mapping, and the outbox message that sends it to a consumer again is
+//! written by the same statement, so nothing is lost if a worker dies meanwhile; the mapping is
+//! remembered for the tenant, template and header set in the same transaction. Of two answers
+//! at once, one wins and the other gets `409`: the status change is conditional.
+
+mod check;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use shared::db;
+use shared::domain::review::{header_key, RememberedMapping, Review};
+use uuid::Uuid;
+
+use super::PathId;
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiErrorCode, ErrorBody};
+use crate::state::AppState;
+use crate::views::TaskView;
+
+/// The mapping a person chose.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MappingRequest {
+    /// Template field name → 0-based column index of the review's `columns`, or null for no
+    /// column. Fields left out have no column.
+    #[schema(value_type = Object, example = json!({"invoice": 0, "amount": 2, "note": null}))]
+    pub mapping: check::Answer,
+}
+
+/// Confirm the column mapping of a task waiting in `NEEDS_REVIEW`; it goes back to `PENDING`.
+#[utoipa::path(
+    put,
+    path = "/api/v1/tasks/{task_id}/mapping",
+    tag = "tasks",
+    security(("api_key" = []), ("entra_id" = [])),
+    params(("task_id" = uuid::Uuid, Path, description = "Task id")),
+    request_body(content = MappingRequest, content_type = "application/json"),
+    responses(
+        (status = 202, description = "The task, PENDING again", body = TaskView),
+        (status = 400, description = "The id is not a UUID, or the body is not the request's JSON", body = ErrorBody),
+        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "not_in_review: the task is not waiting in NEEDS_REVIEW (or another answer won)", body = ErrorBody),
+        (status = 422, description = "invalid_mapping: every problem with its JSON pointer in `error.details`", body = ErrorBody),
+    )
+)]
+pub async fn put_mapping(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    PathId(id): PathId,
+    body: Result<Json<MappingRequest>, JsonRejection>,
+) -> Result<(StatusCode, Json<TaskView>), ApiError> {
+    let Json(request) =
+        body.map_err(|e| ApiError::bad_request(ApiErrorCode::InvalidBody, e.body_text()))?;
+    let tenant_id = &principal.tenant_id;
+    let Some(pending) = db::reviews::pending(&state.db, tenant_id, id).await? else {
+        return Err(
+            match db::tasks::find_for_tenant(&state.db, tenant_id, id).await? {
+                Some(task) => not_in_review(id, task.status.as_str()),
+                None => ApiError::NotFound(format!("no task {id}")),
+            },
+        );
+    };
+    let review: Review = serde_json::from_value(pending.review)
+        .map_err(|e| ApiError::Internal(anyhow::Error::new(e).context("a stored review")))?;
+    let template = shared::template::compile(&pending.schema).map_err(|_| {
+        ApiError::Internal(anyhow::anyhow!(
+            "template {} version {} no longer compiles",
+            pending.template_name,
+            pending.template_version
+        ))
+    })?;
+    let mapping = check::check(&template, review.columns.len(), &request.mapping)
+        .map_err(ApiError::InvalidMapping)?;
+    let header: Vec<&str> = review.columns.iter().map(|c| c.name.as_str()).collect();
+    let remembered: RememberedMapping = mapping
+        .iter()
+        .map(|(field, column)| (field.clone(), column.map(|c| header[c].to_owned())))
+        .collect();
+    let mapping = to_json(&mapping)?;
+    let remembered = to_json(&remembered)?;
+    let traceparent = shared::telemetry::propagation::current_traceparent();
+
+    let mut tx = state.db.begin().await?;
+    let confirmation = db::reviews::Confirmation {
+        task_id: id,
+        source_file_id: pending.source_file_id,
+        mapping: &mapping,
+        message_id: Uuid::now_v7(),
+        traceparent: traceparent.as_deref(),
+    };
+    if !db::reviews::confirm(&mut *tx, &confirmation).await? {
+        // Another answer (or the review timeout) changed the task since we read it.
+        return Err(not_in_review(id, "no longer NEEDS_REVIEW"));
+    }
+    db::remembered_mappings::remember(
+        &mut *tx,
+        tenant_id,
+        &pending.template_name,
+        &header_key(&header),
+        &remembered,
+    )
+    .await?;
+    tx.commit().await?;
+    tracing::info!(task_id = %id, source_file_id = %pending.source_file_id, "mapping confirmed; task pending again");
+    let task = db::tasks::find_for_tenant(&state.db, tenant_id, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no task {id}")))?;
+    Ok((StatusCode::ACCEPTED, Json(TaskView::from(&task))))
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::Internal(e.into()))
+}
+
+fn not_in_review(id: Uuid, status: &str) -> ApiError {
+    ApiError::Conflict {
+        code: ApiErrorCode::NotInReview,
+        message: format!("task {id} is not waiting for a mapping review (status {status})"),
+    }
+}

@@ -1,0 +1,93 @@
+// The mapping review step: a task waiting in NEEDS_REVIEW shows, in a dialog, each template field
+// with a choice of the file's columns (with their sample values), prefilled from the suggested
+// mapping. Confirming PUTs the mapping; the task goes back to PENDING and the page follows it
+// to its end as it follows any task.
+
+import * as api from './api.js';
+import { announce } from './util.js';
+
+const $ = (id) => document.getElementById(id);
+
+const REASONS = {
+  required_field_unmapped: 'A required field matches no column of the file.',
+  competing_columns: 'Two columns match one field equally well.',
+  low_confidence: 'A column matches a field only loosely.',
+};
+
+/** The file being reviewed and what to do with its task once answered. */
+let current = null;
+
+/** Text of a column's option: its name and up to five sample values. */
+function columnText(column) {
+  return column.samples.length
+    ? `${column.name} (e.g. ${column.samples.join(', ')})`
+    : `${column.name} (no values)`;
+}
+
+function fieldRow(suggested, index, columns) {
+  const row = document.createElement('div');
+  row.className = 'field';
+  const label = document.createElement('label');
+  label.htmlFor = `review-field-${index}`;
+  label.textContent = suggested.field;
+  const select = document.createElement('select');
+  select.id = `review-field-${index}`;
+  select.dataset.field = suggested.field;
+  select.append(new Option('No column', ''));
+  for (const column of columns) select.append(new Option(columnText(column), String(column.index)));
+  select.value = suggested.column_index === null ? '' : String(suggested.column_index);
+  row.append(label, select);
+  return row;
+}
+
+/**
+ * Opens the review of `file` (its task NEEDS_REVIEW, with its review); answered(task) gets the
+ * task the answer made PENDING again.
+ */
+export function open(file, answered) {
+  const review = file.task.review;
+  if (!review) return;
+  current = { file, answered };
+  $('review-title').textContent = `Map the columns of ${file.file_name}`;
+  $('review-reason').textContent = `${REASONS[review.reason] || review.reason} `
+    + `The header is on row ${review.header_row}. Choose the column of each field.`;
+  $('review-fields').replaceChildren(
+    ...review.suggested_mapping.map((s, i) => fieldRow(s, i, review.columns)));
+  $('review-error').textContent = '';
+  $('review-confirm').disabled = false;
+  $('review-dialog').showModal();
+}
+
+async function confirm(event) {
+  event.preventDefault();
+  if (!current) return;
+  const { file, answered } = current;
+  const mapping = {};
+  for (const select of $('review-fields').querySelectorAll('select')) {
+    mapping[select.dataset.field] = select.value === '' ? null : Number(select.value);
+  }
+  $('review-confirm').disabled = true;
+  $('review-error').textContent = '';
+  try {
+    const task = await api.sendJson(`/api/v1/tasks/${file.task.id}/mapping`, 'PUT', { mapping });
+    if (current && current.file === file) close();
+    announce(`${file.file_name}: mapping confirmed, processing again`);
+    answered(task);
+  } catch (error) {
+    $('review-confirm').disabled = false;
+    if (error.status === 401) return;
+    const details = (error.details || []).map((d) => d.message).join('; ');
+    $('review-error').textContent = details ? `${error.message}: ${details}` : error.message;
+  }
+}
+
+export function close() {
+  current = null;
+  if ($('review-dialog').open) $('review-dialog').close();
+}
+
+export function init() {
+  $('review-form').addEventListener('submit', confirm);
+  $('review-cancel').addEventListener('click', close);
+  $('review-dialog').addEventListener('close', () => { current = null; });
+}

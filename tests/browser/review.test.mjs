@@ -1,0 +1,82 @@
+// The mapping review through the page. A CSV whose columns carry other names than the template's
+// fields, uploaded through the page against the template, stops in NEEDS_REVIEW: its row offers
+// "Review mapping", whose dialog lists each field with a choice of the file's columns (with their
+// sample values), prefilled from the suggested mapping. A wrong choice is refused with the API's
+// reason; the right one PUTs the mapping and the page follows the task to COMPLETED, with the
+// rows under the template's fields and the mapping shown as confirmed by the API.
+
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { before, test } from 'node:test';
+
+import {
+  api, browserForThisFile, createKey, fileRow, screenshot, signIn, waitForText,
+} from './helpers.mjs';
+
+// A tenant of its own: its templates, files and remembered mappings are only this test's.
+const KEY = createKey('browser-review', `review-${randomUUID()}`);
+const TEMPLATE = 'ledger';
+const FIELDS = [
+  { name: 'invoice', type: 'string', constraints: { required: true } },
+  { name: 'amount', type: 'number', constraints: { required: true } },
+  { name: 'note', type: 'string' },
+];
+const FILE = 'Ledger export\n\nRef,Sum,note\nA-1,5,first\nA-2,7,second\n';
+
+const open = browserForThisFile();
+let page;
+
+before(async () => {
+  const put = await api(KEY, `/api/v1/templates/${TEMPLATE}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ schema: { fields: FIELDS } }),
+  });
+  assert.equal(put.status, 201, JSON.stringify(put.body));
+  page = await open();
+  await signIn(page, KEY);
+});
+
+test('a file whose columns need a review is mapped in the page and completes', async () => {
+  const name = 'ledger.csv';
+  await page.getByLabel('Template', { exact: true }).selectOption(TEMPLATE);
+  await page.getByLabel('Choose files').setInputFiles({
+    name, mimeType: 'text/csv', buffer: Buffer.from(FILE),
+  });
+  const row = fileRow(page, name);
+  await waitForText(row.locator('.status'), 'NEEDS_REVIEW');
+  await row.getByRole('button', { name: `Review mapping of ${name}` }).click();
+  const dialog = page.getByRole('dialog', { name: `Map the columns of ${name}` });
+  await dialog.waitFor();
+
+  // Each field with the file's columns and their samples, prefilled from the suggestion.
+  const invoice = dialog.getByLabel('invoice', { exact: true });
+  const amount = dialog.getByLabel('amount', { exact: true });
+  const note = dialog.getByLabel('note', { exact: true });
+  assert.deepEqual(await invoice.locator('option').allTextContents(), [
+    'No column', 'Ref (e.g. A-1, A-2)', 'Sum (e.g. 5, 7)', 'note (e.g. first, second)',
+  ]);
+  assert.equal(await invoice.inputValue(), '');
+  assert.equal(await amount.inputValue(), '');
+  assert.equal(await note.inputValue(), '2');
+  await screenshot(page, 'review-dialog');
+
+  // A required field left without a column: the API's reason, and the dialog stays.
+  await invoice.selectOption({ label: 'Ref (e.g. A-1, A-2)' });
+  await dialog.getByRole('button', { name: 'Confirm mapping' }).click();
+  await waitForText(dialog.locator('#review-error'), '"amount" is required');
+
+  await amount.selectOption({ label: 'Sum (e.g. 5, 7)' });
+  await dialog.getByRole('button', { name: 'Confirm mapping' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await waitForText(row.locator('.status'), 'COMPLETED');
+
+  const id = await row.getAttribute('data-file-id');
+  const { body: file } = await api(KEY, `/api/v1/files/${id}`);
+  const mapping = file.task.result.validation.mapping.map((m) => [m.field, m.column_index, m.match]);
+  assert.deepEqual(mapping, [
+    ['invoice', 0, 'confirmed'], ['amount', 1, 'confirmed'], ['note', 2, 'confirmed'],
+  ]);
+  const { body: rows } = await api(KEY, `/api/v1/files/${id}/rows?sheet=0`);
+  assert.deepEqual(rows.rows.map((r) => r.values), [['A-1', 5, 'first'], ['A-2', 7, 'second']]);
+});

@@ -1,0 +1,81 @@
+//! The consumer's side of the mapping review: what a templated parse is given (the mapping a
+//! person confirmed for this task, and those remembered for its template: the parse child has
+//! no database), and stopping a task in `NEEDS_REVIEW` when the child asks for one.
+
+use anyhow::Context as _;
+use shared::db;
+use shared::domain::review::{ConfirmedMapping, RememberedMapping, Review};
+use shared::domain::OnInvalid;
+use uuid::Uuid;
+
+use super::finish::Ending;
+use super::Consumer;
+use crate::parse::TemplateJob;
+
+impl Consumer {
+    /// The parse request's template part for task `task_id`, whose file belongs to `tenant_id`.
+    pub(super) async fn template_job(
+        &self,
+        task_id: Uuid,
+        tenant_id: &str,
+        t: &db::templates::FileTemplate,
+    ) -> anyhow::Result<TemplateJob> {
+        let (confirmed, confirmed_sheet) = match db::reviews::confirmed_mapping(&self.db, task_id)
+            .await
+            .context("reading the confirmed mapping")?
+        {
+            Some(c) => (
+                Some(
+                    serde_json::from_value::<ConfirmedMapping>(c.mapping)
+                        .context("a stored confirmed mapping")?,
+                ),
+                c.sheet,
+            ),
+            None => (None, None),
+        };
+        let remembered = if confirmed.is_some() {
+            Default::default()
+        } else {
+            db::remembered_mappings::of_template(&self.db, tenant_id, &t.name)
+                .await
+                .context("reading the remembered mappings")?
+                .into_iter()
+                // A row another version wrote in another shape is skipped, not fatal.
+                .filter_map(|(key, m)| {
+                    serde_json::from_value::<RememberedMapping>(m)
+                        .ok()
+                        .map(|m| (key, m))
+                })
+                .collect()
+        };
+        Ok(TemplateJob {
+            schema: t.schema.clone(),
+            sheet: t.sheet.clone(),
+            on_invalid: OnInvalid::parse(&t.on_invalid).unwrap_or_default(),
+            max_errors: self.cfg.validation_max_errors,
+            confirmed,
+            confirmed_sheet,
+            remembered,
+        })
+    }
+
+    /// Stops our attempt of `task_id` in NEEDS_REVIEW with `review`: the task then holds no
+    /// lease, and the caller deletes the message (the answer sends a new one).
+    pub(super) async fn request_review(
+        &self,
+        task_id: Uuid,
+        attempt: i32,
+        review: Option<Review>,
+    ) -> anyhow::Result<Ending> {
+        let review = serde_json::to_value(review).context("encoding the review")?;
+        if !db::reviews::request(&self.db, task_id, attempt, &review)
+            .await
+            .context("stopping the task for a review")?
+        {
+            return Ok(Ending::Lost);
+        }
+        tracing::info!(%task_id, attempt, reason = review["reason"].as_str().unwrap_or_default(),
+            "task needs a mapping review");
+        Ok(Ending::InReview)
+    }
+}
