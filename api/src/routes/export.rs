@@ -95,10 +95,10 @@ pub async fn export_rows(
         ExportFormat::Parquet => ("application/vnd.apache.parquet", "parquet"),
     };
     let export = match format {
-        ExportFormat::Parquet => Export::Parquet(
+        ExportFormat::Parquet => Export::Parquet(Box::new(
             ParquetEncoder::new(&columns.names, &columns.types)
                 .map_err(|e| ApiError::Internal(e.into()))?,
-        ),
+        )),
         ExportFormat::Csv | ExportFormat::Ndjson => Export::Text(Encoder {
             format: match format {
                 ExportFormat::Ndjson => TextFormat::Ndjson,
@@ -175,7 +175,8 @@ impl Sink {
 /// What turns the stored chunks into the download.
 enum Export {
     Text(Encoder),
-    Parquet(ParquetEncoder),
+    /// Boxed: the writer holds its row group state, far larger than the text encoder.
+    Parquet(Box<ParquetEncoder>),
 }
 
 impl Export {
@@ -198,7 +199,7 @@ impl Export {
     fn finish(self, out: &mut Vec<u8>) -> std::io::Result<()> {
         match self {
             Export::Text(e) => out.extend_from_slice(e.finish()),
-            Export::Parquet(e) => e.finish(out)?,
+            Export::Parquet(e) => (*e).finish(out)?,
         }
         Ok(())
     }
