@@ -100,6 +100,31 @@ impl TestApp {
         authenticated_client(&key)
     }
 
+    /// Uploads `bytes` as `name` and runs a worker until its task is COMPLETED; returns the
+    /// source file's id.
+    pub async fn upload_parsed(&self, name: &str, bytes: Vec<u8>) -> String {
+        let resp = self.upload(name, bytes, None).await;
+        assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED);
+        let upload: serde_json::Value = resp.json().await.expect("upload body");
+        self.run_worker_until_completed(upload["task"]["id"].as_str().expect("task id"))
+            .await;
+        upload["source_file"]["id"].as_str().expect("id").to_owned()
+    }
+
+    /// Runs the `api` binary with `args` (its administration commands) against this app's
+    /// database.
+    pub fn api_command(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new(api_exe())
+            .args(args)
+            .env("DATABASE_URL", &self.config.database.url)
+            .env(
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "UseDevelopmentStorage=true",
+            )
+            .output()
+            .expect("api runs")
+    }
+
     /// Runs a real worker (relay and consumer) beside the api until task `task_id` is
     /// COMPLETED, stops it cleanly, and returns the task as `GET /api/v1/tasks/{id}` shows it.
     pub async fn run_worker_until_completed(&self, task_id: &str) -> serde_json::Value {

@@ -273,18 +273,7 @@ async fn idempotency_keys_are_per_tenant_and_bound_to_the_file() {
 #[tokio::test]
 async fn the_keys_command_prints_only_the_key_and_lists_without_secrets() {
     let app = TestApp::spawn().await;
-    let exe = harness::app::api_exe();
-    let run = |args: &[&str]| {
-        std::process::Command::new(&exe)
-            .args(args)
-            .env("DATABASE_URL", &app.config.database.url)
-            .env(
-                "AZURE_STORAGE_CONNECTION_STRING",
-                "UseDevelopmentStorage=true",
-            )
-            .output()
-            .expect("api runs")
-    };
+    let run = |args: &[&str]| app.api_command(args);
     let created = run(&["keys", "create", "--name", "ci", "--tenant", "acme"]);
     assert!(
         created.status.success(),

@@ -11,16 +11,6 @@ const ORDERS: &str = "id,name,amount,note\n\
                       2,山田,3,\n\
                       3,\"two\nlines\",-1.5,x\n";
 
-/// Uploads `csv` and runs a worker until its task is COMPLETED; returns the file id.
-async fn parsed(app: &TestApp, name: &str, csv: &str) -> String {
-    let resp = app.upload(name, csv.as_bytes().to_vec(), None).await;
-    assert_eq!(resp.status(), StatusCode::ACCEPTED);
-    let upload: Value = resp.json().await.expect("upload body");
-    app.run_worker_until_completed(upload["task"]["id"].as_str().expect("task id"))
-        .await;
-    upload["source_file"]["id"].as_str().expect("id").to_owned()
-}
-
 #[tokio::test]
 async fn the_file_list_is_the_callers_newest_first_in_keyset_pages() {
     let app = TestApp::spawn().await;
@@ -68,7 +58,9 @@ async fn the_file_list_is_the_callers_newest_first_in_keyset_pages() {
 #[tokio::test]
 async fn a_sheet_exports_as_csv_and_ndjson_typed_like_the_rows_endpoint() {
     let app = TestApp::spawn().await;
-    let id = parsed(&app, "orders.csv", ORDERS).await;
+    let id = app
+        .upload_parsed("orders.csv", ORDERS.as_bytes().to_vec())
+        .await;
 
     let resp = app
         .client
@@ -144,7 +136,9 @@ const FORMULAS: &str = "id,=cmd,note\n\
 #[tokio::test]
 async fn a_csv_export_puts_a_quote_mark_before_text_a_spreadsheet_would_run() {
     let app = TestApp::spawn().await;
-    let id = parsed(&app, "formulas.csv", FORMULAS).await;
+    let id = app
+        .upload_parsed("formulas.csv", FORMULAS.as_bytes().to_vec())
+        .await;
     let export = |format: &str| {
         let url = app.url(&format!("/api/v1/files/{id}/rows/export?format={format}"));
         let request = app.client.get(url);
@@ -187,7 +181,9 @@ async fn a_csv_export_puts_a_quote_mark_before_text_a_spreadsheet_would_run() {
 #[tokio::test]
 async fn a_delete_takes_the_blob_task_outbox_message_and_rows_with_it() {
     let app = TestApp::spawn().await;
-    let id = parsed(&app, "orders.csv", ORDERS).await;
+    let id = app
+        .upload_parsed("orders.csv", ORDERS.as_bytes().to_vec())
+        .await;
     let kept = app.upload("kept.csv", b"a\n1\n".to_vec(), None).await;
     assert_eq!(kept.status(), StatusCode::ACCEPTED);
     assert_eq!(app.blob_names().await.len(), 2);

@@ -2,7 +2,7 @@
 //! (`403 quota_exceeded`), each refusing before anything is stored, with the defaults from the
 //! settings and a tenant's own values from `api tenants set`.
 
-use harness::app::{api_exe, TestApp, UploadRows};
+use harness::app::{TestApp, UploadRows};
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -87,18 +87,7 @@ async fn an_upload_past_the_storage_quota_is_refused_and_its_blob_deleted() {
 #[tokio::test]
 async fn a_tenants_own_limits_are_set_and_shown_from_the_command_line() {
     let app = TestApp::spawn().await;
-    let exe = api_exe();
-    let run = |args: &[&str]| {
-        std::process::Command::new(&exe)
-            .args(args)
-            .env("DATABASE_URL", &app.config.database.url)
-            .env(
-                "AZURE_STORAGE_CONNECTION_STRING",
-                "UseDevelopmentStorage=true",
-            )
-            .output()
-            .expect("api runs")
-    };
+    let run = |args: &[&str]| app.api_command(args);
     let shown = |out: std::process::Output| -> Value {
         assert!(
             out.status.success(),

@@ -65,15 +65,6 @@ async fn export(app: &TestApp, id: &str) -> Vec<u8> {
     resp.bytes().await.expect("body").to_vec()
 }
 
-async fn parsed(app: &TestApp, name: &str, csv: String) -> String {
-    let resp = app.upload(name, csv.into_bytes(), None).await;
-    assert_eq!(resp.status(), StatusCode::ACCEPTED);
-    let upload: Value = resp.json().await.expect("upload body");
-    app.run_worker_until_completed(upload["task"]["id"].as_str().expect("task id"))
-        .await;
-    upload["source_file"]["id"].as_str().expect("id").to_owned()
-}
-
 #[tokio::test]
 async fn every_column_keeps_its_type_and_every_row_its_values() {
     let app = TestApp::spawn().await;
@@ -82,7 +73,7 @@ async fn every_column_keeps_its_type_and_every_row_its_values() {
                2,-3,false,2024-02-29,2024-02-29T23:59:59,山田,\n\
                3,,true,,,,x\n"
         .to_owned();
-    let id = parsed(&app, "typed.csv", csv).await;
+    let id = app.upload_parsed("typed.csv", csv.into_bytes()).await;
     let read = read(&export(&app, &id).await);
     assert_eq!(
         read["columns"],
@@ -130,7 +121,7 @@ async fn a_sheet_of_many_row_groups_comes_back_whole_and_in_order() {
     for i in 0..rows {
         csv.push_str(&format!("{i},{},row {i}\n", f64::from(i) / 2.0));
     }
-    let id = parsed(&app, "many.csv", csv).await;
+    let id = app.upload_parsed("many.csv", csv.into_bytes()).await;
     let read = read(&export(&app, &id).await);
     let got = read["rows"].as_array().expect("rows");
     assert_eq!(got.len(), rows as usize);

@@ -252,11 +252,17 @@ impl Column {
                 _ => None,
             }),
             Column::Date(b) => b.append_option(match value {
-                Scalar::Str(s) => iso(&s, ColumnType::Date).and_then(|t| days(&t)),
+                Scalar::Str(s) => match column_type::render_str(&s, ColumnType::Date) {
+                    Some(Rendered::Iso(t)) => days(t.as_str()),
+                    _ => None,
+                },
                 _ => None,
             }),
             Column::DateTime(b) => b.append_option(match value {
-                Scalar::Str(s) => iso(&s, ColumnType::DateTime).and_then(|t| micros(&t)),
+                Scalar::Str(s) => match column_type::render_str(&s, ColumnType::DateTime) {
+                    Some(Rendered::Iso(t)) => micros(t.as_str()),
+                    _ => None,
+                },
                 _ => None,
             }),
             Column::Text(b) => match value {
@@ -283,14 +289,6 @@ impl Column {
 /// A whole number held as a float (`3.0`), as an integer.
 fn whole(f: f64) -> Option<i64> {
     (f.fract() == 0.0 && f.abs() < 9.2e18).then_some(f as i64)
-}
-
-/// A stored date or date-time string in its ISO 8601 form, as the rows endpoint renders it.
-fn iso(s: &str, ty: ColumnType) -> Option<String> {
-    match column_type::render_str(s, ty) {
-        Some(Rendered::Iso(t)) => Some(t.as_str().to_owned()),
-        _ => None,
-    }
 }
 
 /// Days since 1970-01-01 of `2024-01-31`.

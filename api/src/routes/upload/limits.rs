@@ -9,12 +9,12 @@ use crate::error::{ApiError, ApiErrorCode};
 use crate::state::AppState;
 
 /// A tenant's limits: its own (`api tenants set`) or the settings' defaults.
-pub(crate) struct TenantLimits {
-    pub upload_rate: UploadRate,
-    pub storage_quota_bytes: u64,
+struct TenantLimits {
+    upload_rate: UploadRate,
+    storage_quota_bytes: u64,
 }
 
-pub(crate) async fn of(state: &AppState, tenant: &str) -> Result<TenantLimits, ApiError> {
+async fn of(state: &AppState, tenant: &str) -> Result<TenantLimits, ApiError> {
     let own = limits::overrides(&state.db, tenant).await?;
     Ok(TenantLimits {
         upload_rate: own.upload_rate.unwrap_or(state.limits.upload_rate),
@@ -24,14 +24,16 @@ pub(crate) async fn of(state: &AppState, tenant: &str) -> Result<TenantLimits, A
     })
 }
 
-/// Lets an upload of `tenant` start: one from its rate, and room left in its quota.
-pub(crate) async fn admit(state: &AppState, tenant: &str) -> Result<(), ApiError> {
+/// Lets an upload of `tenant` start: one from its rate, and room left in its quota. Returns
+/// the quota, which [`super::record::record`] checks again exactly once the size is known.
+pub(crate) async fn admit(state: &AppState, tenant: &str) -> Result<u64, ApiError> {
     let own = of(state, tenant).await?;
     if let Some(wait) = limits::take_upload(&state.db, tenant, own.upload_rate).await? {
         return Err(ApiError::RateLimited(wait));
     }
     let used = limits::usage(&state.db, tenant).await?;
-    check_quota(own.storage_quota_bytes, used, 0)
+    check_quota(own.storage_quota_bytes, used, 0)?;
+    Ok(own.storage_quota_bytes)
 }
 
 /// `403 quota_exceeded` unless `size` more bytes fit beside `used` (a file of 0 bytes needs

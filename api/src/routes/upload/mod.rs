@@ -90,7 +90,7 @@ pub async fn upload(
         // Refuse before reading the body at all.
         return Err(ApiError::PayloadTooLarge { limit });
     }
-    limits::admit(&state, &principal.tenant_id).await?;
+    let quota_bytes = limits::admit(&state, &principal.tenant_id).await?;
     let trip = Trip::default();
     let mut multipart = form::guarded_multipart(request, &state, trip.clone()).await?;
     let errors = Errors { limit, trip };
@@ -151,6 +151,7 @@ pub async fn upload(
         streamed: &streamed,
         idempotency_key: key.as_deref(),
         template: template.as_ref(),
+        quota_bytes,
     };
     let (file, task) = record::record(&state, &principal, stored).await?;
     Ok(accepted(&file, &task))

@@ -40,6 +40,8 @@ pub(crate) struct StoredFile<'a> {
     pub streamed: &'a Streamed,
     pub idempotency_key: Option<&'a str>,
     pub template: Option<&'a ChosenTemplate>,
+    /// The tenant's storage quota, as [`limits::admit`] found it when the upload began.
+    pub quota_bytes: u64,
 }
 
 /// The blob name of a new source file: its upload date, then its id.
@@ -63,6 +65,7 @@ pub(crate) async fn record(
         streamed,
         idempotency_key,
         template,
+        quota_bytes: quota,
     } = stored;
     let new_file = NewSourceFile {
         id,
@@ -91,9 +94,6 @@ pub(crate) async fn record(
         inline: streamed.small.as_deref(),
         traceparent: traceparent.as_deref(),
     };
-    let quota = limits::of(state, &principal.tenant_id)
-        .await?
-        .storage_quota_bytes;
     let recorded = async {
         let mut tx = state.db.begin().await?;
         let used = db::limits::lock_usage(&mut tx, &principal.tenant_id).await?;
