@@ -164,9 +164,14 @@ impl WorkerEnv {
 
     /// Uploads `content` as a blob and commits its source file, task and outbox message.
     pub async fn create_upload(&self, file_name: &str, content: &[u8]) -> Upload {
+        self.create_upload_for("default", file_name, content).await
+    }
+
+    /// [`create_upload`](Self::create_upload) as `tenant`'s.
+    pub async fn create_upload_for(&self, tenant: &str, file_name: &str, content: &[u8]) -> Upload {
         let upload = self.upload_blob(file_name, content).await;
         let mut tx = self.db.begin().await.expect("begin");
-        insert_upload(&mut tx, &upload, file_name, content.len()).await;
+        insert_upload(&mut tx, tenant, &upload, file_name, content.len()).await;
         tx.commit().await.expect("commit");
         upload.0
     }
@@ -175,7 +180,14 @@ impl WorkerEnv {
     pub async fn create_rolled_back_upload(&self, content: &[u8]) -> Upload {
         let upload = self.upload_blob("rolled-back.csv", content).await;
         let mut tx = self.db.begin().await.expect("begin");
-        insert_upload(&mut tx, &upload, "rolled-back.csv", content.len()).await;
+        insert_upload(
+            &mut tx,
+            "default",
+            &upload,
+            "rolled-back.csv",
+            content.len(),
+        )
+        .await;
         tx.rollback().await.expect("rollback");
         upload.0
     }
@@ -373,6 +385,7 @@ impl WorkerEnv {
 
 async fn insert_upload(
     tx: &mut sqlx::PgConnection,
+    tenant_id: &str,
     (upload, blob_name): &(Upload, String),
     file_name: &str,
     size: usize,
@@ -380,7 +393,7 @@ async fn insert_upload(
     let sha = "0".repeat(64);
     let upload = db::uploads::NewUpload {
         file: db::source_files::NewSourceFile {
-            tenant_id: "default",
+            tenant_id,
             uploaded_by: "test",
             id: upload.source_file_id,
             file_name,

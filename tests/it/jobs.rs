@@ -19,7 +19,7 @@ async fn a_drain_job_started_after_a_killed_one_finishes_the_work_the_dead_one_h
     ];
     // The dead replica's relay had claimed the first outbox row (a 4 s claim it no longer
     // renews; the new job starts well within it)…
-    let claimed = db::outbox::claim_batch(&env.db, 1, Duration::from_secs(4))
+    let claimed = db::outbox::claim_batch(&env.db, 1, Duration::from_secs(4), 64)
         .await
         .expect("claim");
     assert_eq!(claimed.len(), 1);

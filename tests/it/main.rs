@@ -8,6 +8,7 @@ mod deploy;
 mod edge;
 mod entra;
 mod events;
+mod fairness;
 mod files;
 mod forged;
 mod inline;

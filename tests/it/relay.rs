@@ -203,7 +203,7 @@ async fn a_batch_claimed_by_a_relay_that_died_is_rescued_after_its_lease_expires
         env.create_upload("b.csv", SAMPLE_CSV.as_bytes()).await,
     ];
     // A relay claims the batch with a 1 s lease and dies before sending anything.
-    let claimed = db::outbox::claim_batch(&env.db, 10, Duration::from_secs(1))
+    let claimed = db::outbox::claim_batch(&env.db, 10, Duration::from_secs(1), 64)
         .await
         .expect("claim");
     assert_eq!(claimed.len(), 2);
@@ -485,15 +485,15 @@ async fn an_outage_longer_than_the_whole_retry_budget_makes_nothing_dead() {
 #[tokio::test]
 async fn due_tells_an_idle_relay_what_is_held_and_when_the_next_row_comes_due() {
     let env = WorkerEnv::new().await;
-    let nothing = db::outbox::due(&env.db).await.expect("due");
+    let nothing = db::outbox::due(&env.db, 64).await.expect("due");
     assert_eq!((nothing.held, nothing.next_in_secs), (0, None));
 
     let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
-    let claimed = db::outbox::claim_batch(&env.db, 10, Duration::from_secs(30))
+    let claimed = db::outbox::claim_batch(&env.db, 10, Duration::from_secs(30), 64)
         .await
         .expect("claim");
     assert_eq!(claimed.len(), 1);
-    let held = db::outbox::due(&env.db).await.expect("due");
+    let held = db::outbox::due(&env.db, 64).await.expect("due");
     assert_eq!(held.held, 1);
     let expires_in = held.next_in_secs.expect("the claim's expiry");
     assert!((25.0..=30.0).contains(&expires_in), "{expires_in}");
@@ -513,7 +513,7 @@ async fn due_tells_an_idle_relay_what_is_held_and_when_the_next_row_comes_due() 
     )
     .await
     .expect("mark failed");
-    let failed = db::outbox::due(&env.db).await.expect("due");
+    let failed = db::outbox::due(&env.db, 64).await.expect("due");
     assert_eq!(failed.held, 0);
     let retry_in = failed.next_in_secs.expect("the retry's time");
     assert!((5.0..=10.0).contains(&retry_in), "{retry_in}");
@@ -532,7 +532,7 @@ async fn the_scalers_backlog_counts_claimable_rows_and_expired_claims() {
         3
     );
     // A relay claims two for 300 ms and dies: they leave the backlog, then come back.
-    let claimed = db::outbox::claim_batch(&env.db, 2, Duration::from_millis(300))
+    let claimed = db::outbox::claim_batch(&env.db, 2, Duration::from_millis(300), 64)
         .await
         .expect("claim");
     assert_eq!(claimed.len(), 2);

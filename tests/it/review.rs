@@ -259,7 +259,7 @@ async fn a_relay_that_dies_holding_the_answers_message_loses_nothing() {
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     // A relay claimed the answer's message and died before sending it: its 2 s claim lapses
     // and the next worker's relay sends it.
-    let claimed = shared::db::outbox::claim_batch(&app.db, 10, Duration::from_secs(2))
+    let claimed = shared::db::outbox::claim_batch(&app.db, 10, Duration::from_secs(2), 64)
         .await
         .expect("claim");
     assert_eq!(claimed.len(), 1);

@@ -162,6 +162,15 @@ pub struct RelayConfig {
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: u32,
 
+    /// Most tasks of one tenant between the outbox and a finished parse (being sent, in the
+    /// queue, or parsing); the rest of a tenant's backlog waits in the outbox. The queue is first
+    /// in, first out, so another tenant's upload waits behind at most this many tasks of each
+    /// busy tenant; set it to about twice the consumer slots (replicas × CONSUMER_CONCURRENCY),
+    /// so that a tenant alone still keeps every consumer busy
+    #[arg(long = "relay-tenant-in-flight", env = "RELAY_TENANT_IN_FLIGHT", default_value_t = 64,
+          value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
+    pub tenant_in_flight: i64,
+
     /// How long a claim on an outbox message lasts; renewed every third of it while the message
     /// is being sent, so a dead relay's claims are claimable again within it
     #[arg(long = "relay-lease", env = "RELAY_LEASE", value_parser = parse_duration, default_value = "5s")]

@@ -196,7 +196,7 @@ impl Work for Outbox<'_> {
         if held.contains_key(&QUEUE) {
             return Ok(Vec::new()); // one batch at a time: the queue is the only destination
         }
-        db::outbox::claim_batch(self.db, limit, lease).await
+        db::outbox::claim_batch(self.db, limit, lease, self.cfg.tenant_in_flight).await
     }
 
     async fn extend(&self, ids: &[Uuid], lease: Duration) -> sqlx::Result<u64> {
@@ -281,7 +281,7 @@ impl Work for Outbox<'_> {
     }
 
     async fn due(&self) -> sqlx::Result<Due> {
-        db::outbox::due(self.db).await
+        db::outbox::due(self.db, self.cfg.tenant_in_flight).await
     }
 }
 

@@ -48,27 +48,63 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Outb
 }
 
 /// Claims up to `limit` due messages for `lease`: new or retry-due ones, and PROCESSING ones whose
-/// relay let the claim expire (it died). Safe with any number of relays at once. What is due is
-/// the `outbox_claimable` view, which [`SCALER_BACKLOG_QUERY`] counts.
+/// relay let the claim expire (it died). Safe with any number of relays at once.
+///
+/// Fair between tenants: no tenant gets more than `per_tenant` messages in flight, counting its
+/// rows being sent (claimed, lease running) and its tasks sent and not yet finished
+/// (the view `outbox_in_flight`); within that, the claim takes tenants in turn (each tenant's oldest row, then
+/// each one's second, …). The queue is first in, first out, so this bounds what another
+/// tenant's upload waits behind. Like the webhook claim, it walks the tenants with rows waiting
+/// (one index probe each) and reads a short range of each, so its cost follows the tenants,
+/// never one tenant's backlog. Relays racing each other can each fill a tenant's room: with R
+/// relays a tenant may briefly have up to R × `per_tenant` in flight.
 pub async fn claim_batch(
     db: impl PgExecutor<'_>,
     limit: i64,
     lease: Duration,
+    per_tenant: i64,
 ) -> sqlx::Result<Vec<OutboxMessage>> {
     sqlx::query_as!(
         OutboxMessage,
-        r#"UPDATE outbox_messages
+        r#"WITH open AS (
+               -- The tenants with rows waiting and room for more in flight.
+               SELECT w.tenant_id, $3 - COALESCE(f.n, 0) AS room
+               FROM outbox_waiting_tenants w
+               LEFT JOIN outbox_in_flight f ON f.tenant_id = w.tenant_id
+               WHERE COALESCE(f.n, 0) < $3
+           ), due AS (
+               -- Each open tenant's oldest due rows, no more than its room.
+               SELECT d.id, o.tenant_id, d.available_at
+               FROM open o CROSS JOIN LATERAL (
+                   SELECT d.id, d.available_at FROM outbox_messages d
+                   WHERE d.tenant_id = o.tenant_id AND d.status IN ('PENDING', 'FAILED')
+                     AND d.available_at <= now()
+                   ORDER BY d.available_at LIMIT o.room) d
+               UNION ALL
+               -- Claims that expired (a dead relay's): already sent or about to be, taken
+               -- whatever the tenant's room.
+               SELECT id, tenant_id, available_at FROM outbox_messages
+               WHERE status = 'PROCESSING' AND locked_until < now()
+           ), ranked AS (
+               SELECT id, available_at,
+                      row_number() OVER (PARTITION BY tenant_id ORDER BY available_at) AS turn
+               FROM due
+           ), locked AS (
+               SELECT o.id FROM outbox_messages o
+               WHERE o.id IN (SELECT id FROM ranked ORDER BY turn, available_at LIMIT $1)
+                 AND ((o.status IN ('PENDING', 'FAILED') AND o.available_at <= now())
+                      OR (o.status = 'PROCESSING' AND o.locked_until < now()))
+               FOR UPDATE SKIP LOCKED
+           )
+           UPDATE outbox_messages o
            SET status = 'PROCESSING', locked_until = now() + make_interval(secs => $2)
-           WHERE id IN (
-               SELECT id FROM outbox_claimable
-               ORDER BY available_at
-               LIMIT $1
-               FOR UPDATE SKIP LOCKED)
-           RETURNING id, event_type, payload, status AS "status: OutboxStatus", attempts,
-                     max_attempts, deferrals, available_at, locked_until, last_error, created_at,
-                     processed_at"#,
+           FROM locked WHERE o.id = locked.id
+           RETURNING o.id, o.event_type, o.payload, o.status AS "status: OutboxStatus",
+                     o.attempts, o.max_attempts, o.deferrals, o.available_at, o.locked_until,
+                     o.last_error, o.created_at, o.processed_at"#,
         limit,
-        lease.as_secs_f64()
+        lease.as_secs_f64(),
+        per_tenant
     )
     .fetch_all(db)
     .await
@@ -105,17 +141,30 @@ pub async fn extend_claims(
     Ok(done.rows_affected())
 }
 
-/// [`Due`], through the partial indexes of the PENDING/FAILED and PROCESSING rows.
-pub async fn due(db: impl PgExecutor<'_>) -> sqlx::Result<Due> {
+/// [`Due`], for a relay whose tenants may each have `per_tenant` messages in flight. Rows of a
+/// tenant at its share are not due: the tenant waits for one of its tasks to finish, which
+/// wakes the relay (the trigger `tasks_finished_notify_relay`). Until then those tasks count as
+/// held, so a drain job waits for them (as for a claim that may expire) rather than leaving the
+/// tenant's backlog behind while its consumers are still at work.
+pub async fn due(db: impl PgExecutor<'_>, per_tenant: i64) -> sqlx::Result<Due> {
     let row = sqlx::query!(
-        r#"SELECT
+        r#"WITH shares AS (
+               SELECT w.tenant_id, COALESCE(f.n, 0) AS n, COALESCE(f.sent, 0) AS sent,
+                      (SELECT min(o.available_at) FROM outbox_messages o
+                       WHERE o.tenant_id = w.tenant_id AND o.status IN ('PENDING', 'FAILED'))
+                        AS next_at
+               FROM outbox_waiting_tenants w
+               LEFT JOIN outbox_in_flight f ON f.tenant_id = w.tenant_id
+           )
+           SELECT
              (SELECT count(*) FROM outbox_messages
-              WHERE status = 'PROCESSING' AND locked_until >= now()) AS "held!",
+              WHERE status = 'PROCESSING' AND locked_until >= now())
+             + (SELECT COALESCE(sum(sent), 0) FROM shares WHERE n >= $1)::bigint AS "held!",
              extract(epoch FROM least(
-                 (SELECT min(available_at) FROM outbox_messages
-                  WHERE status IN ('PENDING', 'FAILED')),
+                 (SELECT min(next_at) FROM shares WHERE n < $1),
                  (SELECT min(locked_until) FROM outbox_messages WHERE status = 'PROCESSING'))
-               - now())::float8 AS next_in_secs"#
+               - now())::float8 AS next_in_secs"#,
+        per_tenant
     )
     .fetch_one(db)
     .await?;

@@ -93,8 +93,9 @@ pub async fn confirm(db: impl PgExecutor<'_>, c: &Confirmation<'_>) -> sqlx::Res
                WHERE id = $1 AND source_file_id = $2 AND status = 'NEEDS_REVIEW'
                RETURNING id
            )
-           INSERT INTO outbox_messages (id, event_type, payload, max_attempts)
-           SELECT $4, $5, $6, $7 FROM resumed"#,
+           INSERT INTO outbox_messages (id, event_type, payload, max_attempts, tenant_id)
+           SELECT $4, $5, $6, $7, f.tenant_id
+           FROM resumed, source_files f WHERE f.id = $2"#,
         c.task_id,
         c.source_file_id,
         c.mapping,

@@ -51,8 +51,8 @@ pub async fn insert(
                RETURNING id, source_file_id, status, attempts, error_code, error_message, result,
                          lease_expires_at, created_at, started_at, finished_at
            ), message AS (
-               INSERT INTO outbox_messages (id, event_type, payload, max_attempts)
-               VALUES ($10, $11, $12, $13)
+               INSERT INTO outbox_messages (id, event_type, payload, max_attempts, tenant_id)
+               VALUES ($10, $11, $12, $13, $14)
            )
            SELECT file.id AS "file_id!", file.tenant_id AS "tenant_id!", file.file_name AS "file_name!",
                   file.content_type AS "content_type!", file.format AS "format!",

@@ -260,20 +260,7 @@ pub struct ApiProcess {
 pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result<ApiProcess> {
     let port = free_port()?;
     let metrics_port = free_port()?;
-    let mut keys = base_command(&api_exe(), env, "api-keys")?;
-    let created = keys
-        .args(["keys", "create", "--name", "bench"])
-        .stdout(Stdio::piped())
-        .output()
-        .await
-        .context("running api keys create")?;
-    anyhow::ensure!(created.status.success(), "api keys create failed");
-    let key = String::from_utf8(created.stdout)?.trim().to_owned();
-    let mut headers = reqwest::header::HeaderMap::new();
-    headers.insert(
-        reqwest::header::AUTHORIZATION,
-        format!("Bearer {key}").parse()?,
-    );
+    let client = tenant_client(env, None).await?;
     let mut cmd = base_command(&api_exe(), env, "api")?;
     cmd.env("LISTEN_ADDR", format!("127.0.0.1:{port}"))
         .env("METRICS_ADDR", format!("127.0.0.1:{metrics_port}"))
@@ -283,7 +270,6 @@ pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result
     let child = cmd.spawn().context("spawning api")?;
     let pid = child.id().context("api pid")?;
     let base_url = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Ok(r) = client.get(format!("{base_url}/readyz")).send().await {
@@ -301,10 +287,36 @@ pub async fn spawn_api(env: &WorkerEnv, max_upload_bytes: u64) -> anyhow::Result
         pid,
         base_url,
         metrics_url: format!("http://127.0.0.1:{metrics_port}/metrics"),
-        client: reqwest::Client::builder()
-            .default_headers(headers)
-            .build()?,
+        client,
     })
+}
+
+/// A client with a new API key of `tenant` (the default tenant when `None`), made with `api keys
+/// create`.
+pub async fn tenant_client(
+    env: &WorkerEnv,
+    tenant: Option<&str>,
+) -> anyhow::Result<reqwest::Client> {
+    let mut keys = base_command(&api_exe(), env, "api-keys")?;
+    keys.args(["keys", "create", "--name", "bench"]);
+    if let Some(tenant) = tenant {
+        keys.args(["--tenant", tenant]);
+    }
+    let created = keys
+        .stdout(Stdio::piped())
+        .output()
+        .await
+        .context("running api keys create")?;
+    anyhow::ensure!(created.status.success(), "api keys create failed");
+    let key = String::from_utf8(created.stdout)?.trim().to_owned();
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {key}").parse()?,
+    );
+    Ok(reqwest::Client::builder()
+        .default_headers(headers)
+        .build()?)
 }
 
 /// Writes a source file, its task and its outbox message in one statement, as the api does

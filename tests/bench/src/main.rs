@@ -10,6 +10,7 @@
 //! cargo run -p bench --release -- telemetry-overhead # tracing and progress, on against off
 //! cargo run -p bench --release -- events             # webhook delivery latency, outage, slow endpoint
 //! cargo run -p bench --release -- templates          # uploads checked against a template
+//! cargo run -p bench --release -- fairness           # a tenant's upload beside another's backlog
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -19,6 +20,7 @@
 mod env;
 mod events;
 mod export;
+mod fairness;
 mod gen;
 mod jobs;
 mod overhead;
@@ -49,6 +51,7 @@ const SCENARIOS: &[&str] = &[
     "telemetry-overhead",
     "events",
     "templates",
+    "fairness",
 ];
 
 struct Options {
@@ -312,6 +315,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             };
             templates::run(stack, &sizes, index).await
         }
+        "fairness" => fairness::run(q(300, 2_000) as usize, index).await,
         other => bail!("unknown scenario {other}"),
     }
 }

@@ -24,7 +24,7 @@ pub fn small_csv() -> Vec<u8> {
     s.into_bytes()
 }
 
-async fn upload_once(
+pub async fn upload_once(
     client: &reqwest::Client,
     api: &str,
     body: &[u8],
@@ -50,7 +50,7 @@ async fn upload_once(
 }
 
 /// `n` uploads at `concurrency`; returns (wall seconds, latencies in ms, failures).
-async fn upload_many(api: &ApiProcess, n: usize, concurrency: usize) -> (f64, Vec<f64>, usize) {
+pub async fn upload_many(api: &ApiProcess, n: usize, concurrency: usize) -> (f64, Vec<f64>, usize) {
     let client = api.client.clone();
     let api = api.base_url.as_str();
     let body = small_csv();
@@ -293,7 +293,7 @@ async fn storage_settled(
 }
 
 /// Waits until `n` tasks are final.
-async fn wait_final(
+pub async fn wait_final(
     env: &harness::worker::WorkerEnv,
     n: i64,
     within: Duration,
