@@ -4,13 +4,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness::worker::{eventually_some, slow_parser, WorkerEnv, SAMPLE_CSV};
+use harness::worker::{eventually_some, slow_parser, Upload, WorkerEnv, SAMPLE_CSV};
 use shared::db;
 use shared::domain::{Envelope, MessageEncoding, TaskErrorCode, TaskStatus};
 use shared::storage::BlobStore;
 use tokio_util::sync::CancellationToken;
 use worker::config::ConsumerConfig;
-use worker::consumer::{self, Outcome};
+use worker::consumer::{self, Consumer, Outcome};
 use worker::relay::{self, QueueSender};
 
 #[tokio::test]
@@ -468,10 +468,10 @@ async fn a_task_whose_consumer_died_is_taken_over_once_its_lease_expires() {
     assert_eq!(env.row_count(upload.source_file_id).await, 2);
 }
 
-#[tokio::test]
-async fn a_blob_store_that_refuses_our_credentials_counts_no_delivery() {
-    let env = WorkerEnv::new().await;
-    // Past ParseTaskPayload::INLINE_MAX, so the consumer must download it from Blob Storage.
+/// A 600-row CSV, past `ParseTaskPayload::INLINE_MAX` so the consumer must download it from
+/// Blob Storage, relayed to the queue; and consumer settings allowing `max_dequeue_count`
+/// deliveries with one-second retries.
+async fn relayed_download(env: &WorkerEnv, max_dequeue_count: u64) -> (Upload, ConsumerConfig) {
     let csv: String = std::iter::once("id,name\n".to_owned())
         .chain((0..600).map(|i| format!("{i},name number {i}\n")))
         .collect();
@@ -479,20 +479,27 @@ async fn a_blob_store_that_refuses_our_credentials_counts_no_delivery() {
     env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
         .await;
     let cfg = ConsumerConfig {
-        max_dequeue_count: 1,
+        max_dequeue_count,
         retry_backoff_base: Duration::from_secs(1),
         retry_backoff_cap: Duration::from_secs(1),
         ..WorkerEnv::consumer_config()
     };
-    // The right account with the wrong key: Azurite answers 403, as Azure does for an identity
-    // without its role. The file is not at fault, so its delivery must not count.
-    let mut refused = env.consumer(cfg.clone());
-    let wrong = env.storage_with("AccountKey", "d3Jvbmcga2V5IGZvciB0aGlzIGFjY291bnQ=");
-    refused.blobs = BlobStore::new(&wrong).expect("blob client");
+    (upload, cfg)
+}
+
+/// Delivers `upload`'s message to `consumer` twice its delivery budget, each one stopped by
+/// Blob Storage: every time a retry, and afterwards the task released (not failed) and nothing
+/// poisoned.
+async fn retried_twice_the_budget(
+    env: &WorkerEnv,
+    consumer: &Consumer,
+    upload: &Upload,
+    cfg: &ConsumerConfig,
+) {
     let never = CancellationToken::new();
     for _ in 0..2 * cfg.max_dequeue_count {
         let outcomes = eventually_some(Duration::from_secs(10), "the message back", || async {
-            let outcomes = refused.run_once(&never).await.expect("run_once");
+            let outcomes = consumer.run_once(&never).await.expect("run_once");
             (!outcomes.is_empty()).then_some(outcomes)
         })
         .await;
@@ -513,48 +520,27 @@ async fn a_blob_store_that_refuses_our_credentials_counts_no_delivery() {
 }
 
 #[tokio::test]
+async fn a_blob_store_that_refuses_our_credentials_counts_no_delivery() {
+    let env = WorkerEnv::new().await;
+    let (upload, cfg) = relayed_download(&env, 1).await;
+    // The right account with the wrong key: Azurite answers 403, as Azure does for an identity
+    // without its role. The file is not at fault, so its delivery must not count.
+    let mut refused = env.consumer(cfg.clone());
+    let wrong = env.storage_with("AccountKey", "d3Jvbmcga2V5IGZvciB0aGlzIGFjY291bnQ=");
+    refused.blobs = BlobStore::new(&wrong).expect("blob client");
+    retried_twice_the_budget(&env, &refused, &upload, &cfg).await;
+}
+
+#[tokio::test]
 async fn a_blob_outage_longer_than_the_delivery_budget_poisons_nothing() {
     let env = WorkerEnv::new().await;
-    // Past ParseTaskPayload::INLINE_MAX, so the consumer must download it from Blob Storage.
-    let csv: String = std::iter::once("id,name\n".to_owned())
-        .chain((0..600).map(|i| format!("{i},name number {i}\n")))
-        .collect();
-    let upload = env.create_upload("big.csv", csv.as_bytes()).await;
-    env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
-        .await;
-    let cfg = ConsumerConfig {
-        max_dequeue_count: 2,
-        retry_backoff_base: Duration::from_secs(1),
-        retry_backoff_cap: Duration::from_secs(1),
-        ..WorkerEnv::consumer_config()
-    };
+    let (upload, cfg) = relayed_download(&env, 2).await;
     // Blob Storage is unreachable (port 9 never answers as Azure); the queue works.
     let mut down = env.consumer(cfg.clone());
     let unreachable = env.storage_with("BlobEndpoint", "http://127.0.0.1:9/devstoreaccount1");
     down.blobs = BlobStore::new(&unreachable).expect("blob client");
 
-    // Twice the delivery budget, each one stopped by the outage.
-    let never = CancellationToken::new();
-    for _ in 0..2 * cfg.max_dequeue_count {
-        let outcomes = eventually_some(Duration::from_secs(10), "the message back", || async {
-            let outcomes = down.run_once(&never).await.expect("run_once");
-            (!outcomes.is_empty()).then_some(outcomes)
-        })
-        .await;
-        assert_eq!(
-            outcomes,
-            [Outcome::Retry {
-                task_id: upload.task_id,
-                db_unavailable: false
-            }]
-        );
-    }
-    let task = env.task(upload.task_id).await;
-    assert_eq!(task.status, TaskStatus::Pending, "released, not failed");
-    assert!(
-        WorkerEnv::drain_queue(&env.poison).await.is_empty(),
-        "nothing poisoned"
-    );
+    retried_twice_the_budget(&env, &down, &upload, &cfg).await;
 
     // Storage is back: the same message completes the task, once.
     let up = env.consumer(cfg);

@@ -1,8 +1,9 @@
 //! `outbox_messages`: what the api promised to send, and the relay's record of sending it.
 //! Claims are one short statement (`FOR UPDATE SKIP LOCKED` + a short lease that the relay renews
 //! while it sends), sends happen outside any transaction, and each outcome is recorded
-//! conditionally on the row still being ours. What is claimable is one view, `outbox_claimable`,
-//! which the claim and the scalers' backlog query ([`SCALER_BACKLOG_QUERY`]) both read.
+//! conditionally on the row still being ours. What is waiting is one view, `outbox_claimable`,
+//! which the scalers' backlog query ([`SCALER_BACKLOG_QUERY`]) counts; the claim takes those rows
+//! tenant by tenant, each up to its fair share.
 
 use std::time::Duration;
 
@@ -110,10 +111,10 @@ pub async fn claim_batch(
     .await
 }
 
-/// The outbox backlog a scaler acts on: how many messages a relay could claim right now (due
-/// PENDING and FAILED rows, and rows whose claim expired because their relay died), one integer.
-/// It reads the `outbox_claimable` view that the relay's claim reads, so the two cannot disagree.
-/// The local scaler runs this text for jobs that relay; a deployment that runs the relay as a
+/// The outbox backlog a scaler acts on: how many messages are waiting to be sent (due PENDING and
+/// FAILED rows, and rows whose claim expired because their relay died), one integer. It counts a
+/// tenant's rows beyond its fair share too, which a relay claims as that tenant's tasks finish
+/// (see [`claim_batch`] and [`due`]: a relaying job waits for them). The local scaler runs this text for jobs that relay; a deployment that runs the relay as a
 /// job rather than always on (`deploy/` keeps it always on; `docs/operations.md` says why) gives
 /// the same text to KEDA's `postgresql` trigger.
 pub const SCALER_BACKLOG_QUERY: &str = "SELECT count(*) FROM outbox_claimable";

@@ -24,6 +24,10 @@ const UNFAIR: &str = "1000000";
 struct Phase {
     b_p50_ms: f64,
     b_p99_ms: f64,
+    /// Where B's p99 went: from the upload's commit until the relay sent it, and from then until
+    /// a consumer started it.
+    b_relay_p99_ms: f64,
+    b_queue_p99_ms: f64,
     /// A's tasks that finished after B's last.
     a_after_b: i64,
     /// A's tasks per second, from the worker's start to A's last.
@@ -59,6 +63,8 @@ pub async fn run(a_uploads: usize, index: usize) -> anyhow::Result<Run> {
 fn put(run: &mut Run, prefix: &str, p: &Phase) {
     run.put(format!("{prefix}.b_p50_ms"), "ms", p.b_p50_ms);
     run.put(format!("{prefix}.b_p99_ms"), "ms", p.b_p99_ms);
+    run.put(format!("{prefix}.b_relay_p99_ms"), "ms", p.b_relay_p99_ms);
+    run.put(format!("{prefix}.b_queue_p99_ms"), "ms", p.b_queue_p99_ms);
     run.put(format!("{prefix}.a_after_b"), "task", p.a_after_b as f64);
     run.put(format!("{prefix}.a_tasks_per_s"), "task/s", p.a_tasks_per_s);
 }
@@ -116,9 +122,11 @@ async fn b_one_by_one(api: &ApiProcess, client: &reqwest::Client) -> anyhow::Res
 }
 
 async fn measure(env: &WorkerEnv, started: chrono::DateTime<chrono::Utc>) -> anyhow::Result<Phase> {
-    let (b_p50_ms, b_p99_ms): (f64, f64) = sqlx::query_as(
+    let (b_p50_ms, b_p99_ms, b_relay_p99_ms, b_queue_p99_ms): (f64, f64, f64, f64) = sqlx::query_as(
         "SELECT (percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM t.finished_at - t.created_at)))::float8 * 1000,
-                (percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM t.finished_at - t.created_at)))::float8 * 1000
+                (percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM t.finished_at - t.created_at)))::float8 * 1000,
+                (percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM t.relayed_at - t.created_at)))::float8 * 1000,
+                (percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM t.started_at - t.relayed_at)))::float8 * 1000
          FROM tasks t JOIN source_files f ON f.id = t.source_file_id WHERE f.tenant_id = $1",
     )
     .bind(TENANT_B)
@@ -140,6 +148,8 @@ async fn measure(env: &WorkerEnv, started: chrono::DateTime<chrono::Utc>) -> any
     Ok(Phase {
         b_p50_ms,
         b_p99_ms,
+        b_relay_p99_ms,
+        b_queue_p99_ms,
         a_after_b,
         a_tasks_per_s: a_done as f64 / a_span_s.max(1e-9),
     })

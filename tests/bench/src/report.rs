@@ -128,6 +128,15 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ),
     // Delivery needs no Azure Storage.
     ("events", "worker_storage_requests", Cmp::AtMost, 0.0),
+    // A tenant's small upload beside a neighbour's backlog, and the neighbour alone at full speed.
+    ("fairness", "backlog.fair.b_p99_ms", Cmp::AtMost, 2_000.0),
+    ("fairness", "streaming.fair.b_p99_ms", Cmp::AtMost, 2_000.0),
+    (
+        "fairness",
+        "backlog.a_throughput_fair_over_fifo_pct",
+        Cmp::AtLeast,
+        90.0,
+    ),
 ];
 
 fn target(scenario: &str, key: &str) -> Option<(Cmp, f64)> {
