@@ -12,6 +12,7 @@ mod files;
 mod forged;
 mod inline;
 mod jobs;
+mod lifecycle;
 mod limits;
 mod lineage;
 mod metrics_ports;

@@ -64,10 +64,16 @@ pub struct Retention(pub Option<Duration>);
 
 impl std::fmt::Display for Retention {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            None => f.write_str("none"),
-            Some(d) => write!(f, "{}", humantime::format_duration(d)),
-        }
+        // In the largest whole unit, as people write it (`30d`, `36h`), and read back as is.
+        let Some(d) = self.0 else {
+            return f.write_str("none");
+        };
+        let secs = d.as_secs();
+        let (n, unit) = [(86_400, "d"), (3600, "h"), (60, "m")]
+            .into_iter()
+            .find(|(unit, _)| secs % unit == 0)
+            .map_or((secs, "s"), |(size, unit)| (secs / size, unit));
+        write!(f, "{n}{unit}")
     }
 }
 
