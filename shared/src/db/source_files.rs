@@ -183,7 +183,8 @@ pub enum Announce {
 /// chunks, error records and rejected rows (by cascade) and the outbox rows that announce it;
 /// and, in the same statement, writes its `file.deleted` event when `announce` says so (the task
 /// as it was, in the event's `data`). Returns the blob name to delete, or `None` when the tenant
-/// has no such file. A caller's `DELETE` runs it in a transaction that commits only once the
+/// has no such file; for a caller (`FileDeleted`), a file being removed by retention or a purge
+/// is no longer there either, as the api shows it. A caller's `DELETE` runs it in a transaction that commits only once the
 /// blob is gone, so a failed blob delete keeps the rows and announces nothing; the retention and
 /// purge jobs run it last, once [`super::removal`] has deleted the blob and the bulk of the rows.
 pub async fn delete(
@@ -194,7 +195,9 @@ pub async fn delete(
 ) -> sqlx::Result<Option<String>> {
     sqlx::query_scalar!(
         r#"WITH file AS (
-               DELETE FROM source_files WHERE id = $1 AND tenant_id = $2 RETURNING id, blob_name
+               DELETE FROM source_files
+               WHERE id = $1 AND tenant_id = $2 AND (NOT $3 OR deleting_at IS NULL)
+               RETURNING id, blob_name
            ), message AS (
                DELETE FROM outbox_messages
                WHERE payload ->> 'source_file_id' IN (SELECT id::text FROM file)
