@@ -256,3 +256,33 @@ pub async fn usage(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<i64> {
     .await?;
     Ok(n.unwrap_or(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retention_is_none_or_a_duration_of_at_least_an_hour_shown_in_its_largest_unit() {
+        let parse = |s: &str| s.parse::<Retention>();
+        assert_eq!(parse("none"), Ok(Retention(None)));
+        assert_eq!(
+            parse("30d"),
+            Ok(Retention(Some(Duration::from_secs(30 * 86_400))))
+        );
+        assert!(parse("59m").is_err_and(|e| e.contains("at least 1h")));
+        assert!(parse("soon").is_err_and(|e| e.contains("invalid duration")));
+        for (given, shown) in [
+            ("30d", "30d"),
+            ("36h", "36h"),
+            ("90m", "90m"),
+            ("none", "none"),
+        ] {
+            let retention = parse(given).expect("valid");
+            assert_eq!(retention.to_string(), shown);
+            assert_eq!(parse(shown), Ok(retention), "{shown} reads back");
+        }
+        assert_eq!(parse("1h 30s").expect("valid").to_string(), "3630s");
+        assert_eq!(Retention(None).secs(), None);
+        assert_eq!(parse("2h").expect("valid").secs(), Some(7200));
+    }
+}

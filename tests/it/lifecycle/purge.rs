@@ -160,6 +160,11 @@ async fn a_purge_stopped_mid_way_again_and_again_finishes_cleanly() {
     .expect("a consumer holds the task");
     let (ok, _, err) = api(&app, &["tenants", "purge", "acme"]);
     assert!(ok, "{err}");
+    let (ok, _, err) = api(
+        &app,
+        &["keys", "create", "--name", "late", "--tenant", "acme"],
+    );
+    assert!(!ok && err.contains("tenant acme is being purged"), "{err}");
 
     // Each run may make only a few statements: it stops somewhere in the middle, as a crash
     // would, and the next one carries on from what the database says.

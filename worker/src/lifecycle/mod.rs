@@ -175,3 +175,31 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_pace_runs_statements_until_its_budget_is_spent_and_then_none() {
+        let ran = AtomicUsize::new(0);
+        let statement = || async {
+            ran.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, sqlx::Error>(7)
+        };
+        let mut pace = Pace::with_budget(10, 2);
+        assert_eq!(pace.step(statement()).await.expect("ok"), Some(7));
+        assert_eq!(pace.step(statement()).await.expect("ok"), Some(7));
+        assert_eq!(pace.step(statement()).await.expect("ok"), None);
+        assert_eq!(ran.load(Ordering::SeqCst), 2, "the third was never run");
+        assert_eq!(pace.statements, 2);
+
+        let mut unlimited = Pace::new(10);
+        for _ in 0..100 {
+            assert!(unlimited.step(statement()).await.expect("ok").is_some());
+        }
+        assert_eq!(unlimited.statements, 100);
+    }
+}
