@@ -162,7 +162,7 @@ pub async fn remove_marked(
 }
 
 /// Runs `step` (one bounded statement) until it returns 0 or the pace's budget runs out.
-async fn until_none<F, Fut>(pace: &mut Pace, mut step: F) -> sqlx::Result<Progress>
+async fn until_zero<F, Fut>(pace: &mut Pace, mut step: F) -> sqlx::Result<Progress>
 where
     F: FnMut(i64) -> Fut,
     Fut: Future<Output = sqlx::Result<u64>>,

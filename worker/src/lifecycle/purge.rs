@@ -9,7 +9,7 @@ use shared::db::{purges, removal};
 use shared::storage::BlobStore;
 use sqlx::PgPool;
 
-use super::{remove_marked, until_none, LifecycleConfig, Pace, Progress};
+use super::{remove_marked, until_zero, LifecycleConfig, Pace, Progress};
 
 /// What a purge run did to one tenant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +53,7 @@ async fn purge_one(
     if pace.step(purges::revoke_keys(db, tenant)).await?.is_none() {
         return Ok((purged, Progress::Stopped));
     }
-    if until_none(pace, |n| removal::mark_tenant(db, tenant, n)).await? == Progress::Stopped {
+    if until_zero(pace, |n| removal::mark_tenant(db, tenant, n)).await? == Progress::Stopped {
         return Ok((purged, Progress::Stopped));
     }
     let (removed, progress) = remove_marked(db, blobs, pace, Some(tenant)).await?;
@@ -73,7 +73,7 @@ async fn purge_one(
             return Ok((purged, Progress::Done));
         }
     }
-    if until_none(pace, |n| purges::delete_owned(db, tenant, n)).await? == Progress::Stopped {
+    if until_zero(pace, |n| purges::delete_owned(db, tenant, n)).await? == Progress::Stopped {
         return Ok((purged, Progress::Stopped));
     }
     let Some(finished) = pace.step(purges::finish(db, tenant)).await? else {
