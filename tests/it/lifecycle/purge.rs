@@ -2,6 +2,8 @@
 //! removes everything the tenant owns and nothing of another tenant's, also when its runs are
 //! stopped mid-way and started again, and when a consumer still holds one of its files.
 
+use std::time::Duration;
+
 use harness::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::json;
@@ -93,8 +95,18 @@ async fn a_purge_removes_everything_of_one_tenant_and_nothing_of_another() {
         "acme owns something of each kind"
     );
 
-    let (ok, _, err) = api(&app, &["tenants", "purge", "acme"]);
-    assert!(ok, "{err}");
+    // `--wait` follows the purge until the worker has finished it.
+    let waiting = std::process::Command::new(harness::app::api_exe())
+        .args(["tenants", "purge", "acme", "--wait"])
+        .env("DATABASE_URL", &app.config.database.url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("api runs");
+    harness::worker::eventually(Duration::from_secs(30), "the purge request", || async {
+        show(&app, "acme")["purge"].is_object()
+    })
+    .await;
     // Its keys stop working at once, before the worker has done anything.
     let resp = acme
         .get(app.url("/api/v1/files"))
@@ -108,6 +120,13 @@ async fn a_purge_removes_everything_of_one_tenant_and_nothing_of_another() {
     );
 
     let purged = run_purge(&app).await;
+    let waited = tokio::task::spawn_blocking(move || waiting.wait_with_output())
+        .await
+        .expect("join")
+        .expect("api ends");
+    let told = String::from_utf8_lossy(&waited.stderr);
+    assert!(waited.status.success(), "{told}");
+    assert!(told.contains("purge of tenant acme finished"), "{told}");
     assert_eq!(
         purged,
         vec![purge::Purged {
