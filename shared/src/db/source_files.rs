@@ -180,13 +180,15 @@ pub enum Announce {
 }
 
 /// Deletes the tenant's file `id` with everything that hangs on it: its task, sheets, row
-/// chunks, error records and rejected rows (by cascade) and the outbox rows that announce it;
-/// and, in the same statement, writes its `file.deleted` event when `announce` says so (the task
-/// as it was, in the event's `data`). Returns the blob name to delete, or `None` when the tenant
-/// has no such file; for a caller (`FileDeleted`), a file being removed by retention or a purge
-/// is no longer there either, as the api shows it. A caller's `DELETE` runs it in a transaction that commits only once the
-/// blob is gone, so a failed blob delete keeps the rows and announces nothing; the retention and
-/// purge jobs run it last, once [`super::removal`] has deleted the blob and the bulk of the rows.
+/// chunks, error records and rejected rows (by cascade) and the outbox rows that announce it.
+/// Announced (a caller's `DELETE`), the same statement writes its `file.deleted` event (the task
+/// as it was, in the event's `data`) and keeps its earlier events for the feed; removed silently
+/// (retention, a purge), it deletes its last events instead. Returns the blob name to delete, or
+/// `None` when the tenant has no such file; for a caller, a file that retention or a purge is
+/// removing is no longer there either, as the api shows it. A caller's `DELETE` runs it in a
+/// transaction that commits only once the blob is gone, so a failed blob delete keeps the rows
+/// and announces nothing; the retention and purge jobs run it last, once [`super::removal`] has
+/// deleted the blob and the bulk of the rows.
 pub async fn delete(
     db: impl PgExecutor<'_>,
     tenant_id: &str,
@@ -207,6 +209,10 @@ pub async fn delete(
                SELECT gen_random_uuid(), $2, 'file.deleted', t.source_file_id, t.id,
                       task_event_data(t), t.trace_id
                FROM tasks t WHERE t.source_file_id IN (SELECT id FROM file) AND $3
+           ), silenced AS (
+               -- Removed silently, the file takes its last events along: one its task wrote
+               -- after the batches had deleted the others (a removal's batches leave only those).
+               DELETE FROM events WHERE NOT $3 AND source_file_id IN (SELECT id FROM file)
            )
            SELECT blob_name FROM file"#,
         id,

@@ -136,15 +136,9 @@ pub async fn remove_marked(
             // The blob first: once the file row is gone, nothing would name it any more (the
             // orphan sweep would find it, a day later).
             blobs.delete(&file.blob_name).await?;
-            loop {
-                match pace
-                    .step(removal::delete_dependents(db, file.id, pace.batch))
-                    .await?
-                {
-                    None => return Ok((removed, Progress::Stopped)),
-                    Some(0) => break,
-                    Some(_) => {}
-                }
+            let dependents = until_zero(pace, |n| removal::delete_dependents(db, file.id, n));
+            if dependents.await? == Progress::Stopped {
+                return Ok((removed, Progress::Stopped));
             }
             let deleted = source_files::delete(
                 db,
@@ -152,10 +146,11 @@ pub async fn remove_marked(
                 file.id,
                 source_files::Announce::Silently,
             );
-            if pace.step(deleted).await?.is_none() {
-                return Ok((removed, Progress::Stopped));
+            match pace.step(deleted).await? {
+                None => return Ok((removed, Progress::Stopped)),
+                Some(Some(_)) => removed += 1,
+                Some(None) => {} // another worker removed it first
             }
-            removed += 1;
             tracing::debug!(source_file_id = %file.id, tenant_id = %file.tenant_id, "file removed");
         }
     }
