@@ -24,6 +24,14 @@ pub async fn run(cfg: &Config, command: KeysCommand) -> anyhow::Result<()> {
                 (1..=200).contains(&name.chars().count()),
                 "--name must be 1-200 characters"
             );
+            let purging = shared::db::purges::find(&db, tenant)
+                .await?
+                .is_some_and(|p| p.finished_at.is_none());
+            anyhow::ensure!(
+                !purging,
+                "tenant {tenant} is being purged (`api tenants show {tenant}`); create its keys \
+                 once the purge has finished"
+            );
             let created = api_key::create(&db, tenant, &name)
                 .await
                 .context("cannot create the key")?;

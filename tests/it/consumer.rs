@@ -574,9 +574,14 @@ async fn a_message_whose_file_was_deleted_is_dropped_without_poisoning() {
     env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
         .await;
     // The user deletes the file while its message waits in the queue.
-    let blob = db::source_files::delete(&env.db, "default", upload.source_file_id)
-        .await
-        .expect("delete");
+    let blob = db::source_files::delete(
+        &env.db,
+        "default",
+        upload.source_file_id,
+        db::source_files::Announce::FileDeleted,
+    )
+    .await
+    .expect("delete");
     assert!(blob.is_some());
 
     let consumer = env.consumer(WorkerEnv::consumer_config());

@@ -104,6 +104,7 @@ async fn a_tenants_own_limits_are_set_and_shown_from_the_command_line() {
         "tenants",
         "set",
         "acme",
+        "--new",
         "--upload-rate",
         "1/min",
         "--storage-quota",

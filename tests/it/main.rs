@@ -13,6 +13,7 @@ mod files;
 mod forged;
 mod inline;
 mod jobs;
+mod lifecycle;
 mod limits;
 mod lineage;
 mod metrics_ports;

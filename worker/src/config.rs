@@ -126,6 +126,9 @@ pub struct RunConfig {
 
     #[command(flatten)]
     pub webhooks: WebhooksConfig,
+
+    #[command(flatten)]
+    pub lifecycle: crate::lifecycle::LifecycleConfig,
 }
 
 /// The bounds of one job replica. When one is reached the worker stops taking new work, finishes

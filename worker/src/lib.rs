@@ -8,6 +8,7 @@ pub mod bounds;
 pub mod claim;
 pub mod config;
 pub mod consumer;
+pub mod lifecycle;
 pub mod maintenance;
 pub mod metrics;
 pub mod outbox_cli;

@@ -1,8 +1,9 @@
 //! The maintenance loop: the worker's housekeeping, apart from the loops that deliver work, so
 //! that a busy relay or a slow endpoint never delays a purge and a purge never delays a send. It
 //! runs a list of named [`Job`]s, each every its own interval (the first run at start-up): the
-//! retention of sent outbox messages where the relay runs, of events and of the webhook attempt
-//! log where webhook delivery runs ([`jobs`]). A failed run is logged and tried again at the next
+//! retention of sent outbox messages, the review timeout and the data lifecycle (tenant
+//! retention, tenant purges, the orphan-blob sweep: [`crate::lifecycle`]) where the relay runs,
+//! the retention of events and of the webhook attempt log where webhook delivery runs ([`jobs`]). A failed run is logged and tried again at the next
 //! interval (an outage passes; a bad statement keeps warning). With `--drain`, each job runs once
 //! and the loop ends, so a drain job still exits.
 
@@ -15,7 +16,9 @@ use sqlx::PgPool;
 use tokio::time::Instant;
 
 use crate::config::RunConfig;
-use crate::{relay, webhooks, Shutdown};
+use shared::storage::BlobStore;
+
+use crate::{lifecycle, relay, webhooks, Shutdown};
 
 /// The shortest interval between two runs of a job, whatever its setting says: a zero interval
 /// would make the loop spin.
@@ -68,6 +71,31 @@ pub fn jobs(cfg: &RunConfig) -> Vec<Job> {
                     .await
                     .map(drop)
                     .map_err(Into::into)
+            },
+        ));
+        let lifecycle = &cfg.lifecycle;
+        jobs.push(Job::new(
+            "retention",
+            lifecycle.interval,
+            |db, cfg| async move {
+                let blobs = BlobStore::new(&cfg.storage)?;
+                lifecycle::retention::job(&db, &blobs, &cfg.lifecycle).await
+            },
+        ));
+        jobs.push(Job::new(
+            "tenant purge",
+            lifecycle.interval,
+            |db, cfg| async move {
+                let blobs = BlobStore::new(&cfg.storage)?;
+                lifecycle::purge::job(&db, &blobs, &cfg.lifecycle).await
+            },
+        ));
+        jobs.push(Job::new(
+            "orphan blob sweep",
+            lifecycle.orphan_interval,
+            |db, cfg| async move {
+                let blobs = BlobStore::new(&cfg.storage)?;
+                lifecycle::orphans::job(&db, &blobs, &cfg.lifecycle).await
             },
         ));
     }

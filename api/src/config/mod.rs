@@ -31,7 +31,7 @@ pub enum Command {
     /// Manage API keys (needs DATABASE_URL only).
     #[command(subcommand)]
     Keys(KeysCommand),
-    /// Show or set a tenant's limits (needs DATABASE_URL only).
+    /// Show or set a tenant's limits and retention, or purge a tenant (needs DATABASE_URL only).
     #[command(subcommand)]
     Tenants(TenantsCommand),
 }
@@ -48,11 +48,29 @@ pub enum TenantsCommand {
         /// Bytes of files it may store.
         #[arg(long)]
         storage_quota: Option<u64>,
+        /// How long its files are kept, e.g. `30d` (at least 1h); `none` drops its own value,
+        /// so the RETENTION setting applies again.
+        #[arg(long)]
+        retention: Option<shared::db::limits::Retention>,
+        /// Set the limits of a tenant that owns nothing yet (no key, file, template, webhook
+        /// or limits): without it such a tenant id is refused as unknown, which catches typos.
+        #[arg(long)]
+        new: bool,
     },
-    /// Print a tenant's limits (its own or the defaults) and what it stores, as JSON.
+    /// Print a tenant's limits and retention (its own or the defaults), what it stores and its
+    /// purge, if one was asked for, as JSON.
     Show {
         /// The tenant (a name or an Entra tenant GUID).
         tenant: String,
+    },
+    /// Remove everything a tenant owns: its keys stop working at once, then the worker deletes
+    /// its files, blobs, rows, events, webhooks, templates, keys and limits in the background.
+    Purge {
+        /// The tenant (a name or an Entra tenant GUID).
+        tenant: String,
+        /// Wait until the worker has finished the purge, printing its progress on stderr.
+        #[arg(long)]
+        wait: bool,
     },
 }
 
@@ -182,6 +200,15 @@ pub struct LimitsConfig {
     #[arg(long = "storage-quota-bytes", env = "STORAGE_QUOTA_BYTES",
           default_value_t = 10 * 1024 * 1024 * 1024)]
     pub storage_quota_bytes: u64,
+    /// How long a tenant's files are kept (the worker deletes older ones): a duration of at
+    /// least 1h, or none (kept for ever). The api reads it for `api tenants show`
+    #[arg(
+        id = "tenant_retention",
+        long = "retention",
+        env = "RETENTION",
+        default_value = "none"
+    )]
+    pub retention: shared::db::limits::Retention,
 }
 
 impl Default for LimitsConfig {

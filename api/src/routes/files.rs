@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use shared::db;
+use shared::db::source_files::Announce;
 use uuid::Uuid;
 
 use super::{query, PathId};
@@ -108,9 +109,10 @@ pub async fn delete_file(
 ) -> Result<StatusCode, ApiError> {
     // The rows go only once the blob is gone: a failed blob delete leaves everything as it was.
     let mut tx = state.db.begin().await?;
-    let blob_name = db::source_files::delete(&mut *tx, &principal.tenant_id, id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no source file {id}")))?;
+    let blob_name =
+        db::source_files::delete(&mut *tx, &principal.tenant_id, id, Announce::FileDeleted)
+            .await?
+            .ok_or_else(|| ApiError::NotFound(format!("no source file {id}")))?;
     state
         .blobs
         .delete(&blob_name)

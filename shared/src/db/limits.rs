@@ -1,7 +1,10 @@
 //! Tenant limits: an upload rate (a token bucket per tenant in `upload_buckets`, so every api
 //! replica draws from the same one) and a storage quota (against `tenant_usage`, which a
 //! trigger keeps equal to the bytes of the tenant's files). A tenant's own values in
-//! `tenant_limits` override the settings' defaults.
+//! `tenant_limits` override the settings' defaults, and so does its [`Retention`] (how long its
+//! files are kept; the worker's retention job deletes older ones).
+
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor};
@@ -50,17 +53,67 @@ impl std::str::FromStr for UploadRate {
     }
 }
 
+/// The shortest retention accepted: a shorter one is far more likely a slip (`--retention 30`
+/// reads as 30 seconds) than a wish to delete every file within the hour.
+pub const MIN_RETENTION: Duration = Duration::from_secs(3600);
+
+/// How long a tenant's files are kept: `none` (for ever) or a duration in the settings' one
+/// vocabulary ([`crate::config::parse_duration`]: `30d`, `12h`), at least [`MIN_RETENTION`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retention(pub Option<Duration>);
+
+impl std::fmt::Display for Retention {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // In the largest whole unit, as people write it (`30d`, `36h`), and read back as is.
+        let Some(d) = self.0 else {
+            return f.write_str("none");
+        };
+        let secs = d.as_secs();
+        let (n, unit) = [(86_400, "d"), (3600, "h"), (60, "m")]
+            .into_iter()
+            .find(|(unit, _)| secs % unit == 0)
+            .map_or((secs, "s"), |(size, unit)| (secs / size, unit));
+        write!(f, "{n}{unit}")
+    }
+}
+
+impl std::str::FromStr for Retention {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.trim() == "none" {
+            return Ok(Retention(None));
+        }
+        let d = crate::config::parse_duration(s)?;
+        if d < MIN_RETENTION {
+            return Err(format!(
+                "{s:?}: a retention must be at least 1h (or none, to keep files for ever)"
+            ));
+        }
+        Ok(Retention(Some(d)))
+    }
+}
+
+impl Retention {
+    /// Whole seconds, as `tenant_limits.retention_secs` holds them.
+    pub fn secs(self) -> Option<i64> {
+        self.0
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    }
+}
+
 /// A tenant's own limits; `None` where the default applies.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overrides {
     pub upload_rate: Option<UploadRate>,
     pub storage_quota_bytes: Option<i64>,
+    pub retention: Option<Retention>,
     pub updated_at: Option<DateTime<Utc>>,
 }
 
 pub async fn overrides(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<Overrides> {
     let row = sqlx::query!(
-        "SELECT upload_rate, upload_rate_secs, storage_quota_bytes, updated_at
+        "SELECT upload_rate, upload_rate_secs, storage_quota_bytes, retention_secs, updated_at
          FROM tenant_limits WHERE tenant_id = $1",
         tenant
     )
@@ -75,6 +128,9 @@ pub async fn overrides(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<Ov
                 per_secs: p.unsigned_abs(),
             }),
         storage_quota_bytes: r.storage_quota_bytes,
+        retention: r
+            .retention_secs
+            .map(|s| Retention(Some(Duration::from_secs(s.unsigned_abs())))),
         updated_at: Some(r.updated_at),
     }))
 }
@@ -99,6 +155,24 @@ pub async fn set(
         upload_rate.map(|r| r.count as i32),
         upload_rate.map(|r| r.per_secs as i32),
         storage_quota_bytes
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Sets `tenant`'s own retention; `none` drops it, so the RETENTION setting applies again.
+pub async fn set_retention(
+    db: impl PgExecutor<'_>,
+    tenant: &str,
+    retention: Retention,
+) -> sqlx::Result<()> {
+    sqlx::query!(
+        "INSERT INTO tenant_limits (tenant_id, retention_secs) VALUES ($1, $2)
+         ON CONFLICT (tenant_id) DO UPDATE SET
+             retention_secs = EXCLUDED.retention_secs, updated_at = now()",
+        tenant,
+        retention.secs()
     )
     .execute(db)
     .await?;
@@ -181,4 +255,34 @@ pub async fn usage(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<i64> {
     .fetch_optional(db)
     .await?;
     Ok(n.unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retention_is_none_or_a_duration_of_at_least_an_hour_shown_in_its_largest_unit() {
+        let parse = |s: &str| s.parse::<Retention>();
+        assert_eq!(parse("none"), Ok(Retention(None)));
+        assert_eq!(
+            parse("30d"),
+            Ok(Retention(Some(Duration::from_secs(30 * 86_400))))
+        );
+        assert!(parse("59m").is_err_and(|e| e.contains("at least 1h")));
+        assert!(parse("soon").is_err_and(|e| e.contains("invalid duration")));
+        for (given, shown) in [
+            ("30d", "30d"),
+            ("36h", "36h"),
+            ("90m", "90m"),
+            ("none", "none"),
+        ] {
+            let retention = parse(given).expect("valid");
+            assert_eq!(retention.to_string(), shown);
+            assert_eq!(parse(shown), Ok(retention), "{shown} reads back");
+        }
+        assert_eq!(parse("1h 30s").expect("valid").to_string(), "3630s");
+        assert_eq!(Retention(None).secs(), None);
+        assert_eq!(parse("2h").expect("valid").secs(), Some(7200));
+    }
 }

@@ -70,7 +70,7 @@ pub async fn find_for_tenant(
         SourceFile,
         r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
                   idempotency_key, created_at
-           FROM source_files WHERE id = $1 AND tenant_id = $2"#,
+           FROM source_files WHERE id = $1 AND tenant_id = $2 AND deleting_at IS NULL"#,
         id,
         tenant_id
     )
@@ -92,6 +92,16 @@ pub async fn find_by_idempotency_key(
         key
     )
     .fetch_optional(db)
+    .await
+}
+
+/// Which of `names` are the blobs of a file (the orphan-blob sweep keeps those).
+pub async fn blobs_in_use(db: impl PgExecutor<'_>, names: &[String]) -> sqlx::Result<Vec<String>> {
+    sqlx::query_scalar!(
+        "SELECT blob_name FROM source_files WHERE blob_name = ANY($1)",
+        names
+    )
+    .fetch_all(db)
     .await
 }
 
@@ -118,7 +128,7 @@ pub async fn list(
                   t.started_at, t.finished_at,
                   CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
            FROM source_files f JOIN tasks t ON t.source_file_id = f.id
-           WHERE f.tenant_id = $1 AND ($2::uuid IS NULL OR f.id < $2)
+           WHERE f.tenant_id = $1 AND ($2::uuid IS NULL OR f.id < $2) AND f.deleting_at IS NULL
            ORDER BY f.id DESC
            LIMIT $3"#,
         tenant_id,
@@ -160,19 +170,36 @@ pub async fn list(
         .collect())
 }
 
-/// Deletes the tenant's file `id` with everything that hangs on it: its task, sheets and row
-/// chunks (by cascade) and the outbox rows that announce it; and, in the same statement, writes
-/// its `file.deleted` event (the task as it was, in the event's `data`). Returns the blob name to
-/// delete, or `None` when the tenant has no such file. Run it in a transaction that commits only
-/// once the blob is gone, so a failed blob delete keeps the rows and announces nothing.
+/// Whether deleting a file writes its `file.deleted` event: a caller's `DELETE` does; retention
+/// and a tenant purge do not (the contract says so for retention; a purged tenant has no one
+/// left to tell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announce {
+    FileDeleted,
+    Silently,
+}
+
+/// Deletes the tenant's file `id` with everything that hangs on it: its task, sheets, row
+/// chunks, error records and rejected rows (by cascade) and the outbox rows that announce it.
+/// Announced (a caller's `DELETE`), the same statement writes its `file.deleted` event (the task
+/// as it was, in the event's `data`) and keeps its earlier events for the feed; removed silently
+/// (retention, a purge), it deletes its last events instead. Returns the blob name to delete, or
+/// `None` when the tenant has no such file; for a caller, a file that retention or a purge is
+/// removing is no longer there either, as the api shows it. A caller's `DELETE` runs it in a
+/// transaction that commits only once the blob is gone, so a failed blob delete keeps the rows
+/// and announces nothing; the retention and purge jobs run it last, once [`super::removal`] has
+/// deleted the blob and the bulk of the rows.
 pub async fn delete(
     db: impl PgExecutor<'_>,
     tenant_id: &str,
     id: Uuid,
+    announce: Announce,
 ) -> sqlx::Result<Option<String>> {
     sqlx::query_scalar!(
         r#"WITH file AS (
-               DELETE FROM source_files WHERE id = $1 AND tenant_id = $2 RETURNING id, blob_name
+               DELETE FROM source_files
+               WHERE id = $1 AND tenant_id = $2 AND (NOT $3 OR deleting_at IS NULL)
+               RETURNING id, blob_name
            ), message AS (
                DELETE FROM outbox_messages
                WHERE payload ->> 'source_file_id' IN (SELECT id::text FROM file)
@@ -181,11 +208,16 @@ pub async fn delete(
                INSERT INTO events (id, tenant_id, type, source_file_id, task_id, data, trace_id)
                SELECT gen_random_uuid(), $2, 'file.deleted', t.source_file_id, t.id,
                       task_event_data(t), t.trace_id
-               FROM tasks t WHERE t.source_file_id IN (SELECT id FROM file)
+               FROM tasks t WHERE t.source_file_id IN (SELECT id FROM file) AND $3
+           ), silenced AS (
+               -- Removed silently, the file takes its last events along: one its task wrote
+               -- after the batches had deleted the others (a removal's batches leave only those).
+               DELETE FROM events WHERE NOT $3 AND source_file_id IN (SELECT id FROM file)
            )
            SELECT blob_name FROM file"#,
         id,
-        tenant_id
+        tenant_id,
+        announce == Announce::FileDeleted
     )
     .fetch_optional(db)
     .await

@@ -54,7 +54,7 @@ pub async fn find_for_tenant(
                   t.started_at, t.finished_at,
                   CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
            FROM tasks t JOIN source_files f ON f.id = t.source_file_id
-           WHERE t.id = $1 AND f.tenant_id = $2"#,
+           WHERE t.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
         id,
         tenant_id
     )
@@ -97,6 +97,9 @@ pub async fn start(
                progress_rows = NULL, progress_bytes = NULL, progress_at = NULL
            WHERE id = $1
              AND (status = 'PENDING' OR (status = 'RUNNING' AND lease_expires_at < now()))
+             -- A file being removed (retention, a tenant purge) is not parsed again.
+             AND NOT EXISTS (SELECT 1 FROM source_files f
+                             WHERE f.id = tasks.source_file_id AND f.deleting_at IS NOT NULL)
            RETURNING id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
                      error_message, result, lease_expires_at, created_at, started_at, finished_at,
                      NULL::jsonb AS review"#,

@@ -37,6 +37,21 @@ pub enum UploadError<E> {
     Storage(#[from] StorageError),
 }
 
+/// A page of the blob listing ([`BlobStore::list_page`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlobPage {
+    pub blobs: Vec<ListedBlob>,
+    /// Where the next page starts; `None` after the last.
+    pub next: Option<String>,
+}
+
+/// A committed blob: its name and when it was created (`None` when the service did not say).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedBlob {
+    pub name: String,
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
 /// One blob container. Cheap to clone: the SDK client and its connection pool are shared.
 #[derive(Clone)]
 pub struct BlobStore {
@@ -110,6 +125,45 @@ impl BlobStore {
             names.extend(blob.name);
         }
         Ok(names)
+    }
+
+    /// One page of the committed blobs, in name order, from `marker` (the `next` of the page
+    /// before; `None` for the first), at most `max` names. Blobs that have only staged blocks
+    /// (an upload in progress, a resumable upload not yet finished) are not in it.
+    pub async fn list_page(
+        &self,
+        marker: Option<String>,
+        max: u32,
+    ) -> Result<BlobPage, StorageError> {
+        let options = BlobContainerClientListBlobsOptions {
+            marker,
+            maxresults: Some(i32::try_from(max).unwrap_or(i32::MAX)),
+            ..Default::default()
+        };
+        let mut pages = self.container.list_blobs(Some(options))?.into_pages();
+        let Some(page) = pages.try_next().await? else {
+            return Ok(BlobPage::default());
+        };
+        let page = page.into_model()?;
+        let blobs = page
+            .blob_items
+            .into_iter()
+            .filter_map(|item| {
+                let name = item.name?;
+                // Creation-Time, else Last-Modified (the same for a block blob written once).
+                let created_at = item
+                    .properties
+                    .and_then(|p| p.creation_time.or(p.last_modified))
+                    .and_then(|t| {
+                        chrono::DateTime::from_timestamp(t.unix_timestamp(), t.nanosecond())
+                    });
+                Some(ListedBlob { name, created_at })
+            })
+            .collect();
+        Ok(BlobPage {
+            blobs,
+            next: page.next_marker.filter(|m| !m.is_empty()),
+        })
     }
 
     /// A cheap authenticated call (container properties) for readiness probes.

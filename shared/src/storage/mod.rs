@@ -13,7 +13,7 @@ pub mod metered;
 pub mod queue;
 pub mod shared_key;
 
-pub use blob::{BlobStore, UploadError};
+pub use blob::{BlobPage, BlobStore, ListedBlob, UploadError};
 pub use block_writer::BlockWriter;
 pub use config::{CredentialKind, StorageConfig};
 pub use connection_string::{ConnectionAuth, ConnectionString, ConnectionStringError};

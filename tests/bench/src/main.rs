@@ -11,6 +11,8 @@
 //! cargo run -p bench --release -- events             # webhook delivery latency, outage, slow endpoint
 //! cargo run -p bench --release -- templates          # uploads checked against a template
 //! cargo run -p bench --release -- fairness           # a tenant's upload beside another's backlog
+//! cargo run -p bench --release -- purge              # retention and a purge of 10M rows
+//!                                                    # (BENCH_PURGE_ROWS sets the rows)
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -26,6 +28,7 @@ mod jobs;
 mod overhead;
 mod parse;
 mod procs;
+mod purge;
 mod relay;
 mod report;
 mod scaler_cli;
@@ -52,6 +55,7 @@ const SCENARIOS: &[&str] = &[
     "events",
     "templates",
     "fairness",
+    "purge",
 ];
 
 struct Options {
@@ -181,6 +185,8 @@ fn max_runs(name: &str) -> usize {
         "telemetry-overhead" => 9,
         // Ten kills and a thousand scaled uploads in one run.
         "jobs" => 1,
+        // 10M rows generated and deleted per run.
+        "purge" => 1,
         _ => usize::MAX,
     }
 }
@@ -316,6 +322,13 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             templates::run(stack, &sizes, index).await
         }
         "fairness" => fairness::run(q(300, 2_000) as usize, index).await,
+        "purge" => {
+            let rows = match std::env::var("BENCH_PURGE_ROWS") {
+                Ok(n) => n.parse().context("BENCH_PURGE_ROWS")?,
+                Err(_) => q(200_000, 10_000_000) as i64,
+            };
+            purge::run(rows).await
+        }
         other => bail!("unknown scenario {other}"),
     }
 }

@@ -182,8 +182,9 @@ impl Consumer {
         let started = match db::tasks::start(&self.db, task_id, lease, dequeue_count).await {
             Ok(Some(t)) => t,
             Ok(None) => {
-                // Someone else holds it (or it just became final): the message reappears after
-                // its visibility timeout and is then deleted or processed.
+                // Someone else holds it (or it just became final, or its file is being removed):
+                // the message reappears after its visibility timeout and is then deleted or
+                // processed.
                 tracing::info!(%task_id, "task is held by another consumer; leaving the message");
                 return Ok(Taken::Settled(Outcome::Busy { task_id }));
             }
