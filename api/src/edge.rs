@@ -7,8 +7,8 @@
 //! - `X-Request-Id`: a client's id is kept only when it is short and plain, else replaced, so
 //!   logs and echoed headers never carry a client's arbitrary bytes.
 //! - Standard security headers on every answer.
-//! - A deadline on every request but uploads and exports, which stream for as long as data
-//!   moves (their body has an idle timeout instead).
+//! - A deadline on every request but uploads (multipart, and a resumable upload's `PATCH`) and
+//!   exports, which stream for as long as data moves (their body has an idle timeout instead).
 //! - The slow-header (header read) timeout lives in the connection builder (`serve`).
 
 use std::time::Duration;
@@ -118,8 +118,10 @@ fn add_security_headers(headers: &mut axum::http::HeaderMap) {
 /// Answers `503 request_timeout` when a request (other than an upload or export) takes longer
 /// than the deadline.
 pub async fn deadline(State(limit): State<Duration>, req: Request, next: Next) -> Response {
-    let streams = (req.method() == Method::POST && req.uri().path() == "/api/v1/files")
-        || req.uri().path().ends_with("/rows/export");
+    let path = req.uri().path();
+    let streams = (req.method() == Method::POST && path == "/api/v1/files")
+        || (req.method() == Method::PATCH && path.starts_with("/api/v1/uploads/"))
+        || path.ends_with("/rows/export");
     if streams {
         return next.run(req).await;
     }

@@ -61,6 +61,9 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn(metrics::track))
         .layer(axum::middleware::from_fn(edge::security_headers))
+        .layer(axum::middleware::from_fn(
+            routes::resumable::protocol::tus_resumable,
+        ))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(
             TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
@@ -100,6 +103,7 @@ pub async fn state(cfg: &Config) -> anyhow::Result<AppState> {
         http: Arc::new(cfg.http.clone()),
         webhooks: Arc::new(cfg.webhooks.clone()),
         limits: Arc::new(cfg.limits.clone()),
+        resumable: Arc::new(cfg.resumable.clone()),
     })
 }
 

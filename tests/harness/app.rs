@@ -344,6 +344,7 @@ pub async fn test_config(database_url: &str) -> api::Config {
         events: api::config::EventsConfig::default(),
         webhooks: test_webhooks_config(),
         limits: api::config::LimitsConfig::default(),
+        resumable: api::config::ResumableConfig::default(),
         listen_addr: "127.0.0.1:0".parse().expect("socket address"),
         metrics_addr: Some("127.0.0.1:0".parse().expect("socket address")),
         max_upload_bytes: TEST_MAX_UPLOAD_BYTES,

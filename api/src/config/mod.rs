@@ -94,6 +94,8 @@ pub struct Config {
     pub webhooks: WebhooksConfig,
     #[command(flatten)]
     pub limits: LimitsConfig,
+    #[command(flatten)]
+    pub resumable: ResumableConfig,
     /// Address to listen on.
     #[arg(long, env = "LISTEN_ADDR", default_value = "0.0.0.0:8080")]
     pub listen_addr: SocketAddr,
@@ -182,6 +184,25 @@ pub struct LimitsConfig {
     #[arg(long = "storage-quota-bytes", env = "STORAGE_QUOTA_BYTES",
           default_value_t = 10 * 1024 * 1024 * 1024)]
     pub storage_quota_bytes: u64,
+}
+
+/// Resumable (tus) uploads at `/api/v1/uploads`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ResumableConfig {
+    /// Largest resumable upload, in bytes (`Tus-Max-Size`): a larger `Upload-Length` is `413`
+    #[arg(long = "resumable-max-upload-bytes", env = "RESUMABLE_MAX_UPLOAD_BYTES",
+          default_value_t = 5 * 1024 * 1024 * 1024)]
+    pub max_upload_bytes: u64,
+    /// How long an unfinished resumable upload is kept after its creation (`Upload-Expires`),
+    /// and a finished one after it completes; then the worker deletes it and its staged blocks
+    #[arg(long = "resumable-upload-expiry", env = "RESUMABLE_UPLOAD_EXPIRY", value_parser = shared::config::parse_duration, default_value = "24h")]
+    pub expiry: Duration,
+}
+
+impl Default for ResumableConfig {
+    fn default() -> Self {
+        shared::config::from_args(&[])
+    }
 }
 
 impl Default for LimitsConfig {

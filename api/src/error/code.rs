@@ -78,6 +78,24 @@ shared::code_enum! {
         TooManyStreams => "too_many_streams",
         /// Webhooks need `WEBHOOK_SECRET_KEY`, which is not set.
         WebhooksUnavailable => "webhooks_unavailable",
+        /// A tus request without `Tus-Resumable: 1.0.0`.
+        TusVersionUnsupported => "tus_version_unsupported",
+        /// An `Upload-Checksum` with another algorithm than `sha256`.
+        UnsupportedChecksumAlgorithm => "unsupported_checksum_algorithm",
+        /// A `PATCH` body that is not `application/offset+octet-stream`.
+        WrongContentType => "wrong_content_type",
+        /// A `PATCH` whose `Upload-Offset` is not the upload's offset.
+        OffsetMismatch => "offset_mismatch",
+        /// A `PATCH` body going past the upload's `Upload-Length`.
+        UploadLengthExceeded => "upload_length_exceeded",
+        /// A `PATCH` body whose SHA-256 is not its `Upload-Checksum`.
+        ChecksumMismatch => "checksum_mismatch",
+        /// A resumable upload past its `Upload-Expires`.
+        UploadExpired => "upload_expired",
+        /// A resumable upload's result asked for before its last byte was recorded.
+        UploadIncomplete => "upload_incomplete",
+        /// A resumable upload sent in more pieces than Blob Storage can commit.
+        TooManyChunks => "too_many_chunks",
     }
 }
 

@@ -9,6 +9,7 @@ pub mod files;
 pub mod health;
 pub mod mapping;
 pub mod page;
+pub mod resumable;
 pub mod rows;
 pub mod tasks;
 pub mod templates;
@@ -31,6 +32,13 @@ use crate::state::AppState;
 pub(crate) fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::default()
         .routes(routes!(upload::upload, files::list_files))
+        .routes(routes!(resumable::options, resumable::create))
+        .routes(routes!(
+            resumable::status,
+            resumable::append,
+            resumable::terminate,
+            resumable::result
+        ))
         .routes(routes!(files::get_file, files::delete_file))
         .routes(routes!(rows::list_rows))
         .routes(routes!(export::export_rows))

@@ -9,6 +9,7 @@ pub mod events;
 pub mod limits;
 pub mod outbox;
 pub mod remembered_mappings;
+pub mod resumable_uploads;
 pub mod reviews;
 pub mod rows;
 pub mod source_files;
