@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod outbox_cli;
 pub mod parse;
 pub mod relay;
+pub mod resumable;
 pub mod retry;
 pub mod supervisor;
 pub mod task_cli;
