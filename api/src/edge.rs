@@ -115,6 +115,53 @@ fn add_security_headers(headers: &mut axum::http::HeaderMap) {
     set(headers, header::CACHE_CONTROL, "no-store");
 }
 
+/// CORS for the origins of `HTTP_CORS_ALLOWED_ORIGINS`: a browser page there may call any route
+/// with its credentials header and the tus request headers, and read the tus answer headers
+/// (a tus client reads `Location`, `Upload-Offset`, `Upload-Length`…). Preflights are answered
+/// here, before authentication (a browser sends them without credentials). With no origins,
+/// no answer carries `Access-Control-Allow-Origin`, so a browser refuses every cross-origin call.
+pub fn cors(origins: &[String]) -> tower_http::cors::CorsLayer {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+
+    use crate::routes::resumable::protocol;
+
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|o| match HeaderValue::from_str(o.trim()) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                tracing::warn!(origin = %o, "ignored an HTTP_CORS_ALLOWED_ORIGINS entry that is not a header value");
+                None
+            }
+        })
+        .collect();
+    let names = |list: &[&'static str]| -> Vec<HeaderName> {
+        list.iter().map(|n| HeaderName::from_static(n)).collect()
+    };
+    let mut allowed = names(&protocol::REQUEST_HEADERS);
+    allowed.extend([
+        header::AUTHORIZATION,
+        header::CONTENT_TYPE,
+        X_REQUEST_ID.clone(),
+    ]);
+    let mut exposed = names(&protocol::RESPONSE_HEADERS);
+    exposed.extend([header::RETRY_AFTER, X_REQUEST_ID.clone()]);
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([
+            Method::GET,
+            Method::HEAD,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+            Method::OPTIONS,
+        ])
+        .allow_headers(allowed)
+        .expose_headers(exposed)
+        .max_age(Duration::from_secs(3600))
+}
+
 /// Answers `503 request_timeout` when a request (other than an upload or export) takes longer
 /// than the deadline.
 pub async fn deadline(State(limit): State<Duration>, req: Request, next: Next) -> Response {

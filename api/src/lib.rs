@@ -51,6 +51,7 @@ pub fn app(state: AppState) -> Router {
     ));
     let (router, _) = routes::public().merge(api).split_for_parts();
     let request_timeout = state.http.request_timeout;
+    let cors_origins = state.http.cors_allowed_origins.clone();
     router
         .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
         .method_not_allowed_fallback(edge::method_not_allowed)
@@ -79,6 +80,7 @@ pub fn app(state: AppState) -> Router {
             }),
         )
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(edge::cors(&cors_origins))
         .layer(axum::middleware::from_fn(edge::limits))
         .with_state(state)
 }

@@ -128,6 +128,15 @@ pub struct HttpConfig {
     /// Largest multipart part header, in bytes
     #[arg(long = "http-max-part-header-bytes", env = "HTTP_MAX_PART_HEADER_BYTES", default_value_t = 8 * 1024)]
     pub max_part_header_bytes: usize,
+    /// Web origins (`https://app.example.com`, comma-separated) whose pages may call the api
+    /// from a browser (CORS), resumable uploads included; unset: none (the api's own page is
+    /// same-origin and needs none)
+    #[arg(
+        long = "http-cors-allowed-origins",
+        env = "HTTP_CORS_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub cors_allowed_origins: Vec<String>,
 }
 
 impl Default for HttpConfig {

@@ -448,3 +448,70 @@ async fn an_upload_with_a_template_and_a_key_is_recorded_with_them() {
     assert_eq!(again["source_file"]["id"], body["source_file"]["id"]);
     assert_eq!(app.upload_rows().await, UploadRows::each(1));
 }
+
+#[tokio::test]
+async fn a_page_of_an_allowed_origin_may_speak_tus_and_read_its_headers() {
+    let origin = "https://app.example";
+    let app = TestApp::spawn_with(|c| c.http.cors_allowed_origins = vec![origin.into()]).await;
+    let tus = Tus::new(&app);
+    let location = tus.create(10, "a.csv").await;
+    let preflight = reqwest::Client::new()
+        .request(reqwest::Method::OPTIONS, app.url(&location))
+        .header("Origin", origin)
+        .header("Access-Control-Request-Method", "PATCH")
+        .header(
+            "Access-Control-Request-Headers",
+            "authorization,content-type,tus-resumable,upload-offset,upload-checksum",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.status().is_success(), "{}", preflight.status());
+    let h = preflight.headers();
+    assert_eq!(header(h, "access-control-allow-origin"), origin);
+    assert!(header(h, "access-control-allow-methods").contains("PATCH"));
+    let allowed = header(h, "access-control-allow-headers");
+    for name in [
+        "authorization",
+        "tus-resumable",
+        "upload-offset",
+        "upload-checksum",
+    ] {
+        assert!(allowed.contains(name), "{name} in {allowed}");
+    }
+
+    let head = app
+        .client
+        .head(app.url(&location))
+        .header(TUS.0, TUS.1)
+        .header("Origin", origin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    assert_eq!(
+        header(head.headers(), "access-control-allow-origin"),
+        origin
+    );
+    let exposed = header(head.headers(), "access-control-expose-headers");
+    for name in [
+        "upload-offset",
+        "upload-length",
+        "location",
+        "tus-resumable",
+    ] {
+        assert!(exposed.contains(name), "{name} in {exposed}");
+    }
+    let elsewhere = app
+        .client
+        .head(app.url(&location))
+        .header(TUS.0, TUS.1)
+        .header("Origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert!(elsewhere
+        .headers()
+        .get("access-control-allow-origin")
+        .is_none());
+}
