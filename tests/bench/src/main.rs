@@ -10,6 +10,7 @@
 //! cargo run -p bench --release -- telemetry-overhead # tracing and progress, on against off
 //! cargo run -p bench --release -- events             # webhook delivery latency, outage, slow endpoint
 //! cargo run -p bench --release -- templates          # uploads checked against a template
+//! cargo run -p bench --release -- tus                # resumable upload, cut connections (BENCH_TUS_BYTES)
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -28,6 +29,7 @@ mod relay;
 mod report;
 mod scaler_cli;
 mod templates;
+mod tus;
 mod upload;
 
 use std::time::{Duration, Instant};
@@ -49,6 +51,7 @@ const SCENARIOS: &[&str] = &[
     "telemetry-overhead",
     "events",
     "templates",
+    "tus",
 ];
 
 struct Options {
@@ -178,6 +181,8 @@ fn max_runs(name: &str) -> usize {
         "telemetry-overhead" => 9,
         // Ten kills and a thousand scaled uploads in one run.
         "jobs" => 1,
+        // Three uploads of a large file (1 GiB by default) in one run.
+        "tus" => 1,
         _ => usize::MAX,
     }
 }
@@ -312,6 +317,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             };
             templates::run(stack, &sizes, index).await
         }
+        "tus" => tus::run(tus::size(q(64, 1024) * 1024 * 1024)).await,
         other => bail!("unknown scenario {other}"),
     }
 }
