@@ -61,10 +61,10 @@ pub fn app(state: AppState) -> Router {
             edge::deadline,
         ))
         .layer(axum::middleware::from_fn(metrics::track))
-        .layer(axum::middleware::from_fn(edge::security_headers))
         .layer(axum::middleware::from_fn(
             routes::resumable::protocol::tus_resumable,
         ))
+        .layer(axum::middleware::from_fn(edge::security_headers))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(
             TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {

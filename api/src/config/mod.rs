@@ -199,7 +199,7 @@ pub struct LimitsConfig {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ResumableConfig {
     /// Largest resumable upload, in bytes (`Tus-Max-Size`): a larger `Upload-Length` is `413`
-    #[arg(long = "resumable-max-upload-bytes", env = "RESUMABLE_MAX_UPLOAD_BYTES",
+    #[arg(id = "resumable_max_upload_bytes", long = "resumable-max-upload-bytes", env = "RESUMABLE_MAX_UPLOAD_BYTES",
           default_value_t = 5 * 1024 * 1024 * 1024)]
     pub max_upload_bytes: u64,
     /// How long an unfinished resumable upload is kept after its creation (`Upload-Expires`),

@@ -82,6 +82,20 @@ async fn record_claimed(
     state: &AppState,
     upload: &ResumableUpload,
 ) -> Result<(SourceFile, Task), Outcome> {
+    // A request whose claim ran out may have recorded it after all: then only the mark is
+    // missing, and recording again would clash with that file (and drop its blob).
+    let earlier = db::source_files::find_for_tenant(&state.db, &upload.tenant_id, upload.id)
+        .await
+        .map_err(|e| Outcome::Retry(e.into()))?;
+    if earlier.is_some() {
+        let keep_until = Utc::now() + state.resumable.expiry;
+        resumable_uploads::finish(&state.db, upload.id, upload.id, keep_until)
+            .await
+            .map_err(|e| Outcome::Retry(e.into()))?;
+        return file_and_task(state, &upload.tenant_id, upload.id)
+            .await
+            .map_err(Outcome::Retry);
+    }
     let format = FileFormat::detect(&upload.head, &upload.file_name).ok_or_else(|| {
         Outcome::Ended(ApiError::UnsupportedFormat(format!(
             "{:?} is not a CSV, TSV, xlsx, xlsm, xlsb, xls or ods file",
@@ -160,13 +174,22 @@ async fn record_claimed(
 
 /// The file and task a recorded upload became.
 async fn recorded(state: &AppState, tenant: &str, file_id: Uuid) -> Result<Finished, ApiError> {
+    let (file, task) = file_and_task(state, tenant, file_id).await?;
+    Ok(Finished::Recorded(file, task))
+}
+
+async fn file_and_task(
+    state: &AppState,
+    tenant: &str,
+    file_id: Uuid,
+) -> Result<(SourceFile, Task), ApiError> {
     let file = db::source_files::find_for_tenant(&state.db, tenant, file_id)
         .await?
         .ok_or_else(|| ApiError::NotFound("the upload's file was deleted".into()))?;
     let task = db::tasks::find_by_source_file(&state.db, file.id)
         .await?
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("source file {file_id} has no task")))?;
-    Ok(Finished::Recorded(file, task))
+    Ok((file, task))
 }
 
 /// Forgets an upload that cannot be recorded, and drops its blocks or blob (best effort: the
