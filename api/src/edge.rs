@@ -115,12 +115,37 @@ fn add_security_headers(headers: &mut axum::http::HeaderMap) {
     set(headers, header::CACHE_CONTROL, "no-store");
 }
 
-/// CORS for the origins of `HTTP_CORS_ALLOWED_ORIGINS`: a browser page there may call any route
-/// with its credentials header and the tus request headers, and read the tus answer headers
-/// (a tus client reads `Location`, `Upload-Offset`, `Upload-Length`…). Preflights are answered
-/// here, before authentication (a browser sends them without credentials). With no origins,
-/// no answer carries `Access-Control-Allow-Origin`, so a browser refuses every cross-origin call.
-pub fn cors(origins: &[String]) -> tower_http::cors::CorsLayer {
+/// CORS for the origins of `HTTP_CORS_ALLOWED_ORIGINS` ([`cors_layer`]), for requests that
+/// come from a browser page of another origin (they carry `Origin`). Only a real preflight (an
+/// `OPTIONS` with `Access-Control-Request-Method`) is answered here: tower-http's layer would
+/// answer every `OPTIONS`, the tus discovery request among them.
+pub async fn cors(
+    State(layer): State<tower_http::cors::CorsLayer>,
+    req: Request,
+    next: Next,
+) -> Response {
+    use tower::{Layer as _, ServiceExt as _};
+
+    let cross_origin = req.headers().contains_key(header::ORIGIN);
+    let preflight = req.method() == Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    if !cross_origin || (req.method() == Method::OPTIONS && !preflight) {
+        return next.run(req).await;
+    }
+    match layer.layer(next).oneshot(req).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// The CORS rules: a browser page of one of `origins` may call any route with its credentials
+/// header and the tus request headers, and read the tus answer headers (a tus client reads
+/// `Location`, `Upload-Offset`, `Upload-Length`…). Preflights are answered before
+/// authentication (a browser sends them without credentials). With no origins, no answer
+/// carries `Access-Control-Allow-Origin`, so a browser refuses every cross-origin call.
+pub fn cors_layer(origins: &[String]) -> tower_http::cors::CorsLayer {
     use tower_http::cors::{AllowOrigin, CorsLayer};
 
     use crate::routes::resumable::protocol;

@@ -80,7 +80,10 @@ pub fn app(state: AppState) -> Router {
             }),
         )
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-        .layer(edge::cors(&cors_origins))
+        .layer(axum::middleware::from_fn_with_state(
+            edge::cors_layer(&cors_origins),
+            edge::cors,
+        ))
         .layer(axum::middleware::from_fn(edge::limits))
         .with_state(state)
 }

@@ -53,7 +53,7 @@ describe('a large file through the page', () => {
     const wasCut = new Promise((resolve) => { cut = resolve; });
     await page.route('**/api/v1/uploads/*', async (route) => {
       if (route.request().method() === 'PATCH' && (patches += 1) === 2) {
-        await route.abort('connectionreset');
+        await route.abort('connectionrefused');
         cut();
         return;
       }

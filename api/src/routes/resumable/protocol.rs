@@ -54,17 +54,30 @@ pub const RESPONSE_HEADERS: [&str; 9] = [
     "upload-expires",
 ];
 
-/// For every request under [`ROOT`]: `Tus-Resumable` on every answer (errors included, also
-/// those of authentication), and `412` for a tus request (not `OPTIONS`, nor the `GET` of the
-/// result, which is not part of tus) that does not speak version 1.0.0.
+/// For every request under [`ROOT`], whoever answers it (authentication, the router's
+/// fallbacks): `Tus-Resumable` on the answer.
 pub async fn tus_resumable(req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    if path != ROOT && !path.starts_with("/api/v1/uploads/") {
-        return next.run(req).await;
+    let ours = path == ROOT || path.starts_with("/api/v1/uploads/");
+    let mut response = next.run(req).await;
+    if ours {
+        response
+            .headers_mut()
+            .insert(&TUS_RESUMABLE, HeaderValue::from_static(VERSION));
     }
+    response
+}
+
+/// Behind authentication, on the tus routes: `412` for a tus request (not `OPTIONS`, nor the
+/// `GET` of the result, which is not part of tus) that does not speak version 1.0.0.
+pub async fn require_version(req: Request, next: Next) -> Response {
     let checked = !matches!(*req.method(), Method::OPTIONS | Method::GET);
-    let version = req.headers().get(&TUS_RESUMABLE);
-    let mut response = if checked && version.is_none_or(|v| v != VERSION) {
+    if checked
+        && req
+            .headers()
+            .get(&TUS_RESUMABLE)
+            .is_none_or(|v| v != VERSION)
+    {
         let mut refused = ApiError::Refused {
             status: StatusCode::PRECONDITION_FAILED,
             code: ApiErrorCode::TusVersionUnsupported,
@@ -74,14 +87,9 @@ pub async fn tus_resumable(req: Request, next: Next) -> Response {
         refused
             .headers_mut()
             .insert(&TUS_VERSION, HeaderValue::from_static(VERSION));
-        refused
-    } else {
-        next.run(req).await
-    };
-    response
-        .headers_mut()
-        .insert(&TUS_RESUMABLE, HeaderValue::from_static(VERSION));
-    response
+        return refused;
+    }
+    next.run(req).await
 }
 
 /// A header holding a non-negative integer: `None` when absent, `400` when not a number.
