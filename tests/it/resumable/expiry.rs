@@ -11,7 +11,7 @@ async fn expire_all(app: &TestApp) {
     sqlx::query("UPDATE resumable_uploads SET expires_at = now() - interval '1 second'")
         .execute(&app.db)
         .await
-        .unwrap();
+        .expect("expire the uploads");
 }
 
 #[tokio::test]

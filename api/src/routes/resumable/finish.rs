@@ -35,7 +35,7 @@ const FINISH_LEASE: Duration = Duration::from_secs(600);
 
 /// Where a complete upload stands after [`finish`].
 pub(super) enum Finished {
-    Recorded(SourceFile, Task),
+    Recorded(Box<(SourceFile, Task)>),
     /// Another request is recording it right now.
     InProgress,
 }
@@ -58,7 +58,7 @@ pub(super) async fn finish(
         };
     }
     match record_claimed(state, upload).await {
-        Ok((file, task)) => Ok(Finished::Recorded(file, task)),
+        Ok(recorded) => Ok(Finished::Recorded(Box::new(recorded))),
         Err(Outcome::Retry(e)) => {
             if let Err(release) = resumable_uploads::release_finish(&state.db, upload.id).await {
                 tracing::warn!(upload_id = %upload.id, error = %release, "could not release a finish claim");
@@ -174,8 +174,9 @@ async fn record_claimed(
 
 /// The file and task a recorded upload became.
 async fn recorded(state: &AppState, tenant: &str, file_id: Uuid) -> Result<Finished, ApiError> {
-    let (file, task) = file_and_task(state, tenant, file_id).await?;
-    Ok(Finished::Recorded(file, task))
+    Ok(Finished::Recorded(Box::new(
+        file_and_task(state, tenant, file_id).await?,
+    )))
 }
 
 async fn file_and_task(

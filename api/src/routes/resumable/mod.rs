@@ -400,7 +400,7 @@ async fn recorded_now(
     ApiError,
 > {
     match finish::finish(state, upload).await? {
-        Finished::Recorded(file, task) => Ok((file, task)),
+        Finished::Recorded(recorded) => Ok(*recorded),
         Finished::InProgress => Err(being_recorded()),
     }
 }
