@@ -515,3 +515,43 @@ async fn a_page_of_an_allowed_origin_may_speak_tus_and_read_its_headers() {
         .get("access-control-allow-origin")
         .is_none());
 }
+
+#[tokio::test]
+async fn the_quota_is_checked_with_the_declared_length_and_again_exactly_at_the_last_byte() {
+    let app = TestApp::spawn().await;
+    let tus = Tus::new(&app);
+    let csv = csv_of(2000);
+    shared::db::limits::set(&app.db, "default", None, Some(1000))
+        .await
+        .unwrap();
+    let resp = tus.create_with(csv.len() as u64, "a.csv", &[]).await;
+    assert_eq!(
+        error_code(resp).await,
+        (StatusCode::FORBIDDEN, "quota_exceeded".into())
+    );
+
+    // Room at creation, none left at the last byte (another upload took it meanwhile).
+    shared::db::limits::set(&app.db, "default", None, Some(3000))
+        .await
+        .unwrap();
+    let location = tus.create(csv.len() as u64, "a.csv").await;
+    let resp = tus.patch(&location, 0, csv[..1500].to_vec(), None).await;
+    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    let other = app.upload("other.csv", csv_of(1500), None).await;
+    assert_eq!(other.status(), StatusCode::ACCEPTED);
+    let resp = tus.patch(&location, 1500, csv[1500..].to_vec(), None).await;
+    assert_eq!(
+        error_code(resp).await,
+        (StatusCode::FORBIDDEN, "quota_exceeded".into())
+    );
+    assert_eq!(
+        app.upload_rows().await,
+        UploadRows::each(1),
+        "only the other upload"
+    );
+    assert_eq!(tus.head(&location).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.blobs.list_names_with_uncommitted().await.unwrap().len(),
+        1
+    );
+}
