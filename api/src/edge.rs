@@ -7,8 +7,9 @@
 //! - `X-Request-Id`: a client's id is kept only when it is short and plain, else replaced, so
 //!   logs and echoed headers never carry a client's arbitrary bytes.
 //! - Standard security headers on every answer.
-//! - A deadline on every request but uploads (multipart, and a resumable upload's `PATCH`) and
-//!   exports, which stream for as long as data moves (their body has an idle timeout instead).
+//! - A deadline on every request but uploads (multipart, and a resumable upload's `PATCH` and
+//!   `GET`, which may record it) and exports, which stream for as long as data moves (their
+//!   body has an idle timeout instead).
 //! - The slow-header (header read) timeout lives in the connection builder (`serve`).
 
 use std::time::Duration;
@@ -192,7 +193,9 @@ pub fn cors_layer(origins: &[String]) -> tower_http::cors::CorsLayer {
 pub async fn deadline(State(limit): State<Duration>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
     let streams = (req.method() == Method::POST && path == "/api/v1/files")
-        || (req.method() == Method::PATCH && path.starts_with("/api/v1/uploads/"))
+        // A resumable upload's last PATCH (or a GET that finishes it) reads the whole blob back.
+        || (matches!(*req.method(), Method::PATCH | Method::GET)
+            && path.starts_with("/api/v1/uploads/"))
         || path.ends_with("/rows/export");
     if streams {
         return next.run(req).await;
