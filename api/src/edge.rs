@@ -7,8 +7,9 @@
 //! - `X-Request-Id`: a client's id is kept only when it is short and plain, else replaced, so
 //!   logs and echoed headers never carry a client's arbitrary bytes.
 //! - Standard security headers on every answer.
-//! - A deadline on every request but uploads and exports, which stream for as long as data
-//!   moves (their body has an idle timeout instead).
+//! - A deadline on every request but uploads (multipart, and a resumable upload's `PATCH` and
+//!   `GET`, which may record it) and exports, which stream for as long as data moves (their
+//!   body has an idle timeout instead).
 //! - The slow-header (header read) timeout lives in the connection builder (`serve`).
 
 use std::time::Duration;
@@ -115,11 +116,87 @@ fn add_security_headers(headers: &mut axum::http::HeaderMap) {
     set(headers, header::CACHE_CONTROL, "no-store");
 }
 
+/// CORS for the origins of `HTTP_CORS_ALLOWED_ORIGINS` ([`cors_layer`]), for requests that
+/// come from a browser page of another origin (they carry `Origin`). Only a real preflight (an
+/// `OPTIONS` with `Access-Control-Request-Method`) is answered here: tower-http's layer would
+/// answer every `OPTIONS`, the tus discovery request among them.
+pub async fn cors(
+    State(layer): State<tower_http::cors::CorsLayer>,
+    req: Request,
+    next: Next,
+) -> Response {
+    use tower::{Layer as _, ServiceExt as _};
+
+    let cross_origin = req.headers().contains_key(header::ORIGIN);
+    let preflight = req.method() == Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    if !cross_origin || (req.method() == Method::OPTIONS && !preflight) {
+        return next.run(req).await;
+    }
+    match layer.layer(next).oneshot(req).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// The CORS rules: a browser page of one of `origins` may call any route with its credentials
+/// header and the tus request headers, and read the tus answer headers (a tus client reads
+/// `Location`, `Upload-Offset`, `Upload-Length`…). Preflights are answered before
+/// authentication (a browser sends them without credentials). With no origins, no answer
+/// carries `Access-Control-Allow-Origin`, so a browser refuses every cross-origin call.
+pub fn cors_layer(origins: &[String]) -> tower_http::cors::CorsLayer {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+
+    use crate::routes::resumable::protocol;
+
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|o| match HeaderValue::from_str(o.trim()) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                tracing::warn!(origin = %o, "ignored an HTTP_CORS_ALLOWED_ORIGINS entry that is not a header value");
+                None
+            }
+        })
+        .collect();
+    let names = |list: &[&'static str]| -> Vec<HeaderName> {
+        list.iter().map(|n| HeaderName::from_static(n)).collect()
+    };
+    let mut allowed = names(&protocol::REQUEST_HEADERS);
+    allowed.extend([
+        header::AUTHORIZATION,
+        header::CONTENT_TYPE,
+        X_REQUEST_ID.clone(),
+    ]);
+    let mut exposed = names(&protocol::RESPONSE_HEADERS);
+    exposed.extend([header::RETRY_AFTER, X_REQUEST_ID.clone()]);
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([
+            Method::GET,
+            Method::HEAD,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+            Method::OPTIONS,
+        ])
+        .allow_headers(allowed)
+        .expose_headers(exposed)
+        .max_age(Duration::from_secs(3600))
+}
+
 /// Answers `503 request_timeout` when a request (other than an upload or export) takes longer
 /// than the deadline.
 pub async fn deadline(State(limit): State<Duration>, req: Request, next: Next) -> Response {
-    let streams = (req.method() == Method::POST && req.uri().path() == "/api/v1/files")
-        || req.uri().path().ends_with("/rows/export");
+    let path = req.uri().path();
+    let streams = (req.method() == Method::POST && path == "/api/v1/files")
+        // A resumable upload's last PATCH (or a GET that finishes it) reads the whole blob back.
+        || (matches!(*req.method(), Method::PATCH | Method::GET)
+            && path.starts_with("/api/v1/uploads/"))
+        || path.ends_with("/rows/export");
     if streams {
         return next.run(req).await;
     }

@@ -51,6 +51,7 @@ pub fn app(state: AppState) -> Router {
     ));
     let (router, _) = routes::public().merge(api).split_for_parts();
     let request_timeout = state.http.request_timeout;
+    let cors_origins = state.http.cors_allowed_origins.clone();
     router
         .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
         .method_not_allowed_fallback(edge::method_not_allowed)
@@ -60,6 +61,9 @@ pub fn app(state: AppState) -> Router {
             edge::deadline,
         ))
         .layer(axum::middleware::from_fn(metrics::track))
+        .layer(axum::middleware::from_fn(
+            routes::resumable::protocol::tus_resumable,
+        ))
         .layer(axum::middleware::from_fn(edge::security_headers))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(
@@ -76,6 +80,10 @@ pub fn app(state: AppState) -> Router {
             }),
         )
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(axum::middleware::from_fn_with_state(
+            edge::cors_layer(&cors_origins),
+            edge::cors,
+        ))
         .layer(axum::middleware::from_fn(edge::limits))
         .with_state(state)
 }
@@ -100,6 +108,7 @@ pub async fn state(cfg: &Config) -> anyhow::Result<AppState> {
         http: Arc::new(cfg.http.clone()),
         webhooks: Arc::new(cfg.webhooks.clone()),
         limits: Arc::new(cfg.limits.clone()),
+        resumable: Arc::new(cfg.resumable.clone()),
     })
 }
 

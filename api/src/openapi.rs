@@ -96,6 +96,8 @@ impl Modify for EdgeResponses {
                 &mut item.put,
                 &mut item.delete,
                 &mut item.patch,
+                &mut item.head,
+                &mut item.options,
             ];
             for op in operations.into_iter().flatten() {
                 let mut add = |status: &str, description: &str| {

@@ -7,7 +7,7 @@ use shared::storage::BlobStore;
 use sqlx::PgPool;
 
 use crate::auth::Authenticator;
-use crate::config::{HttpConfig, LimitsConfig, WebhooksConfig};
+use crate::config::{HttpConfig, LimitsConfig, ResumableConfig, WebhooksConfig};
 use crate::event_hub::EventHub;
 
 #[derive(Clone)]
@@ -20,4 +20,5 @@ pub struct AppState {
     pub events: EventHub,
     pub webhooks: Arc<WebhooksConfig>,
     pub limits: Arc<LimitsConfig>,
+    pub resumable: Arc<ResumableConfig>,
 }

@@ -35,6 +35,11 @@ export function setKey(key) {
   session = { key };
 }
 
+/** The current session's key, for a request this module does not make (resumable.js's PATCH). */
+export function currentKey() {
+  return session.key;
+}
+
 export function setUnauthorizedHandler(handler) {
   unauthorizedHandler = handler;
 }

@@ -1,10 +1,12 @@
 // The upload side of the page: the choice of template (and of its policy for rows with errors)
 // the next files are sent with, a card per chosen or dropped file with its upload's progress
 // (at most PARALLEL_UPLOADS at once), then its task's state once the server accepted it, or the
-// server's reason when it refused it. What happens to an accepted file (listed, watched) is the
-// page's business, reached through the hooks given to init().
+// server's reason when it refused it. Files over resumable.js's threshold go through tus and
+// resume after a dropped connection or a reload. What happens to an accepted file (listed,
+// watched) is the page's business, reached through the hooks given to init().
 
 import * as api from './api.js';
+import * as resumable from './resumable.js';
 import { POLICIES, policyText } from './templates.js';
 import { announce, button, formatBytes } from './util.js';
 
@@ -124,18 +126,27 @@ async function uploadOne(file, card, choice) {
   const bar = card.querySelector('progress');
   const status = card.querySelector('.upload-status');
   status.textContent = 'uploading';
+  const started = performance.now();
   try {
-    const accepted = await api.upload(file, (sent, total) => {
+    const progress = (sent, total, resumedFrom = 0) => {
       if (sent < total) {
         bar.value = Math.round((100 * sent) / Math.max(total, 1));
-        status.textContent = `uploading: ${bar.value}%`;
+        // Speed counts this page's bytes only, not those the server had before a resume.
+        const seconds = (performance.now() - started) / 1000;
+        const speed = seconds > 0 && sent > resumedFrom ? ` · ${formatBytes((sent - resumedFrom) / seconds)}/s` : '';
+        const resumed = resumedFrom > 0 ? ` · resumed at ${formatBytes(resumedFrom)}` : '';
+        status.textContent = `uploading: ${bar.value}% · ${formatBytes(sent)} of ${formatBytes(total)}${speed}${resumed}`;
       } else {
         // Every byte is sent, but the server answers only once it has stored the file, which
         // takes a while for a large one: an indeterminate bar, not a 100 % that seems stuck.
         bar.removeAttribute('value');
         status.textContent = 'processing on the server…';
       }
-    }, choice);
+    };
+    // Large files go resumably: they survive a dropped connection and a reload of the page.
+    const accepted = file.size > resumable.THRESHOLD_BYTES
+      ? await resumable.upload(file, api.currentKey(), progress, choice)
+      : await api.upload(file, progress, choice);
     if (mine !== hooks.session()) return;
     bar.value = 100;
     card.dataset.fileId = accepted.source_file.id;

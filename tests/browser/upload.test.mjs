@@ -87,7 +87,7 @@ describe('uploading a CSV and a workbook through the file input', () => {
     // with every byte sent, that the server is at work, until its answer gave the task status.
     for (const name of ['customers.csv', 'inventory.xlsx']) {
       const states = (await recorded(page, 'upload')).filter((s) => s.file === name).map((s) => s.text);
-      const sending = states.filter((s) => /^uploading: \d+%$/.test(s));
+      const sending = states.filter((s) => /^uploading: \d+% · /.test(s));
       const progress = sending.map((s) => Number(/(\d+)%/.exec(s)[1]));
       assert.ok(progress.every((p) => p < 100), `${name}: ${JSON.stringify(states)}`);
       assert.deepEqual(progress, [...progress].sort((a, b) => a - b), `${name} went backwards`);

@@ -61,6 +61,12 @@ impl TestApp {
     pub async fn spawn_with(tweak: impl FnOnce(&mut api::Config)) -> TestApp {
         let mut config = test_config(&fresh_database().await).await;
         tweak(&mut config);
+        Self::spawn_on(config).await
+    }
+
+    /// Spawns an api on `config` as it is: with another app's config, a second instance on
+    /// the same database and container (a restarted api, or a second replica).
+    pub async fn spawn_on(config: api::Config) -> TestApp {
         api::migrate(&config).await.expect("migrations apply");
         let state = api::state(&config).await.expect("api state builds");
         let listener = TcpListener::bind("127.0.0.1:0")
@@ -344,6 +350,7 @@ pub async fn test_config(database_url: &str) -> api::Config {
         events: api::config::EventsConfig::default(),
         webhooks: test_webhooks_config(),
         limits: api::config::LimitsConfig::default(),
+        resumable: api::config::ResumableConfig::default(),
         listen_addr: "127.0.0.1:0".parse().expect("socket address"),
         metrics_addr: Some("127.0.0.1:0".parse().expect("socket address")),
         max_upload_bytes: TEST_MAX_UPLOAD_BYTES,

@@ -22,6 +22,7 @@ fn routes(file: &str, task: &str) -> Vec<(Method, String)> {
             .replace("{source_file_id}", file)
             .replace("{task_id}", task)
             .replace("{webhook_id}", file)
+            .replace("{upload_id}", file)
             .replace("{name}", "invoices");
         assert!(
             !path.contains('{'),
@@ -127,6 +128,11 @@ async fn no_api_route_answers_without_a_valid_credential() {
                 req = req.multipart(reqwest::multipart::Form::new().part("file", part));
             }
             let resp = req.send().await.expect("request completes");
+            if method == Method::HEAD {
+                // An answer to HEAD has no body to read a message from.
+                assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "HEAD {path}");
+                continue;
+            }
             let message = assert_unauthorized(resp, &format!("{method} {path} with {what}")).await;
             messages.insert(*what, message);
         }
@@ -200,6 +206,9 @@ async fn a_tenant_cannot_see_page_export_or_delete_another_tenants_files() {
             || path.starts_with("/api/v1/templates")
             || path.starts_with("/api/v1/events")
             || path.starts_with("/api/v1/webhooks")
+            // Resumable uploads need their tus headers: tests/it/resumable/ checks another
+            // tenant's key on a real upload.
+            || path.starts_with("/api/v1/uploads")
         {
             continue;
         }

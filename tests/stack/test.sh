@@ -26,6 +26,9 @@ export SHEETRELAY_WEBHOOKS_PYTHON
 # For tests/it/parquet.rs: pyarrow reads the Parquet exports back.
 SHEETRELAY_PARQUET_PYTHON="$(ensure_venv parquet-venv "$REPO_ROOT/tests/parquet/requirements.txt")/bin/python"
 export SHEETRELAY_PARQUET_PYTHON
+# For tests/it/resumable/tuspy.rs: tuspy, the tus project's client, uploads resumably.
+SHEETRELAY_TUS_PYTHON="$(ensure_venv tus-venv "$REPO_ROOT/tests/tus/requirements.txt")/bin/python"
+export SHEETRELAY_TUS_PYTHON
 
 cd "$REPO_ROOT"
 # The tests run the api and worker binaries as child processes (key administration, job runs):

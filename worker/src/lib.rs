@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod outbox_cli;
 pub mod parse;
 pub mod relay;
+pub mod resumable;
 pub mod retry;
 pub mod supervisor;
 pub mod task_cli;

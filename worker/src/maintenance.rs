@@ -1,9 +1,10 @@
 //! The maintenance loop: the worker's housekeeping, apart from the loops that deliver work, so
 //! that a busy relay or a slow endpoint never delays a purge and a purge never delays a send. It
 //! runs a list of named [`Job`]s, each every its own interval (the first run at start-up): the
-//! retention of sent outbox messages, the review timeout and the data lifecycle (tenant
-//! retention, tenant purges, the orphan-blob sweep: [`crate::lifecycle`]) where the relay runs,
-//! the retention of events and of the webhook attempt log where webhook delivery runs ([`jobs`]). A failed run is logged and tried again at the next
+//! retention of sent outbox messages, the expiry of resumable uploads, the review timeout and the
+//! data lifecycle (tenant retention, tenant purges, the orphan-blob sweep: [`crate::lifecycle`])
+//! where the relay runs, the retention of events and of the webhook attempt log where webhook
+//! delivery runs ([`jobs`]). A failed run is logged and tried again at the next
 //! interval (an outage passes; a bad statement keeps warning). With `--drain`, each job runs once
 //! and the loop ends, so a drain job still exits.
 
@@ -61,6 +62,15 @@ pub fn jobs(cfg: &RunConfig) -> Vec<Job> {
                     .await
                     .map(drop)
                     .map_err(Into::into)
+            },
+        ));
+        jobs.push(Job::new(
+            "resumable upload expiry",
+            cfg.relay.purge_interval,
+            |db, cfg| async move {
+                let blobs = shared::storage::BlobStore::new(&cfg.storage)?;
+                crate::resumable::purge_expired(&db, &blobs).await?;
+                Ok(())
             },
         ));
         jobs.push(Job::new(

@@ -112,6 +112,8 @@ pub struct Config {
     pub webhooks: WebhooksConfig,
     #[command(flatten)]
     pub limits: LimitsConfig,
+    #[command(flatten)]
+    pub resumable: ResumableConfig,
     /// Address to listen on.
     #[arg(long, env = "LISTEN_ADDR", default_value = "0.0.0.0:8080")]
     pub listen_addr: SocketAddr,
@@ -144,6 +146,15 @@ pub struct HttpConfig {
     /// Largest multipart part header, in bytes
     #[arg(long = "http-max-part-header-bytes", env = "HTTP_MAX_PART_HEADER_BYTES", default_value_t = 8 * 1024)]
     pub max_part_header_bytes: usize,
+    /// Web origins (`https://app.example.com`, comma-separated) whose pages may call the api
+    /// from a browser (CORS), resumable uploads included; unset: none (the api's own page is
+    /// same-origin and needs none)
+    #[arg(
+        long = "http-cors-allowed-origins",
+        env = "HTTP_CORS_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub cors_allowed_origins: Vec<String>,
 }
 
 impl Default for HttpConfig {
@@ -209,6 +220,25 @@ pub struct LimitsConfig {
         default_value = "none"
     )]
     pub retention: shared::db::limits::Retention,
+}
+
+/// Resumable (tus) uploads at `/api/v1/uploads`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ResumableConfig {
+    /// Largest resumable upload, in bytes (`Tus-Max-Size`): a larger `Upload-Length` is `413`
+    #[arg(id = "resumable_max_upload_bytes", long = "resumable-max-upload-bytes", env = "RESUMABLE_MAX_UPLOAD_BYTES",
+          default_value_t = 5 * 1024 * 1024 * 1024)]
+    pub max_upload_bytes: u64,
+    /// How long an unfinished resumable upload is kept after its creation (`Upload-Expires`),
+    /// and a finished one after it completes; then the worker deletes it and its staged blocks
+    #[arg(long = "resumable-upload-expiry", env = "RESUMABLE_UPLOAD_EXPIRY", value_parser = shared::config::parse_duration, default_value = "24h")]
+    pub expiry: Duration,
+}
+
+impl Default for ResumableConfig {
+    fn default() -> Self {
+        shared::config::from_args(&[])
+    }
 }
 
 impl Default for LimitsConfig {

@@ -21,6 +21,8 @@ shared::code_enum! {
         InvalidParameter => "invalid_parameter",
         /// A JSON body that is not the request's.
         InvalidBody => "invalid_body",
+        /// An `Upload-Checksum` with another algorithm than `sha256`.
+        UnsupportedChecksumAlgorithm => "unsupported_checksum_algorithm",
         /// No valid credential.
         Unauthorized => "unauthorized",
         /// The upload would take the tenant past its storage quota.
@@ -35,6 +37,10 @@ shared::code_enum! {
         InternalError => "internal_error",
         /// An `Idempotency-Key` already used for another file.
         IdempotencyKeyReused => "idempotency_key_reused",
+        /// A `PATCH` whose `Upload-Offset` is not the upload's offset.
+        OffsetMismatch => "offset_mismatch",
+        /// A resumable upload's result asked for before its last byte was recorded.
+        UploadIncomplete => "upload_incomplete",
         /// The file's task is not COMPLETED (or not final, for error reports).
         NotParsed => "not_parsed",
         /// The tenant has as many templates as allowed.
@@ -45,12 +51,22 @@ shared::code_enum! {
         NotInReview => "not_in_review",
         /// The feed's `after` or the stream's `Last-Event-ID` names no event kept for the caller.
         UnknownCursor => "unknown_cursor",
+        /// A resumable upload past its `Upload-Expires`.
+        UploadExpired => "upload_expired",
+        /// A tus request without `Tus-Resumable: 1.0.0`.
+        TusVersionUnsupported => "tus_version_unsupported",
         /// A file over `MAX_UPLOAD_BYTES`, or a template over its limit.
         PayloadTooLarge => "payload_too_large",
+        /// A `PATCH` body going past the upload's `Upload-Length`.
+        UploadLengthExceeded => "upload_length_exceeded",
+        /// A resumable upload sent in more pieces than Blob Storage can commit.
+        TooManyChunks => "too_many_chunks",
         /// A request target over the edge's limit.
         UriTooLong => "uri_too_long",
         /// A file that is neither CSV/TSV nor a workbook.
         UnsupportedFormat => "unsupported_format",
+        /// A `PATCH` body that is not `application/offset+octet-stream`.
+        WrongContentType => "wrong_content_type",
         /// A template document the engine cannot run (with `details`).
         InvalidTemplate => "invalid_template",
         /// An upload naming a template the tenant does not have.
@@ -64,6 +80,8 @@ shared::code_enum! {
         RateLimited => "rate_limited",
         /// Too many request headers, or too many bytes of them.
         HeadersTooLarge => "headers_too_large",
+        /// A `PATCH` body whose SHA-256 is not its `Upload-Checksum`.
+        ChecksumMismatch => "checksum_mismatch",
         /// Postgres does not answer.
         DatabaseUnavailable => "database_unavailable",
         /// Blob Storage does not answer.

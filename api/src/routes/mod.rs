@@ -9,6 +9,7 @@ pub mod files;
 pub mod health;
 pub mod mapping;
 pub mod page;
+pub mod resumable;
 pub mod rows;
 pub mod tasks;
 pub mod templates;
@@ -17,6 +18,7 @@ pub mod webhooks;
 
 use axum::extract::{DefaultBodyLimit, FromRequestParts, Path};
 use axum::http::request::Parts;
+use axum::middleware::from_fn;
 use axum::routing::get;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
@@ -31,6 +33,19 @@ use crate::state::AppState;
 pub(crate) fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::default()
         .routes(routes!(upload::upload, files::list_files))
+        .routes(
+            routes!(resumable::options, resumable::create)
+                .layer(from_fn(resumable::protocol::require_version)),
+        )
+        .routes(
+            routes!(
+                resumable::status,
+                resumable::append,
+                resumable::terminate,
+                resumable::result
+            )
+            .layer(from_fn(resumable::protocol::require_version)),
+        )
         .routes(routes!(files::get_file, files::delete_file))
         .routes(routes!(rows::list_rows))
         .routes(routes!(export::export_rows))

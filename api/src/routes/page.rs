@@ -60,6 +60,11 @@ const ASSETS: &[Asset] = &[
         body: include_bytes!("../../web/report.js"),
     },
     Asset {
+        name: "resumable.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../web/resumable.js"),
+    },
+    Asset {
         name: "review.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../web/review.js"),

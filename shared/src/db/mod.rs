@@ -11,6 +11,7 @@ pub mod outbox;
 pub mod purges;
 pub mod remembered_mappings;
 pub mod removal;
+pub mod resumable_uploads;
 pub mod reviews;
 pub mod rows;
 pub mod source_files;

@@ -4,6 +4,7 @@
 
 use super::{
     auth::{child_url, ResolvedAuth},
+    block_writer,
     metered::{metered, Service},
     BlockWriter, StorageConfig, StorageError,
 };
@@ -176,6 +177,42 @@ impl BlobStore {
     pub fn block_writer(&self, blob_name: &str) -> BlockWriter {
         let client = self.container.blob_client(blob_name).block_blob_client();
         BlockWriter::new(self.clone(), blob_name, client)
+    }
+
+    /// Stages `block` as the block `block_id` of `blob_name` (not visible until committed): for
+    /// an upload that arrives over several requests and keeps its block list itself. The ids of
+    /// one blob must all have the same length.
+    pub async fn stage_block(
+        &self,
+        blob_name: &str,
+        block_id: &[u8],
+        block: Bytes,
+    ) -> Result<(), StorageError> {
+        let client = self.container.blob_client(blob_name).block_blob_client();
+        let len = block.len() as u64;
+        client
+            .stage_block(block_id, len, block.into(), None)
+            .await?;
+        Ok(())
+    }
+
+    /// Commits the staged blocks `block_ids`, in order, as the blob `blob_name` with
+    /// `content_type`; staged blocks not in the list are dropped.
+    pub async fn commit_blocks(
+        &self,
+        blob_name: &str,
+        block_ids: Vec<Vec<u8>>,
+        content_type: &str,
+    ) -> Result<(), StorageError> {
+        let client = self.container.blob_client(blob_name).block_blob_client();
+        block_writer::commit_list(&client, block_ids, Some(content_type)).await
+    }
+
+    /// Drops the staged blocks of a blob that was never committed (an abandoned upload) at
+    /// once, rather than after the service's week-long garbage collection.
+    pub async fn discard_staged(&self, blob_name: &str) -> Result<(), StorageError> {
+        let client = self.container.blob_client(blob_name).block_blob_client();
+        block_writer::discard_staged(self, &client, blob_name).await
     }
 
     /// Streams `body` into the block blob `blob_name` and returns its length. Blocks are staged

@@ -83,18 +83,7 @@ impl BlockWriter {
         while !self.in_flight.is_empty() {
             self.join_one().await?;
         }
-        let list = BlockLookupList {
-            latest: Some(self.block_ids.clone()),
-            ..Default::default()
-        };
-        let options = BlockBlobClientCommitBlockListOptions {
-            blob_content_type: Some(content_type.to_owned()),
-            ..Default::default()
-        };
-        self.client
-            .commit_block_list(list.try_into()?, Some(options))
-            .await?;
-        Ok(())
+        commit_list(&self.client, self.block_ids.clone(), Some(content_type)).await
     }
 
     /// Drops the staged blocks at once rather than leaving them to the service's week-long
@@ -104,11 +93,7 @@ impl BlockWriter {
     /// would outlive it (the edge tests saw one in a full CI run).
     pub async fn discard(mut self) -> Result<(), StorageError> {
         while self.in_flight.join_next().await.is_some() {}
-        let empty = BlockLookupList::default();
-        self.client
-            .commit_block_list(empty.try_into()?, None)
-            .await?;
-        self.store.delete(&self.blob_name).await
+        discard_staged(&self.store, &self.client, &self.blob_name).await
     }
 
     async fn join_one(&mut self) -> Result<(), StorageError> {
@@ -117,6 +102,37 @@ impl BlockWriter {
             None => Ok(()),
         }
     }
+}
+
+/// Commits `block_ids` (staged blocks, in order) as the blob, with `content_type` if given.
+pub(super) async fn commit_list(
+    client: &BlockBlobClient,
+    block_ids: Vec<Vec<u8>>,
+    content_type: Option<&str>,
+) -> Result<(), StorageError> {
+    let list = BlockLookupList {
+        latest: Some(block_ids),
+        ..Default::default()
+    };
+    let options = BlockBlobClientCommitBlockListOptions {
+        blob_content_type: content_type.map(str::to_owned),
+        ..Default::default()
+    };
+    client
+        .commit_block_list(list.try_into()?, Some(options))
+        .await?;
+    Ok(())
+}
+
+/// Drops the uncommitted blocks of `blob_name` (committing an empty list drops them), then
+/// deletes the empty blob that leaves. Only for a blob that has no committed content to keep.
+pub(super) async fn discard_staged(
+    store: &BlobStore,
+    client: &BlockBlobClient,
+    blob_name: &str,
+) -> Result<(), StorageError> {
+    commit_list(client, Vec::new(), None).await?;
+    store.delete(blob_name).await
 }
 
 fn flatten(

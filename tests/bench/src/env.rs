@@ -108,6 +108,8 @@ const FORWARDED: &[&str] = &[
     "OTEL_SDK_DISABLED",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "PROGRESS_INTERVAL",
+    // `bench tus` with a file over the default 5 GiB.
+    "RESUMABLE_MAX_UPLOAD_BYTES",
 ];
 
 fn base_command(exe: &Path, env: &WorkerEnv, label: &str) -> anyhow::Result<Command> {

@@ -13,6 +13,7 @@
 //! cargo run -p bench --release -- fairness           # a tenant's upload beside another's backlog
 //! cargo run -p bench --release -- purge              # retention and a purge of 10M rows
 //!                                                    # (BENCH_PURGE_ROWS sets the rows)
+//! cargo run -p bench --release -- tus                # resumable upload, cut connections (BENCH_TUS_BYTES)
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -33,6 +34,7 @@ mod relay;
 mod report;
 mod scaler_cli;
 mod templates;
+mod tus;
 mod upload;
 
 use std::time::{Duration, Instant};
@@ -56,6 +58,7 @@ const SCENARIOS: &[&str] = &[
     "templates",
     "fairness",
     "purge",
+    "tus",
 ];
 
 struct Options {
@@ -187,6 +190,8 @@ fn max_runs(name: &str) -> usize {
         "jobs" => 1,
         // 10M rows generated and deleted per run.
         "purge" => 1,
+        // Three uploads of a large file (1 GiB by default) in one run.
+        "tus" => 1,
         _ => usize::MAX,
     }
 }
@@ -329,6 +334,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             };
             purge::run(rows).await
         }
+        "tus" => tus::run(tus::size(q(64, 1024) * 1024 * 1024)).await,
         other => bail!("unknown scenario {other}"),
     }
 }

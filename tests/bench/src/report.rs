@@ -21,6 +21,9 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ("upload", "uploads_per_s", Cmp::AtLeast, 300.0),
     ("upload", "p99_ms", Cmp::AtMost, 150.0),
     ("upload-1gib", "api_rss_growth_mb", Cmp::AtMost, 50.0),
+    // A resumable upload: flat api memory, and within 15 % of one multipart request.
+    ("tus", "api_rss_growth_mb", Cmp::AtMost, 50.0),
+    ("tus", "tus_vs_multipart", Cmp::AtLeast, 0.85),
     ("e2e", "tasks_per_s", Cmp::AtLeast, 100.0),
     // Tracing and progress cost no more than a few percent of throughput.
     ("telemetry-overhead", "e2e.cost_pct", Cmp::AtMost, 5.0),

@@ -21,7 +21,7 @@ const ON_INVALID_PART: &str = "on_invalid";
 /// The most bytes a text part (`template`, `on_invalid`) may hold.
 const MAX_TEXT_PART: usize = 256;
 
-pub(super) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
         return Ok(None);
     };
@@ -38,7 +38,7 @@ pub(super) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Api
     Ok(Some(key.to_owned()))
 }
 
-pub(super) fn content_length(headers: &HeaderMap) -> Option<u64> {
+pub(crate) fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers
         .get(header::CONTENT_LENGTH)?
         .to_str()
@@ -138,14 +138,22 @@ pub(super) async fn only_one_file_part(
     Ok(())
 }
 
-/// The text parts that may precede `file`.
+/// The text parts that may precede `file` (or a resumable upload's metadata of the same names).
 #[derive(Default)]
-pub(super) struct FormFields {
+pub(crate) struct FormFields {
     template: Option<String>,
     on_invalid: Option<String>,
 }
 
 impl FormFields {
+    /// The fields as given some other way than multipart parts.
+    pub(crate) fn new(template: Option<String>, on_invalid: Option<String>) -> Self {
+        Self {
+            template,
+            on_invalid,
+        }
+    }
+
     /// Reads one part before `file`: `template` and `on_invalid` are kept, others ignored.
     pub(super) async fn read(
         &mut self,
@@ -180,7 +188,7 @@ impl FormFields {
 
     /// The latest version of the named template of the caller's tenant; `422` when there is
     /// none, or for an `on_invalid` that is not a policy.
-    pub(super) async fn template(
+    pub(crate) async fn template(
         &self,
         state: &AppState,
         principal: &Principal,

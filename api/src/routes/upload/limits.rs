@@ -24,16 +24,23 @@ async fn of(state: &AppState, tenant: &str) -> Result<TenantLimits, ApiError> {
     })
 }
 
-/// Lets an upload of `tenant` start: one from its rate, and room left in its quota. Returns
-/// the quota, which [`super::record::record`] checks again exactly once the size is known.
-pub(crate) async fn admit(state: &AppState, tenant: &str) -> Result<u64, ApiError> {
+/// Lets an upload of `tenant` start: one from its rate, and room left in its quota for
+/// `declared` bytes (0 when the size is not known yet). Returns the quota, which
+/// [`super::record::record`] checks again exactly once the size is known.
+pub(crate) async fn admit(state: &AppState, tenant: &str, declared: u64) -> Result<u64, ApiError> {
     let own = of(state, tenant).await?;
     if let Some(wait) = limits::take_upload(&state.db, tenant, own.upload_rate).await? {
         return Err(ApiError::RateLimited(wait));
     }
     let used = limits::usage(&state.db, tenant).await?;
-    check_quota(own.storage_quota_bytes, used, 0)?;
+    check_quota(own.storage_quota_bytes, used, declared)?;
     Ok(own.storage_quota_bytes)
+}
+
+/// The storage quota of `tenant`, for recording an upload that was admitted earlier (a
+/// resumable upload completes long after its creation took one from the rate).
+pub(crate) async fn quota(state: &AppState, tenant: &str) -> Result<u64, ApiError> {
+    Ok(of(state, tenant).await?.storage_quota_bytes)
 }
 
 /// `403 quota_exceeded` unless `size` more bytes fit beside `used` (a file of 0 bytes needs

@@ -9,7 +9,7 @@
 //! request that is itself a valid upload, so the body is read (and hashed, not stored) even
 //! when the key is known.
 
-mod form;
+pub(crate) mod form;
 pub(crate) mod limits;
 pub(crate) mod record;
 
@@ -90,7 +90,7 @@ pub async fn upload(
         // Refuse before reading the body at all.
         return Err(ApiError::PayloadTooLarge { limit });
     }
-    let quota_bytes = limits::admit(&state, &principal.tenant_id).await?;
+    let quota_bytes = limits::admit(&state, &principal.tenant_id, 0).await?;
     let trip = Trip::default();
     let mut multipart = form::guarded_multipart(request, &state, trip.clone()).await?;
     let errors = Errors { limit, trip };
@@ -152,6 +152,7 @@ pub async fn upload(
         idempotency_key: key.as_deref(),
         template: template.as_ref(),
         quota_bytes,
+        resumable: None,
     };
     let (file, task) = record::record(&state, &principal, stored).await?;
     Ok(accepted(&file, &task))

@@ -9,7 +9,7 @@
 //! (resumable uploads, whose blob is written over several requests) calls it the same way, so
 //! every upload is recorded, replayed, logged and counted alike.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use shared::db::source_files::{NewSourceFile, SourceFile, TemplateRef};
 use shared::db::tasks::Task;
 use shared::db::{self, uploads::NewUpload};
@@ -42,6 +42,9 @@ pub(crate) struct StoredFile<'a> {
     pub template: Option<&'a ChosenTemplate>,
     /// The tenant's storage quota, as [`limits::admit`] found it when the upload began.
     pub quota_bytes: u64,
+    /// The resumable upload these bytes came through, marked recorded in the same transaction
+    /// (kept for answers until the given time).
+    pub resumable: Option<(Uuid, DateTime<Utc>)>,
 }
 
 /// The blob name of a new source file: its upload date, then its id.
@@ -66,6 +69,7 @@ pub(crate) async fn record(
         idempotency_key,
         template,
         quota_bytes: quota,
+        resumable,
     } = stored;
     let new_file = NewSourceFile {
         id,
@@ -101,6 +105,9 @@ pub(crate) async fn record(
             return Ok(Err(refused));
         }
         let rows = db::uploads::insert(&mut *tx, &upload).await?;
+        if let Some((upload_id, keep_until)) = resumable {
+            db::resumable_uploads::finish(&mut *tx, upload_id, id, keep_until).await?;
+        }
         tx.commit().await?;
         Ok::<_, sqlx::Error>(Ok(rows))
     }

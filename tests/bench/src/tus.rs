@@ -1,0 +1,258 @@
+//! Scenario `tus`: one large generated CSV (`BENCH_TUS_BYTES`, default 1 GiB) through the
+//! resumable-upload endpoint with three connections cut mid-way (each `PATCH` body fails after a
+//! quarter of the file more, and the client resumes from `HEAD`'s offset), checked by the
+//! SHA-256 the api computed from the committed blob; the api's RSS growth over it; then the same
+//! file through tus without cuts and through one multipart request, for their throughput.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use bytes::Bytes;
+use futures::StreamExt as _;
+use sha2::{Digest as _, Sha256};
+
+use crate::env::{self, ApiProcess};
+use crate::procs::{self, MB};
+use crate::report::Run;
+
+/// The generated file repeats one chunk of this many bytes (whole CSV lines).
+const CHUNK: usize = 256 * 1024;
+/// Connections cut per upload in the first measurement.
+const CUTS: u64 = 3;
+
+/// The file's size: `BENCH_TUS_BYTES`, else `default`; rounded down to whole chunks.
+pub fn size(default: u64) -> u64 {
+    let bytes = std::env::var("BENCH_TUS_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    (bytes / CHUNK as u64).max(1) * CHUNK as u64
+}
+
+/// The generated file: one chunk of CSV lines, repeated.
+struct Generated {
+    chunk: Bytes,
+    total: u64,
+}
+
+impl Generated {
+    fn new(total: u64) -> Self {
+        let line = b"1234567,customer-00001234,Alice Smith,42,1234.56,2024-05-06,2024-05-06T07:08:09,true,,note 12,01234,Tokyo 12\n";
+        let mut chunk = Vec::with_capacity(CHUNK);
+        while chunk.len() + line.len() <= CHUNK {
+            chunk.extend_from_slice(line);
+        }
+        chunk.resize(CHUNK, b'\n');
+        Self {
+            chunk: Bytes::from(chunk),
+            total,
+        }
+    }
+
+    fn sha256(&self) -> String {
+        let mut hasher = Sha256::new();
+        for _ in 0..self.total / CHUNK as u64 {
+            hasher.update(&self.chunk);
+        }
+        format!("{:x}", hasher.finalize())
+    }
+
+    /// The bytes from `from` to `to`, as a stream; with `fail`, the stream errors at `to`
+    /// instead of ending (the client drops the connection mid-body).
+    fn range(
+        &self,
+        from: u64,
+        to: u64,
+        fail: bool,
+    ) -> impl futures::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+        let chunk = self.chunk.clone();
+        let pieces = futures::stream::unfold(from, move |at| {
+            let chunk = chunk.clone();
+            async move {
+                if at >= to {
+                    return None;
+                }
+                let start = (at % CHUNK as u64) as usize;
+                let len = (CHUNK - start).min(usize::try_from(to - at).unwrap_or(CHUNK));
+                Some((Ok(chunk.slice(start..start + len)), at + len as u64))
+            }
+        });
+        let cut = futures::stream::iter(fail.then(|| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "cut",
+            ))
+        }));
+        pieces.chain(cut)
+    }
+}
+
+const TUS: (&str, &str) = ("Tus-Resumable", "1.0.0");
+
+async fn create(api: &ApiProcess, total: u64) -> anyhow::Result<String> {
+    let resp = api
+        .client
+        .post(format!("{}/api/v1/uploads", api.base_url))
+        .header(TUS.0, TUS.1)
+        .header("Upload-Length", total)
+        .header("Upload-Metadata", "filename YmVuY2guY3N2") // bench.csv
+        .send()
+        .await?;
+    if resp.status() != reqwest::StatusCode::CREATED {
+        bail!("tus create answered {}", resp.status());
+    }
+    let location = resp
+        .headers()
+        .get("location")
+        .context("Location")?
+        .to_str()?;
+    Ok(format!("{}{location}", api.base_url))
+}
+
+async fn offset(api: &ApiProcess, url: &str) -> anyhow::Result<u64> {
+    let resp = api.client.head(url).header(TUS.0, TUS.1).send().await?;
+    if !resp.status().is_success() {
+        bail!("HEAD answered {}", resp.status());
+    }
+    Ok(resp
+        .headers()
+        .get("upload-offset")
+        .context("Upload-Offset")?
+        .to_str()?
+        .parse()?)
+}
+
+/// One `PATCH` of `file` from `from` to `to`; `cut` drops it at `to`. Returns whether the
+/// server answered `204`.
+async fn patch(
+    api: &ApiProcess,
+    url: &str,
+    file: &Generated,
+    from: u64,
+    to: u64,
+    cut: bool,
+) -> anyhow::Result<bool> {
+    let body = reqwest::Body::wrap_stream(file.range(from, to, cut));
+    let mut req = api
+        .client
+        .patch(url)
+        .header(TUS.0, TUS.1)
+        .header("Upload-Offset", from)
+        .header("Content-Type", "application/offset+octet-stream")
+        .timeout(Duration::from_secs(3600))
+        .body(body);
+    if !cut {
+        req = req.header("Content-Length", to - from);
+    }
+    match req.send().await {
+        Ok(resp) if resp.status() == reqwest::StatusCode::NO_CONTENT => Ok(true),
+        Ok(resp) if cut => {
+            eprintln!("  cut PATCH answered {}", resp.status());
+            Ok(false)
+        }
+        Ok(resp) => bail!("PATCH answered {}: {}", resp.status(), resp.text().await?),
+        Err(_) if cut => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Uploads `file` through tus, cutting `cuts` connections at even points; returns the seconds
+/// taken and the SHA-256 the api reports for the recorded file.
+async fn upload(api: &ApiProcess, file: &Generated, cuts: u64) -> anyhow::Result<(f64, String)> {
+    let t0 = Instant::now();
+    let url = create(api, file.total).await?;
+    for k in 1..=cuts {
+        let from = offset(api, &url).await?;
+        let to = file.total * k / (cuts + 1);
+        if to > from {
+            patch(api, &url, file, from, to, true).await?;
+        }
+    }
+    // Resume from where the server is; a 409 means a cut request's last block counted late.
+    loop {
+        let from = offset(api, &url).await?;
+        if from == file.total || patch(api, &url, file, from, file.total, false).await? {
+            break;
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let resp = api.client.get(&url).send().await?;
+    if !resp.status().is_success() {
+        bail!("GET upload answered {}", resp.status());
+    }
+    let body: serde_json::Value = resp.json().await?;
+    let sha = body["source_file"]["sha256"]
+        .as_str()
+        .context("sha256")?
+        .to_owned();
+    Ok((secs, sha))
+}
+
+/// The same file as one multipart request; returns the seconds taken.
+async fn multipart(api: &ApiProcess, file: &Generated) -> anyhow::Result<f64> {
+    let body = reqwest::Body::wrap_stream(file.range(0, file.total, false));
+    let part = reqwest::multipart::Part::stream_with_length(body, file.total)
+        .file_name("bench.csv")
+        .mime_str("text/csv")?;
+    let form = reqwest::multipart::Form::new().part("file", part);
+    let t0 = Instant::now();
+    let resp = api
+        .client
+        .post(format!("{}/api/v1/files", api.base_url))
+        .multipart(form)
+        .timeout(Duration::from_secs(3600))
+        .send()
+        .await?;
+    let status = resp.status();
+    let _ = resp.bytes().await?;
+    if !status.is_success() {
+        bail!("multipart upload answered {status}");
+    }
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+pub async fn run(bytes: u64) -> anyhow::Result<Run> {
+    let env = env::fresh_env().await;
+    let mut api = env::spawn_api(&env, bytes + 1024 * 1024).await?;
+    let file = Generated::new(bytes);
+    let expected = file.sha256();
+    // A small upload first, so lazily built state (pool, clients) is in the baseline.
+    let warm = Generated::new(CHUNK as u64);
+    upload(&api, &warm, 0).await.context("warm-up")?;
+    let (rss0, _) = procs::rss(api.pid).context("api rss")?;
+    let sampler = procs::PeakSampler::start(api.pid);
+    let cut = upload(&api, &file, CUTS).await;
+    let peaks = sampler.finish();
+    let (_, hwm) = procs::rss(api.pid).context("api rss")?;
+    let measured = async {
+        let (cut_secs, sha) = cut?;
+        if sha != expected {
+            bail!("the committed blob's SHA-256 {sha} is not the file's {expected}");
+        }
+        let (tus_secs, _) = upload(&api, &file, 0).await?;
+        let multipart_secs = multipart(&api, &file).await?;
+        Ok((cut_secs, tus_secs, multipart_secs))
+    }
+    .await;
+    env::terminate(&mut api.child).await;
+    let (cut_secs, tus_secs, multipart_secs) = measured?;
+    let peak = hwm.max(peaks.of(api.pid));
+    let mib = bytes as f64 / MB;
+    let mut run = Run::default();
+    run.put("size_mib", "MiB", mib);
+    run.put("sha256_matches", "", 1.0);
+    run.put("cut_mib_per_s", "MiB/s", mib / cut_secs);
+    run.put("tus_mib_per_s", "MiB/s", mib / tus_secs);
+    run.put("multipart_mib_per_s", "MiB/s", mib / multipart_secs);
+    run.put("tus_vs_multipart", "×", multipart_secs / tus_secs);
+    run.put("api_rss_before_mb", "MB", rss0 as f64 / MB);
+    run.put(
+        "api_rss_growth_mb",
+        "MB",
+        peak.saturating_sub(rss0) as f64 / MB,
+    );
+    run.note(format!(
+        "tus: a {mib:.0} MiB generated CSV (BENCH_TUS_BYTES) through /api/v1/uploads with {CUTS} PATCH connections cut at even points and resumed from HEAD (cut_mib_per_s, checked by the SHA-256 the api read back from the committed blob; RSS growth = VmHWM after − VmRSS before over that upload), then without cuts in one PATCH (tus_mib_per_s) and as one multipart request (multipart_mib_per_s); tus_vs_multipart = multipart time / tus time"
+    ));
+    Ok(run)
+}
