@@ -320,6 +320,10 @@ resource relay 'Microsoft.App/containerApps@2025-01-01' = {
             { name: 'AZURE_CLIENT_ID', value: relayIdentity.properties.clientId }
             { name: 'QUEUE_NAME', value: queueName }
             { name: 'LOG_FORMAT', value: 'json' }
+            // Each tenant's fair share: twice the consumer slots (maxExecutions executions of
+            // CONSUMER_CONCURRENCY, 8, each), so a tenant alone fills every execution and another
+            // tenant's upload waits behind about two tasks' time (docs/scaling.md).
+            { name: 'RELAY_TENANT_IN_FLIGHT', value: string(2 * maxExecutions * 8) }
           ]
           resources: {
             cpu: json(relayCpu)

@@ -168,9 +168,10 @@ pub struct RelayConfig {
     /// Most tasks of one tenant between the outbox and a finished parse (being sent, in the
     /// queue, or parsing); the rest of a tenant's backlog waits in the outbox. The queue is first
     /// in, first out, so another tenant's upload waits behind at most this many tasks of each
-    /// busy tenant; set it to about twice the consumer slots (replicas × CONSUMER_CONCURRENCY),
-    /// so that a tenant alone still keeps every consumer busy
-    #[arg(long = "relay-tenant-in-flight", env = "RELAY_TENANT_IN_FLIGHT", default_value_t = 64,
+    /// busy tenant. Set it to twice the consumer slots (replicas × CONSUMER_CONCURRENCY): a
+    /// tenant alone then keeps every consumer busy, and another tenant waits about two tasks'
+    /// time. The default fits one consumer at the default concurrency
+    #[arg(long = "relay-tenant-in-flight", env = "RELAY_TENANT_IN_FLIGHT", default_value_t = 16,
           value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
     pub tenant_in_flight: i64,
 
