@@ -7,6 +7,7 @@ pub mod auth;
 pub mod body_guard;
 pub mod config;
 pub(crate) mod csv_safe;
+pub mod digests;
 pub mod edge;
 pub mod error;
 pub mod event_hub;
@@ -109,6 +110,7 @@ pub async fn state(cfg: &Config) -> anyhow::Result<AppState> {
         webhooks: Arc::new(cfg.webhooks.clone()),
         limits: Arc::new(cfg.limits.clone()),
         resumable: Arc::new(cfg.resumable.clone()),
+        digests: Arc::default(),
     })
 }
 

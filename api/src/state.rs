@@ -1,5 +1,5 @@
 //! What every handler shares: the pool, the blob store, the authenticator, the limits, the
-//! event streams' listener and the webhook settings.
+//! event streams' listener, the webhook settings and the resumable uploads' running digests.
 
 use std::sync::Arc;
 
@@ -8,6 +8,7 @@ use sqlx::PgPool;
 
 use crate::auth::Authenticator;
 use crate::config::{HttpConfig, LimitsConfig, ResumableConfig, WebhooksConfig};
+use crate::digests::Digests;
 use crate::event_hub::EventHub;
 
 #[derive(Clone)]
@@ -21,4 +22,5 @@ pub struct AppState {
     pub webhooks: Arc<WebhooksConfig>,
     pub limits: Arc<LimitsConfig>,
     pub resumable: Arc<ResumableConfig>,
+    pub digests: Arc<Digests>,
 }
