@@ -299,18 +299,11 @@ pub async fn tenant_client(
     env: &WorkerEnv,
     tenant: Option<&str>,
 ) -> anyhow::Result<reqwest::Client> {
-    let mut keys = base_command(&api_exe(), env, "api-keys")?;
-    keys.args(["keys", "create", "--name", "bench"]);
+    let mut args = vec!["keys", "create", "--name", "bench"];
     if let Some(tenant) = tenant {
-        keys.args(["--tenant", tenant]);
+        args.extend(["--tenant", tenant]);
     }
-    let created = keys
-        .stdout(Stdio::piped())
-        .output()
-        .await
-        .context("running api keys create")?;
-    anyhow::ensure!(created.status.success(), "api keys create failed");
-    let key = String::from_utf8(created.stdout)?.trim().to_owned();
+    let key = api_cli(env, &args).await?;
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert(
         reqwest::header::AUTHORIZATION,
@@ -319,6 +312,19 @@ pub async fn tenant_client(
     Ok(reqwest::Client::builder()
         .default_headers(headers)
         .build()?)
+}
+
+/// Runs `api <args>` against `env`'s database, and returns what it printed, trimmed.
+pub async fn api_cli(env: &WorkerEnv, args: &[&str]) -> anyhow::Result<String> {
+    let mut cmd = base_command(&api_exe(), env, "api-cli")?;
+    let out = cmd
+        .args(args)
+        .stdout(Stdio::piped())
+        .output()
+        .await
+        .with_context(|| format!("running api {}", args.join(" ")))?;
+    anyhow::ensure!(out.status.success(), "api {} failed", args.join(" "));
+    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
 }
 
 /// Writes a source file, its task and its outbox message in one statement, as the api does
@@ -379,6 +385,45 @@ pub async fn insert_template(
     match db::templates::put(conn, &new).await? {
         db::templates::Stored::Created(t) | db::templates::Stored::NewVersion(t) => Ok(t.version),
         db::templates::Stored::LimitReached => bail!("the tenant holds too many templates"),
+    }
+}
+
+/// A task as a scenario waits for it: its status, the seconds since it started (to the moment it
+/// was seen final: `finished_at` is the start of the storing transaction, so it would flatter a
+/// parse), and its attempts.
+pub struct Settled {
+    pub status: String,
+    pub secs: f64,
+    pub attempts: i32,
+}
+
+/// Polls `task_id` every 20 ms until it is `COMPLETED` or `FAILED`, or `timeout` has passed
+/// (then it is returned as it stands).
+pub async fn await_task(
+    db: &sqlx::PgPool,
+    task_id: Uuid,
+    timeout: Duration,
+) -> anyhow::Result<Settled> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let row: Option<(String, f64, i32)> = sqlx::query_as(
+            "SELECT status::text,
+                    coalesce(extract(epoch FROM clock_timestamp() - started_at)::float8, 0),
+                    attempts
+             FROM tasks WHERE id = $1",
+        )
+        .bind(task_id)
+        .fetch_optional(db)
+        .await?;
+        let (status, secs, attempts) = row.context("task row")?;
+        if status == "COMPLETED" || status == "FAILED" || Instant::now() > deadline {
+            return Ok(Settled {
+                status,
+                secs,
+                attempts,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

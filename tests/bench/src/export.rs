@@ -51,18 +51,13 @@ async fn parsed(env: &harness::worker::WorkerEnv, file: &Path, rows: u64) -> any
         env::insert_upload(&mut tx, Some(&blob_name), "csv", size as i64, None).await?;
     tx.commit().await?;
     let mut worker = env::spawn_worker(env, "all", false, &[])?;
-    let deadline = Instant::now() + Duration::from_secs(900);
-    let (status, file_id) = loop {
-        let (status, file_id): (String, Uuid) =
-            sqlx::query_as("SELECT status::text, source_file_id FROM tasks WHERE id = $1")
-                .bind(task_id)
-                .fetch_one(&env.db)
-                .await?;
-        if status == "COMPLETED" || status == "FAILED" || Instant::now() > deadline {
-            break (status, file_id);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = env::await_task(&env.db, task_id, Duration::from_secs(900))
+        .await?
+        .status;
+    let file_id: Uuid = sqlx::query_scalar("SELECT source_file_id FROM tasks WHERE id = $1")
+        .bind(task_id)
+        .fetch_one(&env.db)
+        .await?;
     env::terminate(&mut worker).await;
     ensure!(status == "COMPLETED", "the export's sheet ended {status}");
     let stored = env::count(

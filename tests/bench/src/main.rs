@@ -11,6 +11,7 @@
 //! cargo run -p bench --release -- events             # webhook delivery latency, outage, slow endpoint
 //! cargo run -p bench --release -- templates          # uploads checked against a template
 //! cargo run -p bench --release -- fairness           # a tenant's upload beside another's backlog
+//! cargo run -p bench --release -- limits             # a tenant over its upload rate beside another
 //! cargo run -p bench --release -- purge              # retention and a purge of 10M rows
 //!                                                    # (BENCH_PURGE_ROWS sets the rows)
 //! cargo run -p bench --release -- tus                # resumable upload, cut connections (BENCH_TUS_BYTES)
@@ -26,6 +27,7 @@ mod export;
 mod fairness;
 mod gen;
 mod jobs;
+mod limits;
 mod overhead;
 mod parse;
 mod procs;
@@ -57,6 +59,7 @@ const SCENARIOS: &[&str] = &[
     "events",
     "templates",
     "fairness",
+    "limits",
     "purge",
     "tus",
 ];
@@ -327,6 +330,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             templates::run(stack, &sizes, index).await
         }
         "fairness" => fairness::run(q(300, 2_000) as usize, index).await,
+        "limits" => limits::run(q(10, 60), index).await,
         "purge" => {
             let rows = match std::env::var("BENCH_PURGE_ROWS") {
                 Ok(n) => n.parse().context("BENCH_PURGE_ROWS")?,

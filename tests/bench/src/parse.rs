@@ -304,25 +304,11 @@ pub async fn store(
     let mut worker = env::spawn_worker(&env, "all", false, &[])?;
     let wpid = worker.id().context("worker pid")?;
     let sampler = PeakSampler::start(wpid);
-    let deadline = Instant::now() + Duration::from_secs(900);
-    // `tasks.finished_at` is `now()` of the storing transaction, i.e. its start: time the parse
-    // ourselves, from `started_at` to the moment we see it COMPLETED (20 ms polls).
-    let (status, secs, attempts) = loop {
-        let row: Option<(String, f64, i32)> = sqlx::query_as(
-            "SELECT status::text,
-                    coalesce(extract(epoch FROM clock_timestamp() - started_at)::float8, 0),
-                    attempts
-             FROM tasks WHERE id = $1",
-        )
-        .bind(task_id)
-        .fetch_optional(&env.db)
-        .await?;
-        let (status, secs, attempts) = row.context("task row")?;
-        if status == "COMPLETED" || status == "FAILED" || Instant::now() > deadline {
-            break (status, secs, attempts);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let env::Settled {
+        status,
+        secs,
+        attempts,
+    } = env::await_task(&env.db, task_id, Duration::from_secs(900)).await?;
     let peaks = sampler.finish();
     let mut cpu = cpu.finish();
     env::terminate(&mut worker).await;

@@ -146,6 +146,20 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ("purge", "purge_longest_statement", Cmp::AtMost, 1000.0),
     ("purge", "rows_left_behind", Cmp::AtMost, 0.0),
     ("purge", "blobs_left_behind", Cmp::AtMost, 0.0),
+    // A tenant 10 uploads a second over its rate: every excess upload refused, with its answer.
+    (
+        "limits",
+        "flood.a_accepted_over_allowance",
+        Cmp::AtMost,
+        0.0,
+    ),
+    (
+        "limits",
+        "flood.a_429_without_retry_after",
+        Cmp::AtMost,
+        0.0,
+    ),
+    ("limits", "flood.a_other_answers", Cmp::AtMost, 0.0),
 ];
 
 fn target(scenario: &str, key: &str) -> Option<(Cmp, f64)> {

@@ -1,8 +1,9 @@
 //! Scenario `tus`: one large generated CSV (`BENCH_TUS_BYTES`, default 1 GiB) through the
 //! resumable-upload endpoint with three connections cut mid-way (each `PATCH` body fails after a
 //! quarter of the file more, and the client resumes from `HEAD`'s offset), checked by the
-//! SHA-256 the api computed from the committed blob; the api's RSS growth over it; then the same
-//! file through tus without cuts and through one multipart request, for their throughput.
+//! SHA-256 the api computed from the committed blob; the api's RSS growth over it; the worker
+//! parsing and storing it, with its memory and its parse child's; then the same file through tus
+//! without cuts and through one multipart request, for their throughput.
 
 use std::time::{Duration, Instant};
 
@@ -10,6 +11,9 @@ use anyhow::{bail, Context as _};
 use bytes::Bytes;
 use futures::StreamExt as _;
 use sha2::{Digest as _, Sha256};
+
+use harness::worker::WorkerEnv;
+use uuid::Uuid;
 
 use crate::env::{self, ApiProcess};
 use crate::procs::{self, MB};
@@ -47,6 +51,16 @@ impl Generated {
             chunk: Bytes::from(chunk),
             total,
         }
+    }
+
+    /// The file's data lines (the chunk's padding is blank lines, which are not rows).
+    fn lines(&self) -> u64 {
+        let per_chunk = self
+            .chunk
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count();
+        per_chunk as u64 * (self.total / CHUNK as u64)
     }
 
     fn sha256(&self) -> String {
@@ -123,7 +137,7 @@ async fn offset(api: &ApiProcess, url: &str) -> anyhow::Result<u64> {
 }
 
 /// One `PATCH` of `file` from `from` to `to`; `cut` drops it at `to`. Returns whether the
-/// server answered `204`.
+/// server answered `204` (`false`: cut, or sent at an offset the server had moved past).
 async fn patch(
     api: &ApiProcess,
     url: &str,
@@ -146,6 +160,12 @@ async fn patch(
     }
     match req.send().await {
         Ok(resp) if resp.status() == reqwest::StatusCode::NO_CONTENT => Ok(true),
+        // The server was still storing a cut request's last block when we asked for the offset:
+        // ask again, as tus clients do.
+        Ok(resp) if resp.status() == reqwest::StatusCode::CONFLICT => {
+            eprintln!("  PATCH at {from} answered 409: the offset moved on, HEAD again");
+            Ok(false)
+        }
         Ok(resp) if cut => {
             eprintln!("  cut PATCH answered {}", resp.status());
             Ok(false)
@@ -156,9 +176,16 @@ async fn patch(
     }
 }
 
+/// What the api recorded for a finished upload.
+struct Recorded {
+    secs: f64,
+    sha256: String,
+    task_id: Uuid,
+}
+
 /// Uploads `file` through tus, cutting `cuts` connections at even points; returns the seconds
-/// taken and the SHA-256 the api reports for the recorded file.
-async fn upload(api: &ApiProcess, file: &Generated, cuts: u64) -> anyhow::Result<(f64, String)> {
+/// taken, the SHA-256 the api reports for the recorded file and its task.
+async fn upload(api: &ApiProcess, file: &Generated, cuts: u64) -> anyhow::Result<Recorded> {
     let t0 = Instant::now();
     let url = create(api, file.total).await?;
     for k in 1..=cuts {
@@ -181,11 +208,53 @@ async fn upload(api: &ApiProcess, file: &Generated, cuts: u64) -> anyhow::Result
         bail!("GET upload answered {}", resp.status());
     }
     let body: serde_json::Value = resp.json().await?;
-    let sha = body["source_file"]["sha256"]
+    let sha256 = body["source_file"]["sha256"]
         .as_str()
         .context("sha256")?
         .to_owned();
-    Ok((secs, sha))
+    let task_id = body["task"]["id"].as_str().context("task id")?.parse()?;
+    Ok(Recorded {
+        secs,
+        sha256,
+        task_id,
+    })
+}
+
+/// What parsing the uploaded file cost the worker.
+struct Parsed {
+    rows: i64,
+    secs: f64,
+    worker_peak: u64,
+    child_peak: u64,
+}
+
+/// Lets a `worker run` child parse and store the upload's task, sampling its memory and its parse
+/// child's.
+async fn parse(env: &WorkerEnv, task_id: Uuid) -> anyhow::Result<Parsed> {
+    let mut worker = env::spawn_worker(env, "all", false, &[])?;
+    let wpid = worker.id().context("worker pid")?;
+    let sampler = procs::PeakSampler::start(wpid);
+    let settled = env::await_task(&env.db, task_id, Duration::from_secs(1800)).await;
+    let peaks = sampler.finish();
+    env::terminate(&mut worker).await;
+    let settled = settled?;
+    if settled.status != "COMPLETED" {
+        bail!("the uploaded file's task ended {}", settled.status);
+    }
+    let rows: i64 = sqlx::query_scalar(
+        "SELECT coalesce(sum(c.row_count), 0)::bigint
+         FROM parsed_row_chunks c JOIN tasks t USING (source_file_id)
+         WHERE t.id = $1",
+    )
+    .bind(task_id)
+    .fetch_one(&env.db)
+    .await?;
+    Ok(Parsed {
+        rows,
+        secs: settled.secs,
+        worker_peak: peaks.of(wpid),
+        child_peak: peaks.max_child(wpid),
+    })
 }
 
 /// The same file as one multipart request; returns the seconds taken.
@@ -225,17 +294,21 @@ pub async fn run(bytes: u64) -> anyhow::Result<Run> {
     let peaks = sampler.finish();
     let (_, hwm) = procs::rss(api.pid).context("api rss")?;
     let measured = async {
-        let (cut_secs, sha) = cut?;
-        if sha != expected {
-            bail!("the committed blob's SHA-256 {sha} is not the file's {expected}");
+        let cut = cut?;
+        if cut.sha256 != expected {
+            bail!(
+                "the committed blob's SHA-256 {} is not the file's {expected}",
+                cut.sha256
+            );
         }
-        let (tus_secs, _) = upload(&api, &file, 0).await?;
+        let parsed = parse(&env, cut.task_id).await?;
+        let tus = upload(&api, &file, 0).await?;
         let multipart_secs = multipart(&api, &file).await?;
-        Ok((cut_secs, tus_secs, multipart_secs))
+        Ok((cut.secs, parsed, tus.secs, multipart_secs))
     }
     .await;
     env::terminate(&mut api.child).await;
-    let (cut_secs, tus_secs, multipart_secs) = measured?;
+    let (cut_secs, parsed, tus_secs, multipart_secs) = measured?;
     let peak = hwm.max(peaks.of(api.pid));
     let mib = bytes as f64 / MB;
     let mut run = Run::default();
@@ -251,8 +324,17 @@ pub async fn run(bytes: u64) -> anyhow::Result<Run> {
         "MB",
         peak.saturating_sub(rss0) as f64 / MB,
     );
+    run.put("parse.rows", "rows", parsed.rows as f64);
+    run.put("parse.rows_expected", "rows", file.lines() as f64);
+    run.put(
+        "parse.rows_per_s",
+        "rows/s",
+        parsed.rows as f64 / parsed.secs,
+    );
+    run.put("parse.worker_peak_mb", "MB", parsed.worker_peak as f64 / MB);
+    run.put("parse.child_peak_mb", "MB", parsed.child_peak as f64 / MB);
     run.note(format!(
-        "tus: a {mib:.0} MiB generated CSV (BENCH_TUS_BYTES) through /api/v1/uploads with {CUTS} PATCH connections cut at even points and resumed from HEAD (cut_mib_per_s, checked by the SHA-256 the api read back from the committed blob; RSS growth = VmHWM after − VmRSS before over that upload), then without cuts in one PATCH (tus_mib_per_s) and as one multipart request (multipart_mib_per_s); tus_vs_multipart = multipart time / tus time"
+        "tus: a {mib:.0} MiB generated CSV (BENCH_TUS_BYTES) through /api/v1/uploads with {CUTS} PATCH connections cut at even points and resumed from HEAD (cut_mib_per_s, checked by the SHA-256 the api read back from the committed blob; RSS growth = VmHWM after − VmRSS before over that upload), then parsed and stored by a `worker run` (parse.*: rows stored against the file's lines, started → seen COMPLETED, peak VmHWM of the worker and of its parse child), then without cuts in one PATCH (tus_mib_per_s) and as one multipart request (multipart_mib_per_s); tus_vs_multipart = multipart time / tus time"
     ));
     Ok(run)
 }
