@@ -21,6 +21,7 @@
 //! ```
 #![allow(clippy::print_stdout)]
 
+mod body;
 mod env;
 mod events;
 mod export;

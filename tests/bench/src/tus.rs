@@ -8,97 +8,24 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use bytes::Bytes;
-use futures::StreamExt as _;
-use sha2::{Digest as _, Sha256};
 
 use harness::worker::WorkerEnv;
 use uuid::Uuid;
 
+use crate::body::{Generated, CHUNK};
 use crate::env::{self, ApiProcess};
 use crate::procs::{self, MB};
 use crate::report::Run;
-
-/// The generated file repeats one chunk of this many bytes (whole CSV lines).
-const CHUNK: usize = 256 * 1024;
+use crate::upload;
 /// Connections cut per upload in the first measurement.
 const CUTS: u64 = 3;
 
-/// The file's size: `BENCH_TUS_BYTES`, else `default`; rounded down to whole chunks.
+/// The file's size: `BENCH_TUS_BYTES`, else `default` (the file rounds it down to whole chunks).
 pub fn size(default: u64) -> u64 {
-    let bytes = std::env::var("BENCH_TUS_BYTES")
+    std::env::var("BENCH_TUS_BYTES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    (bytes / CHUNK as u64).max(1) * CHUNK as u64
-}
-
-/// The generated file: one chunk of CSV lines, repeated.
-struct Generated {
-    chunk: Bytes,
-    total: u64,
-}
-
-impl Generated {
-    fn new(total: u64) -> Self {
-        let line = b"1234567,customer-00001234,Alice Smith,42,1234.56,2024-05-06,2024-05-06T07:08:09,true,,note 12,01234,Tokyo 12\n";
-        let mut chunk = Vec::with_capacity(CHUNK);
-        while chunk.len() + line.len() <= CHUNK {
-            chunk.extend_from_slice(line);
-        }
-        chunk.resize(CHUNK, b'\n');
-        Self {
-            chunk: Bytes::from(chunk),
-            total,
-        }
-    }
-
-    /// The file's data lines (the chunk's padding is blank lines, which are not rows).
-    fn lines(&self) -> u64 {
-        let per_chunk = self
-            .chunk
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .count();
-        per_chunk as u64 * (self.total / CHUNK as u64)
-    }
-
-    fn sha256(&self) -> String {
-        let mut hasher = Sha256::new();
-        for _ in 0..self.total / CHUNK as u64 {
-            hasher.update(&self.chunk);
-        }
-        format!("{:x}", hasher.finalize())
-    }
-
-    /// The bytes from `from` to `to`, as a stream; with `fail`, the stream errors at `to`
-    /// instead of ending (the client drops the connection mid-body).
-    fn range(
-        &self,
-        from: u64,
-        to: u64,
-        fail: bool,
-    ) -> impl futures::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
-        let chunk = self.chunk.clone();
-        let pieces = futures::stream::unfold(from, move |at| {
-            let chunk = chunk.clone();
-            async move {
-                if at >= to {
-                    return None;
-                }
-                let start = (at % CHUNK as u64) as usize;
-                let len = (CHUNK - start).min(usize::try_from(to - at).unwrap_or(CHUNK));
-                Some((Ok(chunk.slice(start..start + len)), at + len as u64))
-            }
-        });
-        let cut = futures::stream::iter(fail.then(|| {
-            Err(std::io::Error::new(
-                std::io::ErrorKind::ConnectionAborted,
-                "cut",
-            ))
-        }));
-        pieces.chain(cut)
-    }
+        .unwrap_or(default)
 }
 
 const TUS: (&str, &str) = ("Tus-Resumable", "1.0.0");
@@ -257,33 +184,10 @@ async fn parse(env: &WorkerEnv, task_id: Uuid) -> anyhow::Result<Parsed> {
     })
 }
 
-/// The same file as one multipart request; returns the seconds taken.
-async fn multipart(api: &ApiProcess, file: &Generated) -> anyhow::Result<f64> {
-    let body = reqwest::Body::wrap_stream(file.range(0, file.total, false));
-    let part = reqwest::multipart::Part::stream_with_length(body, file.total)
-        .file_name("bench.csv")
-        .mime_str("text/csv")?;
-    let form = reqwest::multipart::Form::new().part("file", part);
-    let t0 = Instant::now();
-    let resp = api
-        .client
-        .post(format!("{}/api/v1/files", api.base_url))
-        .multipart(form)
-        .timeout(Duration::from_secs(3600))
-        .send()
-        .await?;
-    let status = resp.status();
-    let _ = resp.bytes().await?;
-    if !status.is_success() {
-        bail!("multipart upload answered {status}");
-    }
-    Ok(t0.elapsed().as_secs_f64())
-}
-
 pub async fn run(bytes: u64) -> anyhow::Result<Run> {
     let env = env::fresh_env().await;
-    let mut api = env::spawn_api(&env, bytes + 1024 * 1024).await?;
     let file = Generated::new(bytes);
+    let mut api = env::spawn_api(&env, file.total + 1024 * 1024).await?;
     let expected = file.sha256();
     // A small upload first, so lazily built state (pool, clients) is in the baseline.
     let warm = Generated::new(CHUNK as u64);
@@ -303,14 +207,15 @@ pub async fn run(bytes: u64) -> anyhow::Result<Run> {
         }
         let parsed = parse(&env, cut.task_id).await?;
         let tus = upload(&api, &file, 0).await?;
-        let multipart_secs = multipart(&api, &file).await?;
+        let multipart_secs =
+            upload::multipart(&api, &file, "bench.csv", Duration::from_secs(3600)).await?;
         Ok((cut.secs, parsed, tus.secs, multipart_secs))
     }
     .await;
     env::terminate(&mut api.child).await;
     let (cut_secs, parsed, tus_secs, multipart_secs) = measured?;
     let peak = hwm.max(peaks.of(api.pid));
-    let mib = bytes as f64 / MB;
+    let mib = file.total as f64 / MB;
     let mut run = Run::default();
     run.put("size_mib", "MiB", mib);
     run.put("sha256_matches", "", 1.0);

@@ -4,9 +4,9 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use bytes::Bytes;
 use futures::StreamExt as _;
 
+use crate::body::Generated;
 use crate::env::{self, ApiProcess, Stack};
 use crate::procs::{self, CpuMeter, MB};
 use crate::report::{quantile, Run};
@@ -115,40 +115,12 @@ pub async fn one_big(bytes: u64) -> anyhow::Result<Run> {
     let (rss0, _) = procs::rss(api.pid).context("api rss")?;
     let sampler = procs::PeakSampler::start(api.pid);
 
-    const CHUNK: usize = 256 * 1024;
-    let line = b"1234567,customer-00001234,Alice Smith,42,1234.56,2024-05-06,2024-05-06T07:08:09,true,,note 12,01234,Tokyo 12\n";
-    let mut chunk = Vec::with_capacity(CHUNK);
-    while chunk.len() + line.len() <= CHUNK {
-        chunk.extend_from_slice(line);
-    }
-    chunk.resize(CHUNK, b'\n');
-    let chunk = Bytes::from(chunk);
-    let n_chunks = bytes / CHUNK as u64;
-    let total = n_chunks * CHUNK as u64;
-    let stream =
-        futures::stream::iter(0..n_chunks).map(move |_| Ok::<_, std::io::Error>(chunk.clone()));
-    let body = reqwest::Body::wrap_stream(stream);
-    let part = reqwest::multipart::Part::stream_with_length(body, total)
-        .file_name("big.csv")
-        .mime_str("text/csv")?;
-    let form = reqwest::multipart::Form::new().part("file", part);
-    let t0 = Instant::now();
-    let resp = api
-        .client
-        .post(format!("{}/api/v1/files", api.base_url))
-        .multipart(form)
-        .timeout(Duration::from_secs(900))
-        .send()
-        .await?;
-    let status = resp.status();
-    let text = resp.text().await.unwrap_or_default();
-    let secs = t0.elapsed().as_secs_f64();
+    let file = Generated::new(bytes);
+    let secs = multipart(&api, &file, "big.csv", Duration::from_secs(900)).await;
     let peaks = sampler.finish();
     let (_, hwm) = procs::rss(api.pid).context("api rss")?;
     env::terminate(&mut api.child).await;
-    if !status.is_success() {
-        bail!("1 GiB upload answered {status}: {text}");
-    }
+    let (secs, total) = (secs?, file.total);
     let peak = hwm.max(peaks.of(api.pid));
     let mut run = Run::default();
     run.put("size_mib", "MiB", total as f64 / MB);
@@ -162,6 +134,36 @@ pub async fn one_big(bytes: u64) -> anyhow::Result<Run> {
     );
     run.note("upload-1gib: growth = VmHWM after − VmRSS before, of the api child (MB = MiB)");
     Ok(run)
+}
+
+/// `file` as one multipart request named `name`; returns the seconds from sending it to reading
+/// the answer.
+pub async fn multipart(
+    api: &ApiProcess,
+    file: &Generated,
+    name: &str,
+    timeout: Duration,
+) -> anyhow::Result<f64> {
+    let body = reqwest::Body::wrap_stream(file.range(0, file.total, false));
+    let part = reqwest::multipart::Part::stream_with_length(body, file.total)
+        .file_name(name.to_owned())
+        .mime_str("text/csv")?;
+    let form = reqwest::multipart::Form::new().part("file", part);
+    let t0 = Instant::now();
+    let resp = api
+        .client
+        .post(format!("{}/api/v1/files", api.base_url))
+        .multipart(form)
+        .timeout(timeout)
+        .send()
+        .await?;
+    let status = resp.status();
+    let text = resp.text().await.unwrap_or_default();
+    let secs = t0.elapsed().as_secs_f64();
+    if !status.is_success() {
+        bail!("multipart upload of {name} answered {status}: {text}");
+    }
+    Ok(secs)
 }
 
 /// Scenario 4 (and its scale-out form): api + `workers` × `worker run --role all`; `n` uploads
