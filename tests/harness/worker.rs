@@ -410,9 +410,10 @@ async fn insert_upload(
         inline: None,
         traceparent: None,
     };
-    db::uploads::insert(&mut *tx, &upload)
+    db::uploads::insert(&mut *tx, &upload, i64::MAX)
         .await
-        .expect("insert an upload's rows");
+        .expect("insert an upload's rows")
+        .expect("no quota");
 }
 
 /// Polls `condition` until it holds, failing the test after `within`.

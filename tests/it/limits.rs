@@ -85,6 +85,44 @@ async fn an_upload_past_the_storage_quota_is_refused_and_its_blob_deleted() {
 }
 
 #[tokio::test]
+async fn concurrent_uploads_never_take_a_tenant_past_its_quota() {
+    // 5 files fit; 16 race for the room. Each passes the cheap check before it streams (nothing
+    // is stored yet), so only the check where the upload is recorded stops the other 11.
+    let app = TestApp::spawn_with(|cfg| {
+        cfg.limits.storage_quota_bytes = 5 * CSV.len() as u64;
+        cfg.limits.upload_rate = "1000/s".parse().expect("rate");
+    })
+    .await;
+    let names: Vec<String> = (0..16).map(|i| format!("{i}.csv")).collect();
+    let answers =
+        futures::future::join_all(names.iter().map(|n| app.upload(n, CSV.to_vec(), None))).await;
+    let mut codes = std::collections::BTreeMap::<String, usize>::new();
+    for resp in answers {
+        let code = match resp.status() {
+            StatusCode::ACCEPTED => "accepted".to_owned(),
+            _ => code_of(resp).await.1,
+        };
+        *codes.entry(code).or_default() += 1;
+    }
+    assert_eq!(
+        codes,
+        [
+            ("accepted".to_owned(), 5),
+            ("quota_exceeded".to_owned(), 11)
+        ]
+        .into(),
+    );
+    assert_eq!(app.upload_rows().await, UploadRows::each(5));
+    assert_eq!(app.blob_names().await.len(), 5, "refused blobs are deleted");
+    let stored: i64 =
+        sqlx::query_scalar("SELECT stored_bytes FROM tenant_usage WHERE tenant_id = 'default'")
+            .fetch_one(&app.db)
+            .await
+            .expect("usage");
+    assert_eq!(stored, 5 * CSV.len() as i64);
+}
+
+#[tokio::test]
 async fn a_tenants_own_limits_are_set_and_shown_from_the_command_line() {
     let app = TestApp::spawn().await;
     let run = |args: &[&str]| app.api_command(args);

@@ -225,6 +225,14 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 EOF
+  # `BENCH_PG_STATEMENTS=1 bench ...`: statement counts and times (tests/bench/src/pg_statements.rs).
+  if [ -n "${BENCH_PG_STATEMENTS:-}" ]; then
+    cat >>"$dir/postgresql.conf" <<'EOF'
+shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track = all
+pg_stat_statements.track_planning = on
+EOF
+  fi
 }
 
 # pg_ctl_up DIR PORT start|restart — (re)start the cluster in DIR on 127.0.0.1:PORT, with its

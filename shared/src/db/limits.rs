@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, PgExecutor};
+use sqlx::PgExecutor;
 
 /// Uploads per period, with a burst of as many.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,12 +15,6 @@ pub struct UploadRate {
     pub count: u32,
     /// 1 (per second) or 60 (per minute).
     pub per_secs: u32,
-}
-
-impl UploadRate {
-    fn per_second(self) -> f64 {
-        f64::from(self.count) / f64::from(self.per_secs)
-    }
 }
 
 impl std::fmt::Display for UploadRate {
@@ -179,71 +173,79 @@ pub async fn set_retention(
     Ok(())
 }
 
-/// Takes one upload from `tenant`'s bucket at `rate`: `Ok(None)` when there was one, else how
-/// long until there is. The bucket holds at most `rate.count` and refills continuously.
-pub async fn take_upload(
-    db: &sqlx::PgPool,
+/// What [`admit`] found for an upload about to start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Admission {
+    /// `None` when an upload was taken from the tenant's bucket, else how long until there is one.
+    pub wait: Option<Duration>,
+    /// The tenant's storage quota (its own, else the default given).
+    pub quota_bytes: i64,
+    /// The bytes the tenant stores now.
+    pub used_bytes: i64,
+}
+
+/// Takes one upload from `tenant`'s bucket (its own rate, else `default_rate`) and reads its
+/// quota (its own, else `default_quota`) and usage, in one statement: one round trip per upload
+/// where there were four, each of which woke a Postgres backend.
+///
+/// The bucket holds at most the rate's count and refills continuously; a take is one
+/// conditional upsert, so concurrent takes never spend the same token. The statement also makes
+/// sure the tenant has its `tenant_usage` row, which [`super::uploads::insert`] locks.
+pub async fn admit(
+    db: impl PgExecutor<'_>,
     tenant: &str,
-    rate: UploadRate,
-) -> sqlx::Result<Option<std::time::Duration>> {
-    let burst = f64::from(rate.count);
-    let per_second = rate.per_second();
-    sqlx::query!(
-        "INSERT INTO upload_buckets (tenant_id, tokens, refilled_at) VALUES ($1, $2, now())
-         ON CONFLICT DO NOTHING",
+    default_rate: UploadRate,
+    default_quota: i64,
+) -> sqlx::Result<Admission> {
+    let row = sqlx::query!(
+        r#"WITH own AS (
+               SELECT upload_rate, upload_rate_secs, storage_quota_bytes
+               FROM tenant_limits WHERE tenant_id = $1
+           ), rate AS (
+               SELECT coalesce((SELECT upload_rate FROM own), $2)::float8 AS burst,
+                      coalesce((SELECT upload_rate FROM own), $2)::float8
+                          / coalesce((SELECT upload_rate_secs FROM own), $3)::float8
+                          AS per_second
+           ), usage AS (
+               INSERT INTO tenant_usage (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING
+           ), taken AS (
+               INSERT INTO upload_buckets AS b (tenant_id, tokens, refilled_at)
+               SELECT $1, burst - 1, now() FROM rate
+               ON CONFLICT (tenant_id) DO UPDATE SET
+                   tokens = least((SELECT burst FROM rate),
+                                  b.tokens + extract(epoch FROM now() - b.refilled_at)::float8
+                                      * (SELECT per_second FROM rate)) - 1,
+                   refilled_at = now()
+               WHERE least((SELECT burst FROM rate),
+                           b.tokens + extract(epoch FROM now() - b.refilled_at)::float8
+                               * (SELECT per_second FROM rate)) >= 1
+               RETURNING 1
+           )
+           SELECT EXISTS (SELECT FROM taken) AS "taken!",
+                  (SELECT least(r.burst, b.tokens
+                                + extract(epoch FROM now() - b.refilled_at)::float8 * r.per_second)
+                   FROM upload_buckets b WHERE b.tenant_id = $1) AS available,
+                  r.per_second AS "per_second!",
+                  coalesce((SELECT storage_quota_bytes FROM own), $4) AS "quota_bytes!",
+                  coalesce((SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $1), 0)
+                      AS "used_bytes!"
+           FROM rate r"#,
         tenant,
-        burst
-    )
-    .execute(db)
-    .await?;
-    // Refilled by the time since the last take, up to the burst; taken only when one is there
-    // (one conditional statement, so concurrent takes never spend the same token).
-    let taken = sqlx::query!(
-        "UPDATE upload_buckets SET
-             tokens = least($2, tokens + extract(epoch FROM now() - refilled_at)::float8 * $3) - 1,
-             refilled_at = now()
-         WHERE tenant_id = $1
-           AND least($2, tokens + extract(epoch FROM now() - refilled_at)::float8 * $3) >= 1",
-        tenant,
-        burst,
-        per_second
-    )
-    .execute(db)
-    .await?
-    .rows_affected();
-    if taken == 1 {
-        return Ok(None);
-    }
-    let available: Option<f64> = sqlx::query_scalar!(
-        "SELECT least($2, tokens + extract(epoch FROM now() - refilled_at)::float8 * $3)
-         FROM upload_buckets WHERE tenant_id = $1",
-        tenant,
-        burst,
-        per_second
+        default_rate.count as i32,
+        default_rate.per_secs as i32,
+        default_quota
     )
     .fetch_one(db)
     .await?;
-    let missing = (1.0 - available.unwrap_or(0.0)).max(0.0);
-    Ok(Some(std::time::Duration::from_secs_f64(
-        missing / per_second,
-    )))
-}
-
-/// The bytes `tenant` stores, and the row locked until the transaction ends, so that two
-/// uploads cannot both pass a quota check that only one of them fits.
-pub async fn lock_usage(conn: &mut PgConnection, tenant: &str) -> sqlx::Result<i64> {
-    sqlx::query!(
-        "INSERT INTO tenant_usage (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING",
-        tenant
-    )
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query_scalar!(
-        "SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $1 FOR UPDATE",
-        tenant
-    )
-    .fetch_one(&mut *conn)
-    .await
+    let wait = (!row.taken).then(|| {
+        let missing = (1.0 - row.available.unwrap_or(0.0)).max(0.0);
+        Duration::from_secs_f64(missing / row.per_second)
+    });
+    Ok(Admission {
+        wait,
+        quota_bytes: row.quota_bytes,
+        used_bytes: row.used_bytes,
+    })
 }
 
 /// The bytes `tenant` stores (no lock: the check before a file is streamed).

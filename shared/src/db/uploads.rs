@@ -4,6 +4,11 @@
 //! transaction took five (BEGIN, three INSERTs, COMMIT), and each round trip wakes both the api
 //! and a Postgres backend. The task's foreign key is checked at the end of the statement, after
 //! its file row is in.
+//!
+//! The same statement checks the tenant's storage quota: it locks the tenant's `tenant_usage` row
+//! (which the `source_files_usage` trigger then raises by the file's size), so two uploads cannot
+//! both take the last of a quota, and the lock is held for this one statement when it runs on
+//! its own, not across the round trips of a transaction (which serialised a tenant's uploads).
 
 use sqlx::PgExecutor;
 use uuid::Uuid;
@@ -24,11 +29,14 @@ pub struct NewUpload<'a> {
     pub traceparent: Option<&'a str>,
 }
 
-/// Writes the three rows; returns the file and task as stored (with their defaults).
+/// Writes the three rows if the file fits `quota_bytes` beside what its tenant stores; returns the
+/// file and task as stored (with their defaults), or `None` when it does not fit (nothing
+/// written).
 pub async fn insert(
     db: impl PgExecutor<'_>,
     new: &NewUpload<'_>,
-) -> sqlx::Result<(SourceFile, Task)> {
+    quota_bytes: i64,
+) -> sqlx::Result<Option<(SourceFile, Task)>> {
     let file = &new.file;
     let payload =
         ParseTaskPayload::new(new.task_id, file.id, new.inline).with_traceparent(new.traceparent);
@@ -37,12 +45,19 @@ pub async fn insert(
         .and_then(crate::telemetry::propagation::trace_id);
     let payload = serde_json::to_value(&payload).map_err(|e| sqlx::Error::Encode(e.into()))?;
     let row = sqlx::query!(
-        r#"WITH file AS (
+        r#"WITH usage AS MATERIALIZED (
+               SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $14 FOR UPDATE
+           ), used AS (
+               SELECT coalesce((SELECT stored_bytes FROM usage), 0) AS bytes
+           ), file AS (
                INSERT INTO source_files
                    (id, file_name, content_type, format, size_bytes, sha256, blob_name,
                     idempotency_key, tenant_id, uploaded_by, template_name, template_version,
                     on_invalid)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19)
+               -- The rule of api::routes::upload::limits::check_quota: the file fits, and a
+               -- tenant at its quota stores nothing more, not even an empty file.
+               SELECT $1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19 FROM used
+               WHERE used.bytes + $5 <= $20 AND ($5 > 0 OR used.bytes < $20)
                RETURNING id, tenant_id, file_name, content_type, format, size_bytes, sha256,
                          blob_name, idempotency_key, created_at
            ), task AS (
@@ -52,7 +67,7 @@ pub async fn insert(
                          lease_expires_at, created_at, started_at, finished_at
            ), message AS (
                INSERT INTO outbox_messages (id, event_type, payload, max_attempts, tenant_id)
-               VALUES ($10, $11, $12, $13, $14)
+               SELECT $10, $11, $12, $13, $14 FROM file
            )
            SELECT file.id AS "file_id!", file.tenant_id AS "tenant_id!", file.file_name AS "file_name!",
                   file.content_type AS "content_type!", file.format AS "format!",
@@ -83,9 +98,13 @@ pub async fn insert(
         file.template.map(|t| t.name),
         file.template.map(|t| t.version),
         file.template.map(|t| t.on_invalid),
+        quota_bytes,
     )
-    .fetch_one(db)
+    .fetch_optional(db)
     .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
     let file = SourceFile {
         id: row.file_id,
         tenant_id: row.tenant_id,
@@ -112,5 +131,5 @@ pub async fn insert(
         started_at: row.started_at,
         finished_at: row.finished_at,
     };
-    Ok((file, task))
+    Ok(Some((file, task)))
 }

@@ -213,8 +213,12 @@ pub async fn replay(
                    WHERE webhook_deliveries.status <> 'PROCESSING'
                RETURNING 1
            )
+           -- Revived rows are updates, which the insert trigger does not see: wake the
+           -- delivery loops here.
            SELECT (SELECT count(*) FROM endpoint) AS "found!",
-                  (SELECT count(*) FROM queued) AS "queued!""#,
+                  (SELECT count(*) FROM queued) AS "queued!",
+                  (SELECT pg_notify('webhook_deliveries', '') FROM queued LIMIT 1) IS NULL
+                      AS "woken""#,
         id,
         tenant_id,
         since

@@ -360,7 +360,9 @@ pub async fn insert_upload(
         inline: None,
         traceparent: None,
     };
-    db::uploads::insert(&mut *tx, &upload).await?;
+    db::uploads::insert(&mut *tx, &upload, i64::MAX)
+        .await?
+        .context("no quota")?;
     Ok((outbox_id, task_id))
 }
 

@@ -31,6 +31,7 @@ mod jobs;
 mod limits;
 mod overhead;
 mod parse;
+mod pg_statements;
 mod procs;
 mod purge;
 mod relay;

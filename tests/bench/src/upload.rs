@@ -8,6 +8,7 @@ use futures::StreamExt as _;
 
 use crate::body::Generated;
 use crate::env::{self, ApiProcess, Stack};
+use crate::pg_statements;
 use crate::procs::{self, CpuMeter, MB};
 use crate::report::{quantile, Run};
 
@@ -82,11 +83,13 @@ pub async fn uploads(stack: &Stack, n: usize) -> anyhow::Result<Run> {
         ("postgres", vec![stack.pg_pid]),
         ("azurite", vec![stack.azurite_pid]),
     ]);
+    pg_statements::reset(&env.db).await?;
     let self0 = procs::self_secs();
     let scraped = [api.metrics_url.clone()];
     let storage0 = env::storage_requests(&scraped).await?;
     let (secs, lat, failures) = upload_many(&api, n, 16).await;
     let mut cpu = cpu.finish();
+    pg_statements::write(&env.db, "upload", n as f64).await?;
     cpu.push(("bench_client", procs::self_secs() - self0));
     let storage1 = env::storage_requests(&scraped).await?;
     let mut run = Run::default();
@@ -204,6 +207,7 @@ async fn e2e_inner(
 ) -> anyhow::Result<Run> {
     let worker_pids: Vec<u32> = children.iter().filter_map(|c| c.id()).collect();
     let storage0 = env::storage_requests(scraped).await?;
+    pg_statements::reset(&env.db).await?;
     let cpu = CpuMeter::start(vec![
         ("api", vec![api.pid]),
         ("worker", worker_pids.clone()),
@@ -213,6 +217,7 @@ async fn e2e_inner(
     let (_, _, failures) = upload_many(api, n, 16).await;
     wait_final(env, n as i64, Duration::from_secs(300)).await?;
     let cpu = cpu.finish();
+    pg_statements::write(&env.db, "e2e", n as f64).await?;
     let storage1 = storage_settled(scraped, &storage0, n).await?;
     let mut run = Run::default();
     env::storage_per_task(&mut run, &storage0, &storage1, n as f64);

@@ -98,26 +98,29 @@ pub(crate) async fn record(
         inline: streamed.small.as_deref(),
         traceparent: traceparent.as_deref(),
     };
+    // One statement checks the quota and writes the rows; a resumable upload is also marked
+    // recorded, in the same transaction.
+    let quota_bytes = i64::try_from(quota).unwrap_or(i64::MAX);
     let recorded = async {
+        let Some((upload_id, keep_until)) = resumable else {
+            return db::uploads::insert(&state.db, &upload, quota_bytes).await;
+        };
         let mut tx = state.db.begin().await?;
-        let used = db::limits::lock_usage(&mut tx, &principal.tenant_id).await?;
-        if let Err(refused) = limits::check_quota(quota, used, streamed.size) {
-            return Ok(Err(refused));
-        }
-        let rows = db::uploads::insert(&mut *tx, &upload).await?;
-        if let Some((upload_id, keep_until)) = resumable {
+        let rows = db::uploads::insert(&mut *tx, &upload, quota_bytes).await?;
+        if rows.is_some() {
             db::resumable_uploads::finish(&mut *tx, upload_id, id, keep_until).await?;
+            tx.commit().await?;
         }
-        tx.commit().await?;
-        Ok::<_, sqlx::Error>(Ok(rows))
+        Ok(rows)
     }
     .await;
     let err = match recorded {
-        Ok(Err(refused)) => {
+        Ok(None) => {
             discard_blob(state, blob_name).await;
-            return Err(refused);
+            let used = db::limits::usage(&state.db, &principal.tenant_id).await?;
+            return Err(limits::quota_exceeded(quota, used));
         }
-        Ok(Ok((file, task))) => {
+        Ok(Some((file, task))) => {
             tracing::info!(source_file_id = %file.id, task_id = %task.id, format = %format,
                            size_bytes = streamed.size, tenant_id = %principal.tenant_id,
                            "upload accepted");
