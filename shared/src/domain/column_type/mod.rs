@@ -13,7 +13,9 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use recognise::{bool_value, date_fields, datetime_fields, number_kind};
-pub use recognise::{parse_bool, parse_date, parse_datetime, parse_decimal, parse_integer};
+pub use recognise::{
+    datetime_micros, parse_bool, parse_date, parse_datetime, parse_decimal, parse_integer,
+};
 pub use render::{render, render_str, IsoText, Rendered};
 
 /// The inferred type of one column of a sheet.

@@ -236,6 +236,38 @@ pub fn parse_datetime(s: &str) -> Option<String> {
     datetime_text(s).map(|t| t.as_str().to_owned())
 }
 
+/// A datetime column's cell as microseconds since 1970-01-01: a date alone is its midnight,
+/// a date-time with an offset its UTC instant, one without an offset its wall-clock time as it
+/// is, to the millisecond (what [`super::render_str`] renders as ISO text, without the text: the
+/// Parquet export writes this straight into a TIMESTAMP column).
+pub fn datetime_micros(s: &str) -> Option<i64> {
+    if let Some(date) = parse_date(s) {
+        return Some(date.and_time(NaiveTime::MIN).and_utc().timestamp_micros());
+    }
+    let ((year, month, day), (hour, minute, second, nanos), offset_len) =
+        datetime_fields(s.as_bytes())?;
+    NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?;
+    let time = NaiveTime::from_hms_milli_opt(hour, minute, second, nanos / 1_000_000)?;
+    let local = NaiveDate::from_ymd_opt(year, month, day)?.and_time(time);
+    let offset_secs = match s.as_bytes().get(s.len() - offset_len..)? {
+        [] | [b'Z'] => 0,
+        [sign, h0, h1, b':', m0, m1] => {
+            let (h, m) = (two_digits(*h0, *h1)?, two_digits(*m0, *m1)?);
+            if h > 23 || m > 59 {
+                return None;
+            }
+            let secs = i64::from(h) * 3600 + i64::from(m) * 60;
+            if *sign == b'-' {
+                -secs
+            } else {
+                secs
+            }
+        }
+        _ => return None,
+    };
+    Some(local.and_utc().timestamp_micros() - offset_secs * 1_000_000)
+}
+
 pub(super) fn datetime_text(s: &str) -> Option<IsoText> {
     let ((year, month, day), (hour, minute, second, nanos), offset_len) =
         datetime_fields(s.as_bytes())?;
