@@ -177,9 +177,12 @@ fn digits(b: &[u8]) -> Option<u32> {
     })
 }
 
-/// Hour, minute, second and nanosecond of `HH:MM`, `HH:MM:SS` or `HH:MM:SS.fff…` (up to
-/// nanoseconds), checked to be a time of day.
-pub(super) fn time_fields(b: &[u8]) -> Option<(u32, u32, u32, u32)> {
+/// Hour, minute, second and nanosecond.
+pub(super) type TimeFields = (u32, u32, u32, u32);
+
+/// The [`TimeFields`] of `HH:MM`, `HH:MM:SS` or `HH:MM:SS.fff…` (up to nanoseconds), checked to
+/// be a time of day.
+pub(super) fn time_fields(b: &[u8]) -> Option<TimeFields> {
     let (hour, minute, second, nanos) = if let &[_, _, b':', _, _, b':', _, _] = b {
         // The common `HH:MM:SS` in one word: digits in bytes 0, 1, 3, 4, 6 and 7.
         let [h0, h1, _, m0, m1, _, s0, s1] = digits8(b.first_chunk()?, 0x8080_0080_8000_8080)?;
@@ -210,8 +213,7 @@ pub(super) fn time_fields(b: &[u8]) -> Option<(u32, u32, u32, u32)> {
 
 /// A date and time, `T` or space separated, minutes or seconds (with an optional fraction),
 /// with an optional `Z` or `±hh:mm` offset: its date, its time and the offset's length.
-#[allow(clippy::type_complexity)]
-pub(super) fn datetime_fields(b: &[u8]) -> Option<((i32, u32, u32), (u32, u32, u32, u32), usize)> {
+pub(super) fn datetime_fields(b: &[u8]) -> Option<((i32, u32, u32), TimeFields, usize)> {
     if b.len() < 16 || b.len() > 40 || !matches!(b[10], b'T' | b' ') {
         return None;
     }
@@ -244,12 +246,10 @@ pub fn datetime_micros(s: &str) -> Option<i64> {
     if let Some(date) = parse_date(s) {
         return Some(date.and_time(NaiveTime::MIN).and_utc().timestamp_micros());
     }
-    let ((year, month, day), (hour, minute, second, nanos), offset_len) =
-        datetime_fields(s.as_bytes())?;
-    NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?;
+    let (date, (hour, minute, second, nanos), offset) = datetime_parts(s)?;
     let time = NaiveTime::from_hms_milli_opt(hour, minute, second, nanos / 1_000_000)?;
-    let local = NaiveDate::from_ymd_opt(year, month, day)?.and_time(time);
-    let offset_secs = match s.as_bytes().get(s.len() - offset_len..)? {
+    let local = date.and_time(time);
+    let offset_secs = match offset.as_bytes() {
         [] | [b'Z'] => 0,
         [sign, h0, h1, b':', m0, m1] => {
             let (h, m) = (two_digits(*h0, *h1)?, two_digits(*m0, *m1)?);
@@ -269,14 +269,17 @@ pub fn datetime_micros(s: &str) -> Option<i64> {
 }
 
 pub(super) fn datetime_text(s: &str) -> Option<IsoText> {
+    let (date, time, offset) = datetime_parts(s)?;
+    Some(IsoText::datetime(date, time, offset))
+}
+
+/// A date-time's date, its [`TimeFields`] once they make a valid time, and its offset's text
+/// (empty, `Z` or `±hh:mm`).
+fn datetime_parts(s: &str) -> Option<(NaiveDate, TimeFields, &str)> {
     let ((year, month, day), (hour, minute, second, nanos), offset_len) =
         datetime_fields(s.as_bytes())?;
     let date = NaiveDate::from_ymd_opt(year, month, day)?;
     NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)?;
     let offset = s.get(s.len() - offset_len..)?;
-    Some(IsoText::datetime(
-        date,
-        (hour, minute, second, nanos),
-        offset,
-    ))
+    Some((date, (hour, minute, second, nanos), offset))
 }

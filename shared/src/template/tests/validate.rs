@@ -589,3 +589,55 @@ fn first_rows_keep_every_fingerprint_through_growth_zero_included() {
     assert_eq!(rows.insert(1 << 127, u64::MAX), None);
     assert_eq!(rows.insert(1 << 127, 5), Some(u64::from(u32::MAX)));
 }
+
+/// Integers through the increasing run and the tables together find exactly the duplicates a
+/// plain map finds, with the first row of each: in order, with outliers ahead of the run,
+/// behind it, repeated, and at the ends of `i64`.
+#[test]
+fn first_rows_of_integers_match_a_map_whatever_the_order() {
+    use super::super::fingerprint::FirstRows;
+    use super::super::value::Value;
+    use std::collections::HashMap;
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let sequences: Vec<Vec<i64>> = vec![
+        (0..5_000).collect(),
+        (0..5_000).rev().collect(),
+        [vec![10_000], (0..5_000).collect()].concat(),
+        (0..5_000)
+            .map(|i| if i % 97 == 0 { i - 50 } else { i })
+            .collect(),
+        (0..5_000).map(|i| i / 3).collect(),
+        (0..5_000).map(|_| (next() % 3_000) as i64).collect(),
+        (0..5_000)
+            .map(|i| {
+                if next() % 10 == 0 {
+                    (next() % 6_000) as i64
+                } else {
+                    i
+                }
+            })
+            .collect(),
+        vec![i64::MIN, -1, 0, i64::MAX, i64::MIN, 0, i64::MAX, 5, -1],
+    ];
+    for (n, values) in sequences.iter().enumerate() {
+        let mut rows = FirstRows::default();
+        rows.reserve(values.len());
+        let mut oracle: HashMap<i64, u64> = HashMap::new();
+        for (row, &v) in values.iter().enumerate() {
+            let row = row as u64 + 2;
+            let expected = oracle.get(&v).copied();
+            oracle.entry(v).or_insert(row);
+            assert_eq!(
+                rows.insert_value(&Value::Integer(v), row),
+                expected,
+                "sequence {n}, row {row}, value {v}"
+            );
+        }
+    }
+}
