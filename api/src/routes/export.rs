@@ -99,10 +99,10 @@ pub async fn export_rows(
         ExportFormat::Parquet => ("application/vnd.apache.parquet", "parquet"),
     };
     let export = match format {
-        ExportFormat::Parquet => Export::Parquet(Box::new(
-            ParquetEncoder::new(&columns.names, &columns.types)
-                .map_err(|e| ApiError::Internal(e.into()))?,
-        )),
+        ExportFormat::Parquet => Export::Parquet(Box::new(ParquetEncoder::new(
+            &columns.names,
+            &columns.types,
+        ))),
         ExportFormat::Csv | ExportFormat::Ndjson => Export::Text(Encoder {
             format: match format {
                 ExportFormat::Ndjson => TextFormat::Ndjson,

@@ -5,6 +5,14 @@
 //! [`ROW_GROUP_ROWS`]; the writer's output is taken out of its buffer after every batch, so
 //! memory holds one row group being encoded, whatever the sheet's size.
 //!
+//! Dictionary encoding is chosen per column from the first batch: a column whose first
+//! [`BATCH_ROWS`] values are mostly distinct (an id, a name, an email) is written plainly. The
+//! writer's default tries a dictionary for every column of every row group and gives up on it
+//! once it passes 1 MiB, so such a column was hashed and interned for nothing: the interner and
+//! its hash tables were about 8 % of the api's samples over a `bench export` of the three
+//! formats (`perf`), nearly all of them in the Parquet export, and the abandoned dictionaries
+//! part of its memory.
+//!
 //! A cell whose stored value does not fit its column's type (inference never makes one; a
 //! templated upload with `keep_invalid_rows` keeps a failing cell's original text) is null
 //! here: the error report has it. Date-times with an offset are written as their UTC instant;
@@ -18,12 +26,15 @@ use arrow_array::builder::{
     BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, StringBuilder,
     TimestampMicrosecondBuilder,
 };
+use arrow_array::cast::AsArray as _;
+use arrow_array::types::{Date32Type, Float64Type, Int64Type, TimestampMicrosecondType};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use chrono::Datelike as _;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use serde_json::Value;
 use shared::domain::column_type::{self, Rendered};
 use shared::domain::ColumnType;
@@ -58,14 +69,15 @@ enum Scalar<'a> {
 
 /// Turns stored chunks into a Parquet file.
 pub(super) struct ParquetEncoder {
-    writer: ArrowWriter<Vec<u8>>,
+    /// Made at the first batch, whose values choose each column's encoding.
+    writer: Option<ArrowWriter<Vec<u8>>>,
     schema: SchemaRef,
     columns: Vec<Column>,
     rows: usize,
 }
 
 impl ParquetEncoder {
-    pub fn new(names: &[String], types: &[ColumnType]) -> io::Result<Self> {
+    pub fn new(names: &[String], types: &[ColumnType]) -> Self {
         let types: Vec<ColumnType> = (0..names.len())
             .map(|i| types.get(i).copied().unwrap_or(ColumnType::Text))
             .collect();
@@ -75,18 +87,28 @@ impl ParquetEncoder {
             .map(|(name, ty)| Field::new(name, data_type(*ty), true))
             .collect();
         let schema = Arc::new(Schema::new(fields));
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .build();
-        let writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))
-            .map_err(io::Error::other)?;
-        Ok(ParquetEncoder {
-            writer,
+        ParquetEncoder {
+            writer: None,
             schema,
             columns: types.iter().map(|ty| Column::new(*ty)).collect(),
             rows: 0,
-        })
+        }
+    }
+
+    /// The writer, its dictionary encoding enabled only for the columns of `first` (the first
+    /// batch) whose values repeat.
+    fn writer_for(schema: &SchemaRef, first: &[ArrayRef]) -> io::Result<ArrowWriter<Vec<u8>>> {
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS));
+        for (field, array) in schema.fields().iter().zip(first) {
+            if !repeats(array) {
+                props = props
+                    .set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
+            }
+        }
+        ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props.build()))
+            .map_err(io::Error::other)
     }
 
     /// Adds every row of one stored chunk; appends to `out` what the writer has written.
@@ -139,8 +161,13 @@ impl ParquetEncoder {
     /// Writes the rows still gathered and the file's footer into `out`.
     pub fn finish(mut self, out: &mut Vec<u8>) -> io::Result<()> {
         self.write_batch(out)?;
-        self.writer.finish().map_err(io::Error::other)?;
-        out.append(self.writer.inner_mut());
+        let mut writer = match self.writer {
+            Some(writer) => writer,
+            // No rows: a file with the columns and no row group.
+            None => Self::writer_for(&self.schema, &[])?,
+        };
+        writer.finish().map_err(io::Error::other)?;
+        out.append(writer.inner_mut());
         Ok(())
     }
 
@@ -157,11 +184,39 @@ impl ParquetEncoder {
             return Ok(());
         }
         let arrays: Vec<ArrayRef> = self.columns.iter_mut().map(Column::finish).collect();
+        let writer = match &mut self.writer {
+            Some(writer) => writer,
+            None => self.writer.insert(Self::writer_for(&self.schema, &arrays)?),
+        };
         let batch = RecordBatch::try_new(self.schema.clone(), arrays).map_err(io::Error::other)?;
-        self.writer.write(&batch).map_err(io::Error::other)?;
+        writer.write(&batch).map_err(io::Error::other)?;
         self.rows = 0;
-        out.append(self.writer.inner_mut());
+        out.append(writer.inner_mut());
         Ok(())
+    }
+}
+
+/// Whether a column's values repeat enough for a dictionary: at most half of them distinct.
+fn repeats(array: &ArrayRef) -> bool {
+    fn few<T: std::hash::Hash + Eq>(values: impl Iterator<Item = Option<T>>) -> bool {
+        let (mut seen, mut count) = (std::collections::HashSet::new(), 0usize);
+        for value in values.flatten() {
+            seen.insert(value);
+            count += 1;
+        }
+        seen.len() * 2 <= count
+    }
+    match array.data_type() {
+        DataType::Utf8 => few(array.as_string::<i32>().iter()),
+        DataType::Int64 => few(array.as_primitive::<Int64Type>().iter()),
+        DataType::Float64 => few(array
+            .as_primitive::<Float64Type>()
+            .iter()
+            .map(|v| v.map(f64::to_bits))),
+        DataType::Date32 => few(array.as_primitive::<Date32Type>().iter()),
+        DataType::Timestamp(..) => few(array.as_primitive::<TimestampMicrosecondType>().iter()),
+        // Booleans are never dictionary-encoded.
+        _ => true,
     }
 }
 
@@ -303,7 +358,7 @@ mod tests {
 
     fn encode(names: &[&str], types: &[ColumnType], chunks: &[&str]) -> RecordBatch {
         let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-        let mut enc = ParquetEncoder::new(&names, types).expect("encoder");
+        let mut enc = ParquetEncoder::new(&names, types);
         let mut out = Vec::new();
         for chunk in chunks {
             enc.chunk(chunk, &mut out).expect("chunk");
@@ -356,6 +411,52 @@ mod tests {
         assert_eq!(
             batch.schema().field(4).data_type(),
             &data_type(ColumnType::DateTime)
+        );
+    }
+
+    /// A column whose values repeat keeps its dictionary; one of distinct values (and every
+    /// column of an empty export, which writes no row group) is written plainly.
+    #[test]
+    fn only_columns_whose_values_repeat_get_a_dictionary() {
+        use parquet::basic::Encoding;
+        use parquet::file::reader::{FileReader as _, SerializedFileReader};
+        let names: Vec<String> = ["id", "city", "amount"].map(String::from).to_vec();
+        let types = [ColumnType::Integer, ColumnType::Text, ColumnType::Decimal];
+        let rows: Vec<String> = (0..3 * BATCH_ROWS)
+            .map(|i| format!(r#"["{i}","{}","{}.5"]"#, ["Oslo", "Rome"][i % 2], i % 3))
+            .collect();
+        let mut enc = ParquetEncoder::new(&names, &types);
+        let mut out = Vec::new();
+        for chunk in rows.chunks(256) {
+            enc.chunk(&format!("[{}]", chunk.join(",")), &mut out)
+                .expect("chunk");
+        }
+        enc.finish(&mut out).expect("finish");
+        let file = SerializedFileReader::new(bytes::Bytes::from(out)).expect("a parquet file");
+        let group = file.metadata().row_group(0);
+        let dictionary: Vec<bool> = (0..3)
+            .map(|c| {
+                group
+                    .column(c)
+                    .encodings()
+                    .any(|e| matches!(e, Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY))
+            })
+            .collect();
+        assert_eq!(dictionary, [false, true, true]);
+        assert_eq!(
+            file.metadata().file_metadata().num_rows(),
+            3 * BATCH_ROWS as i64
+        );
+
+        let mut out = Vec::new();
+        ParquetEncoder::new(&names, &types)
+            .finish(&mut out)
+            .expect("finish");
+        let file = SerializedFileReader::new(bytes::Bytes::from(out)).expect("a parquet file");
+        assert_eq!(file.metadata().num_row_groups(), 0);
+        assert_eq!(
+            file.metadata().file_metadata().schema_descr().num_columns(),
+            3
         );
     }
 
