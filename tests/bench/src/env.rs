@@ -110,6 +110,8 @@ const FORWARDED: &[&str] = &[
     "PROGRESS_INTERVAL",
     // `bench tus` with a file over the default 5 GiB.
     "RESUMABLE_MAX_UPLOAD_BYTES",
+    // Another fair share than the default, for `e2e` and `fairness` alike.
+    "RELAY_TENANT_IN_FLIGHT",
 ];
 
 fn base_command(exe: &Path, env: &WorkerEnv, label: &str) -> anyhow::Result<Command> {

@@ -1,7 +1,7 @@
 //! `fairness`: the noisy neighbour. Tenant A's backlog of small files is stored, the worker
 //! starts, and half a second later tenant B uploads 20 files one by one: how long B's tasks take
 //! from upload to `COMPLETED`, how many of A's finish after B's last, and how fast A's backlog is
-//! worked off. Measured with the relay's fair share (`RELAY_TENANT_IN_FLIGHT` [`FAIR`]) and
+//! worked off. Measured with the relay's fair share (`RELAY_TENANT_IN_FLIGHT`, [`fair`]) and
 //! without it (a share larger than any backlog: first come, first served, as before), each on a
 //! fresh database and queue, in alternating order from run to run; then once more with A's
 //! uploads streaming in while B uploads (no backlog), with the fair share.
@@ -18,8 +18,11 @@ use crate::upload::{self, small_csv};
 const TENANT_B: &str = "bench-b";
 const B_UPLOADS: usize = 20;
 /// The fair share for one worker of 8 consumer slots: twice its slots, as `docs/scaling.md`
-/// advises (and the setting's default).
-const FAIR: &str = "16";
+/// advises (and the setting's default); `RELAY_TENANT_IN_FLIGHT` in the bench's environment
+/// measures another.
+fn fair() -> String {
+    std::env::var("RELAY_TENANT_IN_FLIGHT").unwrap_or_else(|_| "16".into())
+}
 /// No share at all: larger than any backlog.
 const UNFAIR: &str = "1000000";
 
@@ -39,7 +42,8 @@ struct Phase {
 
 pub async fn run(a_uploads: usize, index: usize) -> anyhow::Result<Run> {
     let mut run = Run::default();
-    let mut order = [FAIR, UNFAIR];
+    let fair = fair();
+    let mut order = [fair.as_str(), UNFAIR];
     if index % 2 == 1 {
         order.reverse();
     }
@@ -56,10 +60,10 @@ pub async fn run(a_uploads: usize, index: usize) -> anyhow::Result<Run> {
         "%",
         rates[0] / rates[1] * 100.0,
     );
-    let p = phase(a_uploads, false, FAIR).await?;
+    let p = phase(a_uploads, false, &fair).await?;
     put(&mut run, "streaming.fair", &p);
     run.note(format!(
-        "fairness: tenant A uploads {a_uploads} 20-row CSVs through the api (backlog: with no worker running; streaming: while the worker runs, 16 at a time), tenant B uploads {B_UPLOADS} one by one starting 0.5 s after the worker (backlog) or A's first upload (streaming); latency = tasks.finished_at − created_at; fair = RELAY_TENANT_IN_FLIGHT {FAIR} (twice the worker's 8 consumer slots), fifo = {UNFAIR} (first come, first served); each phase on a fresh database and queue, one `worker run` (relay and consumer)"
+        "fairness: tenant A uploads {a_uploads} 20-row CSVs through the api (backlog: with no worker running; streaming: while the worker runs, 16 at a time), tenant B uploads {B_UPLOADS} one by one starting 0.5 s after the worker (backlog) or A's first upload (streaming); latency = tasks.finished_at − created_at; fair = RELAY_TENANT_IN_FLIGHT {fair} (16, the default, is twice the worker's 8 consumer slots), fifo = {UNFAIR} (first come, first served); each phase on a fresh database and queue, one `worker run` (relay and consumer)"
     ));
     Ok(run)
 }

@@ -15,6 +15,8 @@
 //! cargo run -p bench --release -- purge              # retention and a purge of 10M rows
 //!                                                    # (BENCH_PURGE_ROWS sets the rows)
 //! cargo run -p bench --release -- tus                # resumable upload, cut connections (BENCH_TUS_BYTES)
+//! cargo run -p bench --release -- keyset             # a file's rows pages beside 100M other rows
+//!                                                    # (BENCH_KEYSET_ROWS sets the other rows)
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -22,12 +24,14 @@
 #![allow(clippy::print_stdout)]
 
 mod body;
+mod bulk;
 mod env;
 mod events;
 mod export;
 mod fairness;
 mod gen;
 mod jobs;
+mod keyset;
 mod limits;
 mod overhead;
 mod parse;
@@ -64,6 +68,7 @@ const SCENARIOS: &[&str] = &[
     "limits",
     "purge",
     "tus",
+    "keyset",
 ];
 
 struct Options {
@@ -197,6 +202,8 @@ fn max_runs(name: &str) -> usize {
         "purge" => 1,
         // Three uploads of a large file (1 GiB by default) in one run.
         "tus" => 1,
+        // 100M rows generated per run.
+        "keyset" => 1,
         _ => usize::MAX,
     }
 }
@@ -341,6 +348,13 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             purge::run(rows).await
         }
         "tus" => tus::run(tus::size(q(64, 1024) * 1024 * 1024)).await,
+        "keyset" => {
+            let rows = match std::env::var("BENCH_KEYSET_ROWS") {
+                Ok(n) => n.parse().context("BENCH_KEYSET_ROWS")?,
+                Err(_) => q(2_000_000, 100_000_000) as i64,
+            };
+            keyset::run(rows).await
+        }
         other => bail!("unknown scenario {other}"),
     }
 }
