@@ -343,6 +343,7 @@ async fn two_relays_and_two_consumers_racing_over_many_uploads_complete_each_tas
             shutdown.clone(),
             false,
             relay_done.clone(),
+            consumer::InHand::default(),
         )));
     }
 
@@ -412,7 +413,13 @@ async fn throughput_of_the_relay_and_the_consumer_measured_separately() {
     done.cancel();
     let started = Instant::now();
     let consumer = env.consumer(WorkerEnv::consumer_config());
-    let handle = tokio::spawn(consumer::run(consumer, shutdown.clone(), true, done));
+    let handle = tokio::spawn(consumer::run(
+        consumer,
+        shutdown.clone(),
+        true,
+        done,
+        consumer::InHand::default(),
+    ));
     handle.await.expect("join").expect("consumer drains");
     let consumed = started.elapsed();
     let ids: Vec<_> = uploads.iter().map(|u| u.task_id).collect();

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use harness::worker::{Upload, WorkerEnv, WorkerProcess, SAMPLE_CSV};
+use harness::worker::{slow_parser, Upload, WorkerEnv, WorkerProcess, SAMPLE_CSV};
 use shared::db;
 use shared::domain::{OutboxStatus, TaskStatus};
 use sqlx::postgres::PgListener;
@@ -155,4 +155,33 @@ async fn a_relay_job_sends_a_small_tenant_at_once_and_drain_jobs_still_finish_ev
         0
     );
     assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
+}
+
+#[tokio::test]
+async fn a_drain_job_waits_past_a_lease_for_the_parses_its_own_consumer_has_in_hand() {
+    let env = WorkerEnv::new().await;
+    let a = uploads(&env, "tenant-a", 3).await;
+    // One task of A at a time, and the first parse (a fresh child: later ones reuse it) longer
+    // than the relay's lease: the relay, at A's share, has nothing it can claim for longer than
+    // its patience with work held elsewhere. It must still wait, since the consumer beside it
+    // is the one parsing. Without that, the job ended with A's other two tasks in the outbox.
+    let parser = slow_parser(Duration::from_millis(2500));
+    let mut cmd = env.command(&["run", "--drain"]);
+    cmd.env("PARSER_EXE", &parser)
+        .env("RELAY_TENANT_IN_FLIGHT", "1")
+        .env("RELAY_LEASE", "1s");
+    let mut job = WorkerProcess::spawn(cmd);
+    let status = job.wait(Duration::from_secs(120)).await;
+    assert!(status.success(), "exit {status:?}; log:\n{}", job.log());
+    for u in &a {
+        let task = env.task(u.task_id).await;
+        assert_eq!(task.status, TaskStatus::Completed, "log:\n{}", job.log());
+        assert_eq!(env.row_count(u.source_file_id).await, 2);
+    }
+    assert_eq!(
+        env.count("SELECT count(*) FROM outbox_messages WHERE status <> 'COMPLETED'")
+            .await,
+        0,
+        "nothing left in the outbox for another job"
+    );
 }

@@ -25,6 +25,7 @@ use uuid::Uuid;
 use crate::bounds::Budget;
 use crate::claim::{self, with_db_retry, LoopConfig, Work};
 use crate::config::RelayConfig;
+use crate::consumer::InHand;
 use crate::Shutdown;
 use crate::{maintenance, retry};
 
@@ -81,7 +82,12 @@ pub async fn run_once(
     cfg: &RelayConfig,
     abort: &CancellationToken,
 ) -> anyhow::Result<BatchReport> {
-    let outbox = Outbox { db, sender, cfg };
+    let outbox = Outbox {
+        db,
+        sender,
+        cfg,
+        consumer: &InHand::default(),
+    };
     claim::run_once(&outbox, &loop_config(cfg), cfg.batch_size, abort).await
 }
 
@@ -96,11 +102,14 @@ pub async fn run(
     shutdown: Shutdown,
     drain: bool,
 ) -> anyhow::Result<()> {
-    run_with_budget(db, sender, cfg, shutdown, drain, Budget::unlimited()).await
+    let alone = InHand::default();
+    run_with_budget(db, sender, cfg, shutdown, drain, Budget::unlimited(), alone).await
 }
 
 /// [`run`], claiming no more than the messages of `budget` (`--max-messages` with `--role
 /// relay`); once they are spent it claims nothing more and waits for the supervisor's stop.
+/// `consumer` is what the consumer of the same process has in hand: a drain waits for tasks
+/// held at a tenant's share for as long as it is not empty ([`InHand`]).
 pub async fn run_with_budget(
     db: PgPool,
     sender: Arc<dyn QueueSender>,
@@ -108,6 +117,7 @@ pub async fn run_with_budget(
     shutdown: Shutdown,
     drain: bool,
     budget: Arc<Budget>,
+    consumer: InHand,
 ) -> anyhow::Result<()> {
     tracing::info!(batch_size = cfg.batch_size, concurrency = cfg.concurrency,
         encoding = ?cfg.encoding, lease_ms = cfg.lease.as_millis() as u64, drain,
@@ -116,6 +126,7 @@ pub async fn run_with_budget(
         db: &db,
         sender: sender.as_ref(),
         cfg: &cfg,
+        consumer: &consumer,
     };
     claim::run(&outbox, &loop_config(&cfg), &shutdown, drain, &budget).await
 }
@@ -139,6 +150,8 @@ struct Outbox<'a> {
     db: &'a PgPool,
     sender: &'a dyn QueueSender,
     cfg: &'a RelayConfig,
+    /// The consumer of this process, if it runs one (otherwise never in hand).
+    consumer: &'a InHand,
 }
 
 /// How one send ended.
@@ -282,6 +295,10 @@ impl Work for Outbox<'_> {
 
     async fn due(&self) -> sqlx::Result<Due> {
         db::outbox::due(self.db, self.cfg.tenant_in_flight).await
+    }
+
+    fn working_here(&self) -> bool {
+        self.consumer.count() > 0
     }
 }
 

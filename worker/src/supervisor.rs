@@ -21,7 +21,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::bounds::Budget;
 use crate::config::RunConfig;
-use crate::consumer::{self, Consumer};
+use crate::consumer::{self, Consumer, InHand};
 use crate::parse::isolate::Isolation;
 use crate::retry::Backoff;
 use crate::Shutdown;
@@ -77,14 +77,18 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     let drain = cfg.drain;
     let mut loops = Vec::new();
     let storage = storage.map(|s| (s.queue, s.poison, s.blobs));
-    // A draining consumer waits for the relay of its own process to finish first.
+    // A draining consumer waits for the relay of its own process to finish first, and that
+    // relay waits for the tasks the consumer has in hand.
     let relay_done = CancellationToken::new();
+    let in_hand = InHand::default();
     if let (true, Some((queue, _, _))) = (cfg.role.runs_relay(), &storage) {
         let (db, sender, relay_cfg) = (db.clone(), queue.clone(), cfg.relay.clone());
         let (budget, done) = (budget_of(!cfg.role.runs_consumer()), relay_done.clone());
+        let consumer = in_hand.clone();
         loops.push(Loop::new("relay", move |shutdown| async move {
+            let sender = Arc::new(sender);
             let result =
-                relay::run_with_budget(db, Arc::new(sender), relay_cfg, shutdown, drain, budget)
+                relay::run_with_budget(db, sender, relay_cfg, shutdown, drain, budget, consumer)
                     .await;
             done.cancel();
             result
@@ -103,7 +107,7 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         )
         .with_budget(Arc::clone(&limits.budget));
         loops.push(Loop::new("consumer", move |shutdown| {
-            consumer::run(consumer, shutdown, drain, relay_done)
+            consumer::run(consumer, shutdown, drain, relay_done, in_hand)
         }));
     }
     if cfg.role.runs_webhooks() {

@@ -76,12 +76,18 @@ impl DrainWait {
         self.held_since = None;
     }
 
-    pub(super) fn step(&mut self, due: &Due) -> DrainStep {
-        self.step_at(due, Instant::now())
+    /// `working_here`: this process is working on what holds rows back ([`super::Work::working_here`]);
+    /// the patience starts when it stops.
+    pub(super) fn step(&mut self, due: &Due, working_here: bool) -> DrainStep {
+        self.step_at(due, working_here, Instant::now())
     }
 
-    fn step_at(&mut self, due: &Due, now: Instant) -> DrainStep {
+    fn step_at(&mut self, due: &Due, working_here: bool, now: Instant) -> DrainStep {
         let (rows, holder) = (self.rows, self.holder);
+        if due.held > 0 && working_here {
+            self.held_since = None;
+            return DrainStep::Wait(until_due(due).min(HELD_RECHECK));
+        }
         if due.held == 0 {
             match due.next_in_secs {
                 Some(s) => tracing::info!(next_retry_in_secs = s,
@@ -179,8 +185,8 @@ mod tests {
     #[test]
     fn a_drain_job_stops_at_once_when_nothing_is_held_even_with_retries_due_later() {
         let mut wait = DrainWait::new("outbox", "relay", Duration::from_secs(5));
-        assert_eq!(wait.step(&due(0, None)), DrainStep::Done);
-        assert_eq!(wait.step(&due(0, Some(30.0))), DrainStep::Done);
+        assert_eq!(wait.step(&due(0, None), false), DrainStep::Done);
+        assert_eq!(wait.step(&due(0, Some(30.0)), false), DrainStep::Done);
     }
 
     #[test]
@@ -190,28 +196,28 @@ mod tests {
         let mut wait = DrainWait::new("outbox", "relay", lease);
         // Held claims expiring in 1 s: look again soon (their relay may finish first).
         assert_eq!(
-            wait.step_at(&due(2, Some(1.0)), t0),
+            wait.step_at(&due(2, Some(1.0)), false, t0),
             DrainStep::Wait(HELD_RECHECK)
         );
         // Expiring in 0.1 s: claim them right after.
         assert_eq!(
-            wait.step_at(&due(2, Some(0.1)), t0 + Duration::from_secs(1)),
+            wait.step_at(&due(2, Some(0.1)), false, t0 + Duration::from_secs(1)),
             DrainStep::Wait(Duration::from_millis(120))
         );
         // Still held 4.9 s later (renewed): wait no longer than the rest of the lease.
         assert_eq!(
-            wait.step_at(&due(2, Some(3.0)), t0 + Duration::from_millis(4900)),
+            wait.step_at(&due(2, Some(3.0)), false, t0 + Duration::from_millis(4900)),
             DrainStep::Wait(Duration::from_millis(120))
         );
         // Renewed for a whole lease: their relay is alive.
         assert_eq!(
-            wait.step_at(&due(2, Some(3.0)), t0 + lease),
+            wait.step_at(&due(2, Some(3.0)), false, t0 + lease),
             DrainStep::Done
         );
         // Progress starts the patience over.
         wait.reset();
         assert!(matches!(
-            wait.step_at(&due(1, Some(0.2)), t0 + lease),
+            wait.step_at(&due(1, Some(0.2)), false, t0 + lease),
             DrainStep::Wait(_)
         ));
     }

@@ -84,6 +84,12 @@ pub trait Work: Send + Sync {
     /// Hands claimed, unsent rows back (a hard shutdown), due at once.
     async fn release(&self, ids: &[Uuid]) -> sqlx::Result<u64>;
     async fn due(&self) -> sqlx::Result<Due>;
+    /// Whether this process is itself working on what holds rows back (the relay: tasks being
+    /// parsed by the consumer beside it). A drain waits while it is, past its one-lease
+    /// patience with claims held elsewhere.
+    fn working_here(&self) -> bool {
+        false
+    }
 }
 
 /// What a claim came to, summed over its destinations.
@@ -371,7 +377,7 @@ pub async fn run<W: Work>(
                 }
             };
             if drain {
-                match drain_wait.step(&due) {
+                match drain_wait.step(&due, work.working_here()) {
                     idle::DrainStep::Done => return Ok(()),
                     idle::DrainStep::Wait(d) => {
                         sleep_or_stop(&shutdown.stop, d).await;

@@ -8,6 +8,7 @@
 //! often, or not valid envelopes, go to `<queue>-poison`.
 
 mod finish;
+mod in_hand;
 mod keepalive;
 mod process;
 mod progress;
@@ -17,6 +18,7 @@ mod settle;
 mod store;
 mod work;
 
+pub use in_hand::InHand;
 pub use run::run;
 
 use std::sync::Arc;

@@ -14,7 +14,7 @@ use shared::failure::{self, Failure};
 use crate::retry::Backoff;
 use crate::Shutdown;
 
-use super::{Consumer, Outcome};
+use super::{Consumer, InHand, Outcome};
 
 /// How much longer than `VISIBILITY_TIMEOUT` a draining consumer waits for invisible messages:
 /// visibility is set in whole seconds, and the approximate count lags a little.
@@ -30,12 +30,14 @@ const HIDDEN_MARGIN: Duration = Duration::from_secs(2);
 /// (a dead consumer's message is visible again by then; what stays hidden longer is renewed by a
 /// live consumer or delayed for a retry, and a job idling until then would be billed for it).
 /// With a message budget (`--max-messages`), it receives no more than that, then
-/// waits for the supervisor's stop.
+/// waits for the supervisor's stop. `in_hand` counts the messages being processed, for the
+/// relay of the same process.
 pub async fn run(
     consumer: Consumer,
     shutdown: Shutdown,
     drain: bool,
     upstream_done: CancellationToken,
+    in_hand: InHand,
 ) -> anyhow::Result<()> {
     let cfg = Arc::clone(&consumer.cfg);
     tracing::info!(
@@ -151,8 +153,9 @@ pub async fn run(
             let abort = shutdown.abort.clone();
             let db_down = Arc::clone(&db_down);
             window.1 += 1;
+            let taken = in_hand.take();
             tracker.spawn(async move {
-                let _permit = permit;
+                let _held = (permit, taken);
                 let message_id = msg.id.clone();
                 match consumer.handle(msg, &abort).await {
                     Ok(Outcome::Retry {
