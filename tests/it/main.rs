@@ -25,6 +25,7 @@ mod relay;
 mod resumable;
 mod review;
 mod row_chunks;
+mod row_store;
 mod rows;
 mod scaler;
 mod services;

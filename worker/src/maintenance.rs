@@ -101,6 +101,11 @@ pub fn jobs(cfg: &RunConfig) -> Vec<Job> {
             },
         ));
         jobs.push(Job::new(
+            "row store partitions",
+            lifecycle.interval,
+            |db, _| async move { lifecycle::row_store::job(&db).await },
+        ));
+        jobs.push(Job::new(
             "orphan blob sweep",
             lifecycle.orphan_interval,
             |db, cfg| async move {

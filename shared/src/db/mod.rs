@@ -13,6 +13,7 @@ pub mod remembered_mappings;
 pub mod removal;
 pub mod resumable_uploads;
 pub mod reviews;
+pub mod row_store;
 pub mod rows;
 pub mod source_files;
 pub mod tasks;

@@ -24,6 +24,7 @@ pub use run::run;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use shared::db::row_store::Months;
 use shared::domain::TaskErrorCode;
 use shared::storage::{BlobStore, QueueClient, ReceivedMessage};
 use sqlx::PgPool;
@@ -46,6 +47,8 @@ pub struct Consumer {
     pub cfg: Arc<ConsumerConfig>,
     /// How many more messages the loop may receive (`--max-messages`); unlimited by default.
     pub budget: Arc<Budget>,
+    /// The months of the row store this process knows to have partitions.
+    pub months: Arc<Months>,
 }
 
 /// What became of one message.
@@ -95,6 +98,7 @@ impl Consumer {
             isolation: Arc::new(isolation),
             cfg: Arc::new(cfg),
             budget: Budget::unlimited(),
+            months: Arc::default(),
         }
     }
 

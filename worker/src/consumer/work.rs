@@ -194,6 +194,11 @@ impl Consumer {
         template: &Template,
         progress: &Progress,
     ) -> anyhow::Result<ControlFlow<Ending, Parsed>> {
+        // The maintenance adds months ahead; this covers a worker run without it.
+        self.months
+            .ensure(&self.db, fetched.source_file_id)
+            .await
+            .context("adding the row store's partitions for the file's month")?;
         let mut tx = self
             .db
             .begin()

@@ -1,5 +1,6 @@
 //! The data lifecycle, as jobs of the maintenance loop: per-tenant retention ([`retention`]),
-//! tenant purges ([`purge`]) and the orphan-blob sweep ([`orphans`]). Retention and purges
+//! tenant purges ([`purge`]), the orphan-blob sweep ([`orphans`]) and the row store's monthly
+//! partitions ([`row_store`]). Retention and purges
 //! remove files the same way ([`remove_marked`], over [`shared::db::removal`]): mark, delete
 //! the blob, delete the rows in batches, delete the file row; each statement is one short
 //! transaction of at most [`LifecycleConfig::batch`] rows, and a crash between two leaves a
@@ -8,6 +9,7 @@
 pub mod orphans;
 pub mod purge;
 pub mod retention;
+pub mod row_store;
 
 use std::future::Future;
 use std::time::{Duration, Instant};

@@ -9,6 +9,7 @@ use shared::db::{purges, removal};
 use shared::storage::BlobStore;
 use sqlx::PgPool;
 
+use super::row_store::drop_emptied;
 use super::{remove_marked, until_zero, LifecycleConfig, Pace, Progress};
 
 /// What a purge run did to one tenant.
@@ -54,6 +55,10 @@ async fn purge_one(
         return Ok((purged, Progress::Stopped));
     }
     if until_zero(pace, |n| removal::mark_tenant(db, tenant, n)).await? == Progress::Stopped {
+        return Ok((purged, Progress::Stopped));
+    }
+    // A tenant alone in old months takes those months' partitions with it whole.
+    if pace.step(drop_emptied(db)).await?.is_none() {
         return Ok((purged, Progress::Stopped));
     }
     let (removed, progress) = remove_marked(db, blobs, pace, Some(tenant)).await?;

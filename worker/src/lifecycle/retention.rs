@@ -7,30 +7,27 @@ use shared::db::removal;
 use shared::storage::BlobStore;
 use sqlx::PgPool;
 
-use super::{remove_marked, LifecycleConfig, Pace, Progress};
+use super::row_store::drop_emptied;
+use super::{remove_marked, until_zero, LifecycleConfig, Pace, Progress};
 
-/// One run: marks a batch of expired files, removes the marked ones (first those a crashed run
-/// left), and again until none is left or the pace's budget runs out. Returns the files removed.
+/// One run: marks every expired file (a batch per statement), drops the row store's months
+/// that left empty ([`super::row_store`]: a month whose files all expired goes in one
+/// statement per table), then removes the marked files (with those a crashed run left) one by
+/// one. Stops early when the pace's budget runs out. Returns the files removed.
 pub async fn run_once(
     db: &PgPool,
     blobs: &BlobStore,
     cfg: &LifecycleConfig,
     pace: &mut Pace,
 ) -> anyhow::Result<(u64, Progress)> {
-    let mut removed = 0;
-    loop {
-        let (n, progress) = remove_marked(db, blobs, pace, None).await?;
-        removed += n;
-        if progress == Progress::Stopped {
-            return Ok((removed, progress));
-        }
-        let marking = removal::mark_expired(db, cfg.retention.secs(), pace.batch);
-        match pace.step(marking).await? {
-            None => return Ok((removed, Progress::Stopped)),
-            Some(0) => return Ok((removed, Progress::Done)),
-            Some(_) => {}
-        }
+    let secs = cfg.retention.secs();
+    if until_zero(pace, |n| removal::mark_expired(db, secs, n)).await? == Progress::Stopped {
+        return Ok((0, Progress::Stopped));
     }
+    if pace.step(drop_emptied(db)).await?.is_none() {
+        return Ok((0, Progress::Stopped));
+    }
+    remove_marked(db, blobs, pace, None).await
 }
 
 /// The maintenance job: a run with no budget, logged when it removed something.

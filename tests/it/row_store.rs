@@ -1,0 +1,358 @@
+//! The row store's monthly partitions: a populated database migrates to them with every row in
+//! place and readable while the migration runs, files of a month land in its partition, and
+//! retention drops a month whose files all expired, whole, while a month that still holds a
+//! live file keeps its partition and loses only the expired file's rows.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use harness::services::fresh_database;
+use harness::worker::WorkerEnv;
+use shared::db::{self, row_store};
+use sqlx::migrate::Migrator;
+use sqlx::PgPool;
+use uuid::{NoContext, Timestamp, Uuid};
+use worker::lifecycle::{retention, LifecycleConfig, Pace, Progress};
+
+/// The first migration of the partitioned row store.
+const PARTITIONING: i64 = 20261129000001;
+
+/// A UUIDv7 made at `unix_secs`, as the api makes file ids.
+fn id_at(unix_secs: u64) -> Uuid {
+    Uuid::new_v7(Timestamp::from_unix(NoContext, unix_secs, 0))
+}
+
+/// 2025-03-10 and 2025-04-10, UTC: two months long past.
+const MARCH_2025: u64 = 1_741_564_800;
+const APRIL_2025: u64 = 1_744_243_200;
+
+/// Stores COMPLETED file `id` of `tenant`, `days` old, with `chunks` row chunks of 256 rows, two
+/// error records and a rejected row.
+async fn stored_file(db: &PgPool, tenant: &str, id: Uuid, days: i32, chunks: i64) {
+    let mut tx = db.begin().await.expect("begin");
+    sqlx::query(
+        "INSERT INTO source_files (id, tenant_id, file_name, content_type, format, size_bytes,
+                                   sha256, blob_name, created_at)
+         VALUES ($1, $2, 'f.csv', 'text/csv', 'csv', 10, repeat('0', 64), $2 || '/' || $1,
+                 now() - make_interval(days => $3))",
+    )
+    .bind(id)
+    .bind(tenant)
+    .bind(days)
+    .execute(&mut *tx)
+    .await
+    .expect("file");
+    sqlx::query(
+        "INSERT INTO tasks (id, source_file_id, status, attempts, result, started_at, finished_at)
+         VALUES (gen_random_uuid(), $1, 'COMPLETED', 1, '{}', now(), now())",
+    )
+    .bind(id)
+    .execute(&mut *tx)
+    .await
+    .expect("task");
+    sqlx::query(
+        "INSERT INTO parsed_row_chunks (source_file_id, sheet_index, first_row, row_count, rows)
+         SELECT $1, 0, c * 256, 256,
+                (SELECT json_agg(json_build_array(c * 256 + r, 'row ' || (c * 256 + r)))
+                 FROM generate_series(0, 255) r)
+         FROM generate_series(0, $2 - 1) c",
+    )
+    .bind(id)
+    .bind(chunks)
+    .execute(&mut *tx)
+    .await
+    .expect("chunks");
+    sqlx::query(
+        "INSERT INTO validation_errors (source_file_id, seq, sheet, row_number, field, value,
+                                        code, message)
+         SELECT $1, s, 0, s + 2, 'amount', 'lots', 'type-error', 'not a number'
+         FROM generate_series(0, 1) s",
+    )
+    .bind(id)
+    .execute(&mut *tx)
+    .await
+    .expect("errors");
+    sqlx::query(
+        "INSERT INTO rejected_rows (source_file_id, sheet, row_number, cells)
+         VALUES ($1, 0, 2, '[\"x\", \"lots\"]')",
+    )
+    .bind(id)
+    .execute(&mut *tx)
+    .await
+    .expect("rejected row");
+    tx.commit().await.expect("commit");
+}
+
+/// The partition of `table` that holds file `id`'s rows, if it has any.
+async fn partition_of(db: &PgPool, table: &str, id: Uuid) -> Option<String> {
+    sqlx::query_scalar(&format!(
+        "SELECT DISTINCT tableoid::regclass::text FROM {table} WHERE source_file_id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(db)
+    .await
+    .expect("partition")
+}
+
+async fn exists(db: &PgPool, relation: &str) -> bool {
+    sqlx::query_scalar::<_, Option<String>>("SELECT to_regclass($1)::text")
+        .bind(relation)
+        .fetch_one(db)
+        .await
+        .expect("to_regclass")
+        .is_some()
+}
+
+/// Every stored row of the three tables, as one digest.
+async fn digest(db: &PgPool) -> (i64, String) {
+    sqlx::query_as(
+        "SELECT (SELECT count(*) FROM parsed_row_chunks)
+                + (SELECT count(*) FROM validation_errors) + (SELECT count(*) FROM rejected_rows),
+                md5(coalesce((SELECT string_agg(concat_ws('|', source_file_id, sheet_index, first_row, rows), ','
+                                                ORDER BY source_file_id, sheet_index, first_row)
+                              FROM parsed_row_chunks), '')
+                    || coalesce((SELECT string_agg(concat_ws('|', source_file_id, seq, message), ','
+                                                   ORDER BY source_file_id, seq)
+                                 FROM validation_errors), '')
+                    || coalesce((SELECT string_agg(concat_ws('|', source_file_id, cells), ','
+                                                   ORDER BY source_file_id, sheet, row_number)
+                                 FROM rejected_rows), ''))",
+    )
+    .fetch_one(db)
+    .await
+    .expect("digest")
+}
+
+/// The migrations before the partitioned row store, as a migrator of their own.
+async fn migrations_before_partitioning(dir: &Path) -> Migrator {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
+    for entry in std::fs::read_dir(&source).expect("migrations") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).expect("name");
+        let version: i64 = name[..14].parse().expect("a version");
+        if version < PARTITIONING {
+            std::fs::copy(&path, dir.join(name)).expect("copy");
+        }
+    }
+    Migrator::new(dir).await.expect("migrator")
+}
+
+#[tokio::test]
+async fn a_populated_database_migrates_to_partitions_with_every_row_in_place_and_readable() {
+    let url = fresh_database().await;
+    let db = PgPool::connect(&url).await.expect("connect");
+    let dir = tempfile::tempdir().expect("dir");
+    migrations_before_partitioning(dir.path())
+        .await
+        .run(&db)
+        .await
+        .expect("the schema before partitioning");
+    let files: Vec<Uuid> = (0..40).map(|_| Uuid::now_v7()).collect();
+    for id in &files {
+        stored_file(&db, "legacy-tenant", *id, 1, 8).await;
+    }
+    let before = digest(&db).await;
+    let page_before = db::rows::page(&db, files[7], 0, Some(299), 500)
+        .await
+        .expect("page");
+
+    // Readers and writers go on while the rest of the migrations run.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (reads, writes) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let reader = tokio::spawn({
+        let (db, stop, reads, id) = (db.clone(), stop.clone(), reads.clone(), files[3]);
+        async move {
+            let mut slowest = Duration::ZERO;
+            while !stop.load(Ordering::Relaxed) {
+                let started = Instant::now();
+                let rows = db::rows::page(&db, id, 0, None, 1000)
+                    .await
+                    .expect("a read");
+                assert_eq!(rows.len(), 1000);
+                slowest = slowest.max(started.elapsed());
+                reads.fetch_add(1, Ordering::Relaxed);
+            }
+            slowest
+        }
+    });
+    let writer = tokio::spawn({
+        let (db, stop, writes) = (db.clone(), stop.clone(), writes.clone());
+        async move {
+            let mut written = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let id = Uuid::now_v7();
+                stored_file(&db, "busy-tenant", id, 0, 1).await;
+                written.push(id);
+                writes.fetch_add(1, Ordering::Relaxed);
+            }
+            written
+        }
+    });
+    let started = Instant::now();
+    db::MIGRATOR
+        .run(&db)
+        .await
+        .expect("the partitioning migrations");
+    let took = started.elapsed();
+    // At least one read and one write after the migration, too.
+    let (r, w) = (
+        reads.load(Ordering::Relaxed),
+        writes.load(Ordering::Relaxed),
+    );
+    harness::worker::eventually_some(Duration::from_secs(30), "more reads and writes", || {
+        let (reads, writes) = (reads.clone(), writes.clone());
+        async move {
+            (reads.load(Ordering::Relaxed) > r && writes.load(Ordering::Relaxed) > w).then_some(())
+        }
+    })
+    .await;
+    stop.store(true, Ordering::Relaxed);
+    let slowest = reader.await.expect("every read succeeded");
+    let written = writer.await.expect("every write succeeded");
+    eprintln!(
+        "migrated in {took:?}; {} reads (slowest {slowest:?}) and {} writes meanwhile",
+        reads.load(Ordering::Relaxed),
+        written.len()
+    );
+
+    for table in row_store::TABLES {
+        let kind: String =
+            sqlx::query_scalar("SELECT relkind::text FROM pg_class WHERE oid = $1::regclass")
+                .bind(table)
+                .fetch_one(&db)
+                .await
+                .expect("relkind");
+        assert_eq!(kind, "p", "{table} is partitioned");
+        assert_eq!(
+            partition_of(&db, table, files[0]).await.as_deref(),
+            Some(format!("{table}_legacy").as_str()),
+            "the rows stored before stay where they were"
+        );
+    }
+    // Every row stored before is there, unchanged, and the files written during the migration
+    // kept theirs.
+    let mut after = digest(&db).await;
+    for id in &written {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT (SELECT count(*) FROM parsed_row_chunks WHERE source_file_id = $1)
+                    + (SELECT count(*) FROM validation_errors WHERE source_file_id = $1)
+                    + (SELECT count(*) FROM rejected_rows WHERE source_file_id = $1)",
+        )
+        .bind(id)
+        .fetch_one(&db)
+        .await
+        .expect("count");
+        assert_eq!(n, 4, "a chunk, two error records and a rejected row");
+        after.0 -= n;
+    }
+    assert_eq!(after.0, before.0, "as many rows as before");
+    sqlx::query("DELETE FROM source_files WHERE tenant_id = 'busy-tenant'")
+        .execute(&db)
+        .await
+        .expect("remove the files written meanwhile");
+    assert_eq!(digest(&db).await, before, "the same rows");
+    assert_eq!(
+        db::rows::page(&db, files[7], 0, Some(299), 500)
+            .await
+            .expect("page"),
+        page_before
+    );
+    // A page reads one partition: the plan names no other.
+    let plan: Vec<String> = sqlx::query_scalar(
+        "EXPLAIN SELECT * FROM parsed_row_chunks WHERE source_file_id = $1 AND sheet_index = 0",
+    )
+    .bind(files[7])
+    .fetch_all(&db)
+    .await
+    .expect("plan");
+    let plan = plan.join("\n");
+    assert!(plan.contains("parsed_row_chunks_legacy"), "{plan}");
+    assert_eq!(plan.matches(" on parsed_row_chunks_").count(), 1, "{plan}");
+}
+
+#[tokio::test]
+async fn retention_drops_a_month_whose_files_all_expired_and_keeps_a_month_with_a_live_one() {
+    let env = WorkerEnv::new().await;
+    let months = row_store::Months::default();
+    let march: Vec<Uuid> = (0..3).map(|i| id_at(MARCH_2025 + i)).collect();
+    let (april_old, april_live) = (id_at(APRIL_2025), id_at(APRIL_2025 + 1));
+    let now = Uuid::now_v7();
+    for (id, days) in
+        march
+            .iter()
+            .map(|id| (*id, 400))
+            .chain([(april_old, 400), (april_live, 1), (now, 400)])
+    {
+        months.ensure(&env.db, id).await.expect("partitions");
+        stored_file(&env.db, "tenant", id, days, 2).await;
+    }
+    for table in row_store::TABLES {
+        assert_eq!(
+            partition_of(&env.db, table, march[0]).await.as_deref(),
+            Some(format!("{table}_2025_03").as_str())
+        );
+        assert_eq!(
+            partition_of(&env.db, table, april_live).await.as_deref(),
+            Some(format!("{table}_2025_04").as_str())
+        );
+    }
+
+    let cfg: LifecycleConfig = shared::config::from_args(&["--retention", "30d"]);
+    let mut pace = Pace::new(100);
+    let (removed, progress) = retention::run_once(&env.db, &env.blobs, &cfg, &mut pace)
+        .await
+        .expect("retention runs");
+    assert_eq!(progress, Progress::Done);
+    assert_eq!(
+        removed, 5,
+        "March's three, April's old one and this month's old one"
+    );
+
+    // March went whole: its partitions are gone, with their entry.
+    for table in row_store::TABLES {
+        assert!(
+            !exists(&env.db, &format!("{table}_2025_03")).await,
+            "{table}"
+        );
+        assert!(
+            exists(&env.db, &format!("{table}_2025_04")).await,
+            "{table}"
+        );
+    }
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM row_store_partitions ORDER BY name")
+            .fetch_all(&env.db)
+            .await
+            .expect("partitions");
+    assert!(!names.contains(&"2025_03".to_owned()), "{names:?}");
+    assert!(names.contains(&"2025_04".to_owned()), "{names:?}");
+    // April keeps its live file's rows and lost the old file's; nothing else is left.
+    let rows_of = |id: Uuid| {
+        let db = env.db.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT (SELECT count(*) FROM parsed_row_chunks WHERE source_file_id = $1)
+                        + (SELECT count(*) FROM validation_errors WHERE source_file_id = $1)
+                        + (SELECT count(*) FROM rejected_rows WHERE source_file_id = $1)
+                        + (SELECT count(*) FROM source_files WHERE id = $1)",
+            )
+            .bind(id)
+            .fetch_one(&db)
+            .await
+            .expect("count")
+        }
+    };
+    assert_eq!(rows_of(april_live).await, 2 + 2 + 1 + 1);
+    for id in march.iter().chain([&april_old, &now]) {
+        assert_eq!(rows_of(*id).await, 0, "{id}");
+    }
+    // This month is never dropped, however empty: uploads are still arriving.
+    assert!(exists(&env.db, &format!("parsed_row_chunks_{}", chrono_month())).await);
+}
+
+/// This month's partition suffix, `YYYY_MM` (UTC).
+fn chrono_month() -> String {
+    chrono::Utc::now().format("%Y_%m").to_string()
+}
