@@ -75,6 +75,7 @@ pub async fn run(cfg: &Config, command: TenantsCommand) -> anyhow::Result<()> {
 async fn shown(cfg: &Config, db: &PgPool, tenant: &str) -> anyhow::Result<serde_json::Value> {
     let own = limits::overrides(db, tenant).await?;
     let used = limits::usage(db, tenant).await?;
+    let (rows, row_bytes) = shared::db::row_store::of_tenant(db, tenant).await?;
     let purge = match purges::find(db, tenant).await? {
         Some(p) => json!({
             "requested_at": p.requested_at,
@@ -93,6 +94,8 @@ async fn shown(cfg: &Config, db: &PgPool, tenant: &str) -> anyhow::Result<serde_
         "retention": own.retention.unwrap_or(cfg.limits.retention).to_string(),
         "retention_is_default": own.retention.is_none(),
         "stored_bytes": used,
+        "row_store_rows": rows,
+        "row_store_bytes": row_bytes,
         "updated_at": own.updated_at,
         "purge": purge,
     }))

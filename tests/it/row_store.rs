@@ -356,3 +356,126 @@ async fn retention_drops_a_month_whose_files_all_expired_and_keeps_a_month_with_
 fn chrono_month() -> String {
     chrono::Utc::now().format("%Y_%m").to_string()
 }
+
+/// What `file_row_usage` holds for `id`: (rows, bytes).
+async fn usage_of(db: &PgPool, id: Uuid) -> Option<(i64, i64)> {
+    sqlx::query_as("SELECT row_count, row_bytes FROM file_row_usage WHERE source_file_id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await
+        .expect("usage")
+}
+
+#[tokio::test]
+async fn a_parsed_file_records_its_row_store_bytes_and_its_tenant_sums_them() {
+    let env = WorkerEnv::new().await;
+    let mut csv = String::from("id,name,amount\n");
+    for i in 0..1000 {
+        csv.push_str(&format!("{i},name {i},{}.25\n", i * 3));
+    }
+    let a = env.create_upload_for("acme", "a.csv", csv.as_bytes()).await;
+    let b = env.create_upload_for("acme", "b.csv", b"x\n1\n2\n").await;
+    env.relay_until_idle(&env.queue, &WorkerEnv::relay_config())
+        .await;
+    let consumer = env.consumer(WorkerEnv::consumer_config());
+    env.consume_until_idle(&consumer).await;
+
+    // Recorded in the transaction that stored the rows: the chunks as stored, plus the
+    // per-chunk estimate.
+    let (rows, bytes) = usage_of(&env.db, a.source_file_id).await.expect("recorded");
+    assert_eq!(rows, 1000);
+    let (chunks, stored): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), sum(pg_column_size(rows))::bigint FROM parsed_row_chunks
+         WHERE source_file_id = $1",
+    )
+    .bind(a.source_file_id)
+    .fetch_one(&env.db)
+    .await
+    .expect("chunks");
+    assert_eq!(bytes, stored + chunks * row_store::TUPLE_OVERHEAD);
+    assert_eq!(
+        usage_of(&env.db, b.source_file_id).await.map(|u| u.0),
+        Some(2)
+    );
+
+    // The tenant's sums, and what the gauges read.
+    let (b_rows, b_bytes) = usage_of(&env.db, b.source_file_id).await.expect("recorded");
+    assert_eq!(
+        row_store::of_tenant(&env.db, "acme").await.expect("sums"),
+        (1002, bytes + b_bytes)
+    );
+    let usage = row_store::usage(&env.db, 20).await.expect("usage");
+    assert_eq!(usage.top, vec![("acme".to_owned(), 1002, bytes + b_bytes)]);
+    assert_eq!((usage.other_rows, usage.other_bytes), (0, 0));
+    assert_eq!(usage.rows, 1002);
+    assert!(
+        usage.bytes_on_disk >= bytes,
+        "on disk {} vs recorded {bytes}",
+        usage.bytes_on_disk
+    );
+
+    // A deleted file gives its rows and bytes back.
+    sqlx::query("DELETE FROM source_files WHERE id = $1")
+        .bind(a.source_file_id)
+        .execute(&env.db)
+        .await
+        .expect("delete");
+    assert_eq!(
+        row_store::of_tenant(&env.db, "acme").await.expect("sums"),
+        (b_rows, b_bytes)
+    );
+}
+
+#[tokio::test]
+async fn files_stored_before_usage_was_recorded_are_measured_by_the_maintenance() {
+    let env = WorkerEnv::new().await;
+    let files: Vec<Uuid> = (0..5).map(|_| Uuid::now_v7()).collect();
+    for id in &files {
+        stored_file(&env.db, "old-tenant", *id, 0, 3).await;
+    }
+    // A file whose task is not final yet is left to the consumer.
+    let pending = env
+        .create_upload_for("old-tenant", "p.csv", b"a\n1\n")
+        .await;
+    for id in &files {
+        assert_eq!(usage_of(&env.db, *id).await, None);
+    }
+    let backfill = worker::lifecycle::row_store::Backfill::default();
+    // Batches of two: three statements measure the five files.
+    worker::lifecycle::row_store::job(&env.db, &backfill, 2)
+        .await
+        .expect("the job runs");
+    let (chunks_bytes, errors_bytes, rejected_bytes): (i64, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT sum(pg_column_size(rows)) + count(*) * $2 FROM parsed_row_chunks
+                 WHERE source_file_id = $1)::bigint,
+                (SELECT sum(pg_column_size(e.*)) FROM validation_errors e
+                 WHERE source_file_id = $1)::bigint,
+                (SELECT sum(pg_column_size(r.*)) FROM rejected_rows r
+                 WHERE source_file_id = $1)::bigint",
+    )
+    .bind(files[0])
+    .bind(row_store::TUPLE_OVERHEAD)
+    .fetch_one(&env.db)
+    .await
+    .expect("sizes");
+    for id in &files {
+        // No parsed_sheets rows were written for these files: their row count is what the
+        // sheets say, 0.
+        assert_eq!(
+            usage_of(&env.db, *id).await,
+            Some((0, chunks_bytes + errors_bytes + rejected_bytes)),
+            "{id}"
+        );
+    }
+    assert_eq!(usage_of(&env.db, pending.source_file_id).await, None);
+    // The pass is over: a file measured by hand now is not measured again.
+    sqlx::query("DELETE FROM file_row_usage WHERE source_file_id = $1")
+        .bind(files[0])
+        .execute(&env.db)
+        .await
+        .expect("forget one");
+    worker::lifecycle::row_store::job(&env.db, &backfill, 2)
+        .await
+        .expect("the job runs");
+    assert_eq!(usage_of(&env.db, files[0]).await, None, "the pass ended");
+}

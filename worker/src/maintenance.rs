@@ -100,10 +100,14 @@ pub fn jobs(cfg: &RunConfig) -> Vec<Job> {
                 lifecycle::purge::job(&db, &blobs, &cfg.lifecycle).await
             },
         ));
+        let backfill = Arc::new(lifecycle::row_store::Backfill::default());
         jobs.push(Job::new(
             "row store partitions",
             lifecycle.interval,
-            |db, _| async move { lifecycle::row_store::job(&db).await },
+            move |db, cfg| {
+                let backfill = Arc::clone(&backfill);
+                async move { lifecycle::row_store::job(&db, &backfill, cfg.lifecycle.batch).await }
+            },
         ));
         jobs.push(Job::new(
             "orphan blob sweep",

@@ -59,6 +59,8 @@ pub struct Sources {
     /// The task queue and its `-poison` companion.
     pub queues: Option<(QueueClient, QueueClient)>,
     pub webhooks: Option<PgPool>,
+    /// The row store's size and each tenant's share (where the relay, and its maintenance, run).
+    pub row_store: Option<PgPool>,
 }
 
 /// The `/metrics` listener and the gauge reader, stopped by [`Exporter::stop`] (or on drop).
@@ -170,9 +172,20 @@ fn register_webhooks() {
 /// The outcome labels of [`names::WEBHOOK_DELIVERIES`].
 const WEBHOOK_DELIVERY_OUTCOMES: [&str; 4] = ["delivered", "retry", "dead", "deferred"];
 
+/// Tenants with a series of their own in the per-tenant row store gauges; the rest are summed
+/// under `other`. A bounded label set: Prometheus keeps every series it ever saw.
+const TOP_TENANTS: i64 = 20;
+
 /// Reads the gauges at once, then every [`GAUGES_EVERY`], until `stop`.
 async fn read_gauges(sources: Sources, stop: CancellationToken) {
+    let mut shown = std::collections::HashSet::new();
     loop {
+        if let Some(db) = &sources.row_store {
+            match db::row_store::usage(db, TOP_TENANTS).await {
+                Ok(usage) => row_store_gauges(&usage, &mut shown),
+                Err(e) => tracing::debug!(error = %e, "could not read the row store's usage"),
+            }
+        }
         if let Some(db) = &sources.webhooks {
             match db::deliveries::backlog(db).await {
                 Ok(b) => {
@@ -215,6 +228,31 @@ async fn read_gauges(sources: Sources, stop: CancellationToken) {
             () = tokio::time::sleep(GAUGES_EVERY) => {}
         }
     }
+}
+
+/// Sets the row store gauges; tenants shown before and no longer among the top read 0 (they
+/// are counted in `other` now).
+fn row_store_gauges(usage: &db::row_store::Usage, shown: &mut std::collections::HashSet<String>) {
+    gauge!(names::ROW_STORE_BYTES).set(usage.bytes_on_disk as f64);
+    gauge!(names::ROW_STORE_ROWS).set(usage.rows as f64);
+    let per_row = if usage.rows > 0 {
+        usage.bytes_on_disk as f64 / usage.rows as f64
+    } else {
+        0.0
+    };
+    gauge!(names::ROW_STORE_BYTES_PER_ROW).set(per_row);
+    let mut now = std::collections::HashSet::new();
+    let others = ("other".to_owned(), usage.other_rows, usage.other_bytes);
+    for (tenant, rows, bytes) in usage.top.iter().chain([&others]) {
+        gauge!(names::TENANT_ROW_STORE_BYTES, "tenant_id" => tenant.clone()).set(*bytes as f64);
+        gauge!(names::TENANT_ROW_STORE_ROWS, "tenant_id" => tenant.clone()).set(*rows as f64);
+        now.insert(tenant.clone());
+    }
+    for gone in shown.difference(&now) {
+        gauge!(names::TENANT_ROW_STORE_BYTES, "tenant_id" => gone.clone()).set(0.0);
+        gauge!(names::TENANT_ROW_STORE_ROWS, "tenant_id" => gone.clone()).set(0.0);
+    }
+    shown.extend(now);
 }
 
 fn status_label(status: OutboxStatus) -> &'static str {

@@ -52,6 +52,7 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
             .filter(|_| cfg.role.runs_consumer())
             .map(|s| (s.queue.clone(), s.poison.clone())),
         webhooks: cfg.role.runs_webhooks().then(|| db.clone()),
+        row_store: cfg.role.runs_relay().then(|| db.clone()),
     };
     let exporter = crate::metrics::Exporter::start(cfg.metrics_addr, sources).await?;
     if let Some(storage) = &storage {

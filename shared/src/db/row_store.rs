@@ -130,6 +130,133 @@ pub async fn drop_partition(conn: &mut PgConnection, name: &str) -> sqlx::Result
     Ok(())
 }
 
+/// Records what file `id`'s rows take (`rows` parsed rows), in the transaction that stored
+/// them: its chunks as stored (`pg_column_size` of a compressed value is its compressed size,
+/// read without decompressing it), its error records and rejected rows, plus
+/// [`TUPLE_OVERHEAD`] per chunk. The tenant's sums follow by trigger.
+pub async fn record_usage(db: impl PgExecutor<'_>, id: Uuid, rows: i64) -> sqlx::Result<()> {
+    sqlx::query!(
+        r#"INSERT INTO file_row_usage (source_file_id, tenant_id, row_count, row_bytes)
+           SELECT f.id, f.tenant_id, $2,
+                  coalesce((SELECT sum(pg_column_size(c."rows")) + count(*) * $3
+                            FROM parsed_row_chunks c WHERE c.source_file_id = $1), 0)
+                  + coalesce((SELECT sum(pg_column_size(e.*)) FROM validation_errors e
+                              WHERE e.source_file_id = $1), 0)
+                  + coalesce((SELECT sum(pg_column_size(r.*)) FROM rejected_rows r
+                              WHERE r.source_file_id = $1), 0)
+           FROM source_files f WHERE f.id = $1
+           ON CONFLICT (source_file_id) DO UPDATE
+               SET row_count = EXCLUDED.row_count, row_bytes = EXCLUDED.row_bytes"#,
+        id,
+        rows,
+        TUPLE_OVERHEAD
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Bytes a chunk takes besides its rows: a 24-byte tuple header, a 4-byte line pointer, 32
+/// bytes of fixed columns, and about 40 for its primary-key entry.
+pub const TUPLE_OVERHEAD: i64 = 100;
+
+/// Measures up to `limit` files with a final task and no usage yet (stored before usage was
+/// recorded), in id order after `after`. Returns the last id measured, `None` when none was
+/// left: the caller starts again from the lowest id next time.
+pub async fn measure_unmeasured(
+    db: impl PgExecutor<'_>,
+    after: Uuid,
+    limit: i64,
+) -> sqlx::Result<Option<Uuid>> {
+    sqlx::query_scalar!(
+        r#"WITH todo AS (
+               SELECT f.id, f.tenant_id FROM source_files f
+               JOIN tasks t ON t.source_file_id = f.id
+               WHERE f.id > $1 AND t.status IN ('COMPLETED', 'FAILED')
+                 AND NOT EXISTS (SELECT 1 FROM file_row_usage u WHERE u.source_file_id = f.id)
+               ORDER BY f.id
+               LIMIT $2
+           ), measured AS (
+               INSERT INTO file_row_usage (source_file_id, tenant_id, row_count, row_bytes)
+               SELECT id, tenant_id,
+                      coalesce((SELECT sum(s.row_count) FROM parsed_sheets s
+                                WHERE s.source_file_id = todo.id), 0),
+                      coalesce((SELECT sum(pg_column_size(c."rows")) + count(*) * $3
+                                FROM parsed_row_chunks c WHERE c.source_file_id = todo.id), 0)
+                      + coalesce((SELECT sum(pg_column_size(e.*)) FROM validation_errors e
+                                  WHERE e.source_file_id = todo.id), 0)
+                      + coalesce((SELECT sum(pg_column_size(r.*)) FROM rejected_rows r
+                                  WHERE r.source_file_id = todo.id), 0)
+               FROM todo
+               ON CONFLICT (source_file_id) DO NOTHING
+           )
+           SELECT (SELECT id FROM todo ORDER BY id DESC LIMIT 1) AS last"#,
+        after,
+        limit,
+        TUPLE_OVERHEAD
+    )
+    .fetch_one(db)
+    .await
+}
+
+/// The parsed rows `tenant` stores and the row store bytes recorded for them.
+pub async fn of_tenant(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<(i64, i64)> {
+    let row = sqlx::query!(
+        "SELECT row_count, row_bytes FROM tenant_usage WHERE tenant_id = $1",
+        tenant
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map_or((0, 0), |r| (r.row_count, r.row_bytes)))
+}
+
+/// The row store as the gauges show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Usage {
+    /// On disk: every partition of the three tables, with TOAST and indexes.
+    pub bytes_on_disk: i64,
+    pub rows: i64,
+    /// The tenants that store the most, by recorded bytes, most first: (tenant, rows, bytes).
+    pub top: Vec<(String, i64, i64)>,
+    /// The recorded bytes and rows of every other tenant together.
+    pub other_rows: i64,
+    pub other_bytes: i64,
+}
+
+/// The row store's size on disk and what the `top` tenants that store the most have recorded.
+pub async fn usage(db: &PgPool, top: i64) -> sqlx::Result<Usage> {
+    let totals = sqlx::query!(
+        r#"SELECT (SELECT coalesce(sum(pg_total_relation_size(i.inhrelid)), 0)::bigint
+                   FROM pg_inherits i
+                   WHERE i.inhparent IN ('parsed_row_chunks'::regclass,
+                                         'validation_errors'::regclass,
+                                         'rejected_rows'::regclass)) AS "bytes_on_disk!",
+                  coalesce(sum(row_count), 0)::bigint AS "rows!",
+                  coalesce(sum(row_bytes), 0)::bigint AS "bytes!"
+           FROM tenant_usage"#
+    )
+    .fetch_one(db)
+    .await?;
+    let top: Vec<(String, i64, i64)> = sqlx::query!(
+        r#"SELECT tenant_id, row_count, row_bytes FROM tenant_usage
+           WHERE row_bytes > 0 ORDER BY row_bytes DESC, tenant_id LIMIT $1"#,
+        top
+    )
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .map(|r| (r.tenant_id, r.row_count, r.row_bytes))
+    .collect();
+    let (top_rows, top_bytes) = top.iter().fold((0, 0), |(r, b), t| (r + t.1, b + t.2));
+    Ok(Usage {
+        bytes_on_disk: totals.bytes_on_disk,
+        rows: totals.rows,
+        top,
+        other_rows: totals.rows - top_rows,
+        other_bytes: totals.bytes - top_bytes,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

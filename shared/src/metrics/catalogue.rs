@@ -65,6 +65,16 @@ catalogue! {
         "Outbox messages not yet sent (`PENDING`, `PROCESSING`, `FAILED`) and `DEAD`, counted every 15 s";
     OUTBOX_OLDEST_AGE = "sheetrelay_outbox_oldest_message_age_seconds", Gauge, ["status"], "worker (relay)",
         "Age of the oldest outbox message in each of those statuses (0 when there is none)";
+    ROW_STORE_BYTES = "sheetrelay_row_store_bytes", Gauge, [], "worker (relay)",
+        "Bytes on disk of the row store (parsed row chunks, error records, rejected rows: every partition, with TOAST and indexes), read every 15 s";
+    ROW_STORE_ROWS = "sheetrelay_row_store_rows", Gauge, [], "worker (relay)",
+        "Parsed rows stored, read every 15 s";
+    ROW_STORE_BYTES_PER_ROW = "sheetrelay_row_store_bytes_per_row", Gauge, [], "worker (relay)",
+        "`sheetrelay_row_store_bytes` over `sheetrelay_row_store_rows` (0 with no rows)";
+    TENANT_ROW_STORE_BYTES = "sheetrelay_tenant_row_store_bytes", Gauge, ["tenant_id"], "worker (relay)",
+        "Row store bytes recorded for each of the 20 tenants that store the most (as stored, compressed, with an estimate of tuple headers and index entries), and for all the others together as `other`; a tenant that leaves the 20 reads 0";
+    TENANT_ROW_STORE_ROWS = "sheetrelay_tenant_row_store_rows", Gauge, ["tenant_id"], "worker (relay)",
+        "Parsed rows stored by the same tenants (bytes per row: the two gauges' ratio)";
     OUTBOX_SENDS = "sheetrelay_outbox_sends_total", Counter, ["outcome"], "worker (relay)",
         "Send attempts by outcome: `sent`, `failed` (will be retried), `dead` (attempts spent)";
     OUTBOX_SEND_DURATION = "sheetrelay_outbox_send_duration_seconds", Histogram, ["outcome"], "worker (relay)",

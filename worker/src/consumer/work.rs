@@ -273,6 +273,10 @@ impl Consumer {
         db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
             .await
             .context("storing the error report")?;
+        let rows = i64::try_from(summary.rows_total).unwrap_or(i64::MAX);
+        db::row_store::record_usage(&mut *tx, source_file_id, rows)
+            .await
+            .context("recording the rows' usage")?;
         let result = result_json(summary, template.stored.as_ref());
         if !db::tasks::complete(&mut *tx, task_id, attempt, &result)
             .await
@@ -310,6 +314,9 @@ impl Consumer {
         db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
             .await
             .context("storing the error report")?;
+        db::row_store::record_usage(&mut *tx, source_file_id, 0)
+            .await
+            .context("recording the report's usage")?;
         let code = TaskErrorCode::ValidationFailed;
         if !db::tasks::fail(
             &mut *tx,

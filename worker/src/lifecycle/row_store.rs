@@ -4,10 +4,12 @@
 //! drop emptied months too, between marking files and removing them one by one, so that what a
 //! whole month held costs one statement per table instead of a `DELETE` per batch of rows.
 
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use shared::db::row_store;
 use sqlx::PgPool;
+use uuid::Uuid;
 
 /// Months added ahead of the current one.
 const MONTHS_AHEAD: i32 = 2;
@@ -52,12 +54,38 @@ async fn drop_all(conn: &mut sqlx::PgConnection) -> sqlx::Result<u64> {
     Ok(dropped)
 }
 
-/// The maintenance job: months ahead, then emptied months dropped.
-pub async fn job(db: &PgPool) -> anyhow::Result<()> {
+/// Batches of files one run of the job measures at most ([`Backfill`]).
+const MEASURE_BATCHES: usize = 50;
+
+/// How far the measuring of files stored before their usage was recorded has got: a pass over
+/// the file ids, from the lowest, starts when the worker does and ends once it finds none left
+/// (the consumer records every file it stores; only files stored by an older version wait).
+#[derive(Debug)]
+pub struct Backfill(Mutex<Option<Uuid>>);
+
+/// The maintenance job: months ahead, emptied months dropped, and a few batches of files
+/// stored before usage was recorded measured.
+pub async fn job(db: &PgPool, backfill: &Backfill, batch: i64) -> anyhow::Result<()> {
     let added = row_store::add_months_ahead(db, MONTHS_AHEAD).await?;
     if added > 0 {
         tracing::info!(months = added, "row store partitions added ahead");
     }
     drop_emptied(db).await?;
+    let mut cursor = *backfill.0.lock().unwrap_or_else(PoisonError::into_inner);
+    for _ in 0..MEASURE_BATCHES {
+        let Some(after) = cursor else { break };
+        cursor = row_store::measure_unmeasured(db, after, batch).await?;
+        if cursor.is_none() {
+            tracing::info!("every stored file's row store usage is recorded");
+        }
+        *backfill.0.lock().unwrap_or_else(PoisonError::into_inner) = cursor;
+    }
     Ok(())
+}
+
+impl Default for Backfill {
+    /// A pass from the lowest id.
+    fn default() -> Self {
+        Self(Mutex::new(Some(Uuid::nil())))
+    }
 }
