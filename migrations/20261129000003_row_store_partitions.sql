@@ -50,6 +50,10 @@ BEGIN
 END
 $$;
 
+-- As in the first step: fail after 5 s waiting for a lock rather than hold up what queues
+-- behind it.
+SET LOCAL lock_timeout = '5s';
+
 -- The locks this step needs, taken first and in the order writers take them (a file, then its
 -- rows): an upload or a parse in flight finishes first, and none can deadlock with the step by
 -- holding the file table while it waits for a row table. They are held for the catalog

@@ -9,6 +9,7 @@ pub mod app;
 pub mod binaries;
 mod fakes;
 pub mod faults;
+pub mod migrations;
 pub mod outage;
 mod processes;
 pub mod receiver;

@@ -3,7 +3,6 @@
 //! retention drops a month whose files all expired, whole, while a month that still holds a
 //! live file keeps its partition and loses only the expired file's rows.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,13 +10,9 @@ use std::time::{Duration, Instant};
 use harness::services::fresh_database;
 use harness::worker::WorkerEnv;
 use shared::db::{self, row_store};
-use sqlx::migrate::Migrator;
 use sqlx::PgPool;
 use uuid::{NoContext, Timestamp, Uuid};
 use worker::lifecycle::{retention, LifecycleConfig, Pace, Progress};
-
-/// The first migration of the partitioned row store.
-const PARTITIONING: i64 = 20261129000001;
 
 /// A UUIDv7 made at `unix_secs`, as the api makes file ids.
 fn id_at(unix_secs: u64) -> Uuid {
@@ -125,26 +120,12 @@ async fn digest(db: &PgPool) -> (i64, String) {
     .expect("digest")
 }
 
-/// The migrations before the partitioned row store, as a migrator of their own.
-async fn migrations_before_partitioning(dir: &Path) -> Migrator {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
-    for entry in std::fs::read_dir(&source).expect("migrations") {
-        let path = entry.expect("entry").path();
-        let name = path.file_name().and_then(|n| n.to_str()).expect("name");
-        let version: i64 = name[..14].parse().expect("a version");
-        if version < PARTITIONING {
-            std::fs::copy(&path, dir.join(name)).expect("copy");
-        }
-    }
-    Migrator::new(dir).await.expect("migrator")
-}
-
 #[tokio::test]
 async fn a_populated_database_migrates_to_partitions_with_every_row_in_place_and_readable() {
     let url = fresh_database().await;
     let db = PgPool::connect(&url).await.expect("connect");
     let dir = tempfile::tempdir().expect("dir");
-    migrations_before_partitioning(dir.path())
+    harness::migrations::before(harness::migrations::ROW_STORE_PARTITIONS, dir.path())
         .await
         .run(&db)
         .await
