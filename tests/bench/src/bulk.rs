@@ -51,9 +51,54 @@ pub async fn generate(
     rows: i64,
     created_days_ago: i32,
 ) -> anyhow::Result<Vec<uuid::Uuid>> {
+    let ids = insert(&env.db, tenant, files, rows, created_days_ago).await?;
+    for id in &ids {
+        let body = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(b"a\n1\n"))]);
+        env.blobs
+            .upload(&format!("{tenant}/{id}"), "text/csv", body)
+            .await?;
+    }
+    Ok(ids)
+}
+
+/// [`generate`]'s rows, without the blobs: what a database needs, on any schema since the
+/// row chunks. File ids are UUIDv7 of the files' upload time, as the api makes them, so old
+/// files land in their month's partition (added first, where the row store is partitioned).
+pub async fn insert(
+    db: &sqlx::PgPool,
+    tenant: &str,
+    files: i64,
+    rows: i64,
+    created_days_ago: i32,
+) -> anyhow::Result<Vec<uuid::Uuid>> {
     let chunks_per_file = (rows / files / CHUNK_ROWS).max(1);
-    let ids: Vec<uuid::Uuid> = (0..files).map(|_| uuid::Uuid::now_v7()).collect();
-    let mut tx = env.db.begin().await?;
+    let made = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .saturating_sub(std::time::Duration::from_secs(
+            u64::try_from(created_days_ago)? * 86_400,
+        ));
+    let ids: Vec<uuid::Uuid> = (0..files)
+        .map(|i| {
+            let ms = made.as_millis() as u64 + i as u64;
+            uuid::Uuid::new_v7(uuid::Timestamp::from_unix(
+                uuid::NoContext,
+                ms / 1000,
+                (ms % 1000) as u32 * 1_000_000,
+            ))
+        })
+        .collect();
+    let partitioned: bool =
+        sqlx::query_scalar("SELECT to_regproc('row_store_add_month') IS NOT NULL")
+            .fetch_one(db)
+            .await?;
+    if partitioned {
+        for id in [ids[0], ids[ids.len() - 1]] {
+            shared::db::row_store::Months::default()
+                .ensure(db, id)
+                .await?;
+        }
+    }
+    let mut tx = db.begin().await?;
     sqlx::query(
         "INSERT INTO source_files (id, tenant_id, file_name, content_type, format, size_bytes,
                                    sha256, blob_name, created_at)
@@ -117,11 +162,5 @@ pub async fn generate(
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
-    for id in &ids {
-        let body = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(b"a\n1\n"))]);
-        env.blobs
-            .upload(&format!("{tenant}/{id}"), "text/csv", body)
-            .await?;
-    }
     Ok(ids)
 }

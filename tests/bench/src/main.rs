@@ -17,6 +17,8 @@
 //! cargo run -p bench --release -- tus                # resumable upload, cut connections (BENCH_TUS_BYTES)
 //! cargo run -p bench --release -- keyset             # a file's rows pages beside 100M other rows
 //!                                                    # (BENCH_KEYSET_ROWS sets the other rows)
+//! cargo run -p bench --release -- row-store-migration # partitioning a populated row store
+//!                                                    # (BENCH_MIGRATION_ROWS, default 20M)
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -40,6 +42,7 @@ mod procs;
 mod purge;
 mod relay;
 mod report;
+mod row_store_migration;
 mod scaler_cli;
 mod templates;
 mod tus;
@@ -69,6 +72,7 @@ const SCENARIOS: &[&str] = &[
     "purge",
     "tus",
     "keyset",
+    "row-store-migration",
 ];
 
 struct Options {
@@ -204,6 +208,8 @@ fn max_runs(name: &str) -> usize {
         "tus" => 1,
         // 100M rows generated per run.
         "keyset" => 1,
+        // 20M rows generated per run.
+        "row-store-migration" => 1,
         _ => usize::MAX,
     }
 }
@@ -354,6 +360,13 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
                 Err(_) => q(2_000_000, 100_000_000) as i64,
             };
             keyset::run(rows).await
+        }
+        "row-store-migration" => {
+            let rows = match std::env::var("BENCH_MIGRATION_ROWS") {
+                Ok(n) => n.parse().context("BENCH_MIGRATION_ROWS")?,
+                Err(_) => q(1_000_000, 20_000_000) as i64,
+            };
+            row_store_migration::run(rows).await
         }
         other => bail!("unknown scenario {other}"),
     }

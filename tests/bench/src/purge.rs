@@ -4,7 +4,11 @@
 //! second tenant that must come out untouched. Half of the tenant's files are past its
 //! retention: the retention job removes those, then a purge removes the rest and everything else
 //! the tenant owns. Both run through the worker's own job functions; every statement is one
-//! transaction, timed, and the longest is the longest a lock was held. Ends by checking that
+//! transaction, timed, and the longest is the longest a lock was held. The old half is alone in
+//! its month of the row store, so retention drops that month's partitions whole; the young half
+//! shares this month, which is never dropped, so the purge deletes its rows a batch at a time:
+//! the write-ahead log each writes shows the difference (a deleted row is logged, and left for
+//! VACUUM; a dropped partition is neither). Ends by checking that
 //! nothing of the tenant is left (rows, error records, events, blobs).
 
 use std::time::Instant;
@@ -22,10 +26,12 @@ const FILES: i64 = 100;
 pub async fn run(rows: i64) -> anyhow::Result<Run> {
     let env = fresh_env().await;
     let t0 = Instant::now();
-    // Half the files past the retention, half young; a neighbour with files as old.
+    // Half the files past the retention, all uploaded on one day 400 days ago (a month of the
+    // row store no one else has files in), half young; a neighbour with files older still, in
+    // another month, kept for ever.
     generate(&env, "bulk", FILES / 2, rows / 2, 400).await?;
     generate(&env, "bulk", FILES / 2, rows / 2, 0).await?;
-    generate(&env, "neighbour", 2, 2 * CHUNK_ROWS * 10, 400).await?;
+    generate(&env, "neighbour", 2, 2 * CHUNK_ROWS * 10, 460).await?;
     let generated_s = t0.elapsed().as_secs_f64();
     let stored = |sql: &'static str| count(&env.db, sql);
     let chunks = stored("SELECT count(*) FROM parsed_row_chunks").await?;
@@ -39,6 +45,8 @@ pub async fn run(rows: i64) -> anyhow::Result<Run> {
 
     let cfg = LifecycleConfig::default();
     let mut pace = Pace::new(cfg.batch);
+    let partitions = stored("SELECT count(*) FROM row_store_partitions").await?;
+    let wal = wal_position(&env.db).await?;
     let started = Instant::now();
     let (removed, progress) = retention::run_once(&env.db, &env.blobs, &cfg, &mut pace).await?;
     ensure!(
@@ -52,11 +60,18 @@ pub async fn run(rows: i64) -> anyhow::Result<Run> {
         "ms",
         pace.longest.as_secs_f64() * 1e3,
     );
+    run.put("retention_wal", "MB", wal_since(&env.db, wal).await? / 1e6);
+    run.put(
+        "retention_partitions_dropped",
+        "",
+        (partitions - stored("SELECT count(*) FROM row_store_partitions").await?) as f64,
+    );
 
     let mut tx = env.db.begin().await?;
     shared::db::purges::request(&mut tx, "bulk").await?;
     tx.commit().await?;
     let mut pace = Pace::new(cfg.batch);
+    let wal = wal_position(&env.db).await?;
     let started = Instant::now();
     let (purged, progress) = purge::run_once(&env.db, &env.blobs, &mut pace).await?;
     ensure!(
@@ -70,6 +85,7 @@ pub async fn run(rows: i64) -> anyhow::Result<Run> {
         "ms",
         pace.longest.as_secs_f64() * 1e3,
     );
+    run.put("purge_wal", "MB", wal_since(&env.db, wal).await? / 1e6);
 
     // Nothing of the tenant left; the neighbour whole.
     let left = stored("SELECT count(*) FROM source_files WHERE tenant_id = 'bulk'").await?
@@ -107,4 +123,21 @@ pub async fn run(rows: i64) -> anyhow::Result<Run> {
         "left behind: {left} rows, {blobs_left} blobs"
     );
     Ok(run)
+}
+
+/// Where the write-ahead log is now.
+async fn wal_position(db: &sqlx::PgPool) -> anyhow::Result<String> {
+    Ok(sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
+        .fetch_one(db)
+        .await?)
+}
+
+/// Bytes of write-ahead log written since `from`.
+async fn wal_since(db: &sqlx::PgPool, from: String) -> anyhow::Result<f64> {
+    Ok(
+        sqlx::query_scalar("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::float8")
+            .bind(from)
+            .fetch_one(db)
+            .await?,
+    )
 }
