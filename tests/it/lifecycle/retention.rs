@@ -45,6 +45,11 @@ async fn retention_deletes_old_files_with_everything_and_announces_nothing() {
     let stored_before = show(&app, "default")["stored_bytes"]
         .as_i64()
         .expect("bytes");
+    // Two files of 600 rows each (invalid ones kept), and what they take in the row store.
+    let usage_before = show(&app, "default");
+    assert_eq!(usage_before["row_store_rows"], 1200);
+    let row_bytes_before = usage_before["row_store_bytes"].as_i64().expect("bytes");
+    assert!(row_bytes_before > 0);
 
     let (ok, _, err) = api(&app, &["tenants", "set", "default", "--retention", "30d"]);
     assert!(ok, "{err}");
@@ -76,6 +81,13 @@ async fn retention_deletes_old_files_with_everything_and_announces_nothing() {
         stored_after * 2,
         stored_before,
         "the quota counter gave the bytes back"
+    );
+    let usage_after = show(&app, "default");
+    assert_eq!(usage_after["row_store_rows"], 600, "the old file's rows went");
+    assert_eq!(
+        usage_after["row_store_bytes"].as_i64().expect("bytes") * 2,
+        row_bytes_before,
+        "and its bytes (the two files are alike)"
     );
     // Nothing more to do on the next run.
     assert_eq!(run_retention(&app, 7).await, 0);
