@@ -28,11 +28,18 @@ DECLARE
                       - coalesce(CASE WHEN TG_OP <> 'INSERT' THEN OLD.row_bytes END, 0);
     tenant text := CASE WHEN TG_OP = 'DELETE' THEN OLD.tenant_id ELSE NEW.tenant_id END;
 BEGIN
-    INSERT INTO tenant_usage (tenant_id, row_count, row_bytes)
-    VALUES (tenant, greatest(d_count, 0), greatest(d_bytes, 0))
-    ON CONFLICT (tenant_id) DO UPDATE
-        SET row_count = greatest(tenant_usage.row_count + d_count, 0),
-            row_bytes = greatest(tenant_usage.row_bytes + d_bytes, 0);
+    IF TG_OP = 'DELETE' THEN
+        -- Never a new row: a purged tenant's usage row is gone for good.
+        UPDATE tenant_usage SET row_count = greatest(row_count + d_count, 0),
+                                row_bytes = greatest(row_bytes + d_bytes, 0)
+        WHERE tenant_id = tenant;
+    ELSE
+        INSERT INTO tenant_usage (tenant_id, row_count, row_bytes)
+        VALUES (tenant, greatest(d_count, 0), greatest(d_bytes, 0))
+        ON CONFLICT (tenant_id) DO UPDATE
+            SET row_count = greatest(tenant_usage.row_count + d_count, 0),
+                row_bytes = greatest(tenant_usage.row_bytes + d_bytes, 0);
+    END IF;
     RETURN NULL;
 END $$;
 CREATE TRIGGER file_row_usage_sums AFTER INSERT OR UPDATE OR DELETE ON file_row_usage
