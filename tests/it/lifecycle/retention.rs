@@ -83,7 +83,10 @@ async fn retention_deletes_old_files_with_everything_and_announces_nothing() {
         "the quota counter gave the bytes back"
     );
     let usage_after = show(&app, "default");
-    assert_eq!(usage_after["row_store_rows"], 600, "the old file's rows went");
+    assert_eq!(
+        usage_after["row_store_rows"], 600,
+        "the old file's rows went"
+    );
     assert_eq!(
         usage_after["row_store_bytes"].as_i64().expect("bytes") * 2,
         row_bytes_before,
