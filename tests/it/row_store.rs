@@ -460,3 +460,45 @@ async fn files_stored_before_usage_was_recorded_are_measured_by_the_maintenance(
         .expect("the job runs");
     assert_eq!(usage_of(&env.db, files[0]).await, None, "the pass ended");
 }
+
+#[tokio::test]
+async fn two_workers_dropping_at_once_drop_a_month_once_and_neither_fails() {
+    let env = WorkerEnv::new().await;
+    let months = row_store::Months::default();
+    let ids: Vec<Uuid> = (0..3).map(|i| id_at(MARCH_2025 + i)).collect();
+    for id in &ids {
+        months.ensure(&env.db, *id).await.expect("partitions");
+        stored_file(&env.db, "tenant", *id, 400, 1).await;
+    }
+    sqlx::query("UPDATE source_files SET deleting_at = now()")
+        .execute(&env.db)
+        .await
+        .expect("mark");
+    let (a, b) = tokio::join!(
+        worker::lifecycle::row_store::drop_emptied(&env.db),
+        worker::lifecycle::row_store::drop_emptied(&env.db)
+    );
+    let (a, b) = (a.expect("first"), b.expect("second"));
+    assert_eq!(a + b, 1, "March dropped once ({a} + {b})");
+    for table in row_store::TABLES {
+        assert!(
+            !exists(&env.db, &format!("{table}_2025_03")).await,
+            "{table}"
+        );
+    }
+    // Nothing left to drop, and the session lock went with its connection.
+    assert_eq!(
+        worker::lifecycle::row_store::drop_emptied(&env.db)
+            .await
+            .expect("again"),
+        0
+    );
+    let held: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    )
+    .fetch_one(&env.db)
+    .await
+    .expect("locks");
+    assert_eq!(held, 0);
+}

@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use shared::db::row_store;
-use sqlx::PgPool;
+use sqlx::{Connection as _, PgConnection, PgPool};
 use uuid::Uuid;
 
 /// Months added ahead of the current one.
@@ -19,27 +19,30 @@ const DROP_LOCK: i64 = 0x7368_6565_7472_7331; // "sheetrs1"
 /// Drops the partitions of every emptied month ([`row_store::emptied`]). Returns how many
 /// months it dropped: none when another worker is at it.
 pub async fn drop_emptied(db: &PgPool) -> sqlx::Result<u64> {
-    let mut conn = db.acquire().await?;
-    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
-        .bind(DROP_LOCK)
-        .fetch_one(&mut *conn)
-        .await?;
-    if !locked {
+    if row_store::emptied(db).await?.is_empty() {
         return Ok(0);
     }
-    let dropped = drop_all(&mut conn).await;
-    let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
+    // A connection of its own rather than the pool's: the session lock ends with it, even when
+    // this future is dropped half-way (a pooled connection would keep the lock, and every later
+    // run would skip its turn).
+    let mut conn = PgConnection::connect_with(&db.connect_options()).await?;
+    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
         .bind(DROP_LOCK)
-        .execute(&mut *conn)
-        .await;
-    if unlocked.is_err() {
-        // A session lock must not stay with a pooled connection.
-        conn.detach();
+        .fetch_one(&mut conn)
+        .await?;
+    let dropped = if locked {
+        drop_all(&mut conn).await
+    } else {
+        Ok(0)
+    };
+    // Closing ends the session, and the lock with it.
+    if let Err(e) = conn.close().await {
+        tracing::debug!(error = %e, "closing the partition connection");
     }
     dropped
 }
 
-async fn drop_all(conn: &mut sqlx::PgConnection) -> sqlx::Result<u64> {
+async fn drop_all(conn: &mut PgConnection) -> sqlx::Result<u64> {
     let mut dropped = 0;
     for name in row_store::emptied(&mut *conn).await? {
         let started = Instant::now();
