@@ -12,9 +12,23 @@ CREATE TABLE file_row_usage (
     -- Parsed rows stored.
     row_count      bigint NOT NULL CHECK (row_count >= 0),
     -- Their chunks (as stored: compressed), error records and rejected rows, with an estimate
-    -- of each tuple's header and index entry (shared::db::row_store::record_usage).
+    -- of each tuple's header and index entry (row_store_file_bytes, below).
     row_bytes      bigint NOT NULL CHECK (row_bytes >= 0)
 );
+
+-- What file `id`'s rows take in the row store: its chunks as stored (pg_column_size of a
+-- compressed value is its compressed size, read without decompressing it) plus
+-- `chunk_overhead` bytes each for the tuple header and index entry, its error records and its
+-- rejected rows. The consumer's record and the backfill of older files both measure with it.
+CREATE FUNCTION row_store_file_bytes(id uuid, chunk_overhead bigint) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT sum(pg_column_size(c."rows")) + count(*) * chunk_overhead
+                     FROM parsed_row_chunks c WHERE c.source_file_id = id), 0)
+           + coalesce((SELECT sum(pg_column_size(e.*)) FROM validation_errors e
+                       WHERE e.source_file_id = id), 0)
+           + coalesce((SELECT sum(pg_column_size(r.*)) FROM rejected_rows r
+                       WHERE r.source_file_id = id), 0)
+$$;
 
 ALTER TABLE tenant_usage
     ADD COLUMN row_count bigint NOT NULL DEFAULT 0,

@@ -131,19 +131,12 @@ pub async fn drop_partition(conn: &mut PgConnection, name: &str) -> sqlx::Result
 }
 
 /// Records what file `id`'s rows take (`rows` parsed rows), in the transaction that stored
-/// them: its chunks as stored (`pg_column_size` of a compressed value is its compressed size,
-/// read without decompressing it), its error records and rejected rows, plus
-/// [`TUPLE_OVERHEAD`] per chunk. The tenant's sums follow by trigger.
+/// them: its chunks as stored, its error records and rejected rows, plus [`TUPLE_OVERHEAD`]
+/// per chunk (the SQL function `row_store_file_bytes`). The tenant's sums follow by trigger.
 pub async fn record_usage(db: impl PgExecutor<'_>, id: Uuid, rows: i64) -> sqlx::Result<()> {
     sqlx::query!(
         r#"INSERT INTO file_row_usage (source_file_id, tenant_id, row_count, row_bytes)
-           SELECT f.id, f.tenant_id, $2,
-                  coalesce((SELECT sum(pg_column_size(c."rows")) + count(*) * $3
-                            FROM parsed_row_chunks c WHERE c.source_file_id = $1), 0)
-                  + coalesce((SELECT sum(pg_column_size(e.*)) FROM validation_errors e
-                              WHERE e.source_file_id = $1), 0)
-                  + coalesce((SELECT sum(pg_column_size(r.*)) FROM rejected_rows r
-                              WHERE r.source_file_id = $1), 0)
+           SELECT f.id, f.tenant_id, $2, row_store_file_bytes(f.id, $3)
            FROM source_files f WHERE f.id = $1
            ON CONFLICT (source_file_id) DO UPDATE
                SET row_count = EXCLUDED.row_count, row_bytes = EXCLUDED.row_bytes"#,
@@ -181,12 +174,7 @@ pub async fn measure_unmeasured(
                SELECT id, tenant_id,
                       coalesce((SELECT sum(s.row_count) FROM parsed_sheets s
                                 WHERE s.source_file_id = todo.id), 0),
-                      coalesce((SELECT sum(pg_column_size(c."rows")) + count(*) * $3
-                                FROM parsed_row_chunks c WHERE c.source_file_id = todo.id), 0)
-                      + coalesce((SELECT sum(pg_column_size(e.*)) FROM validation_errors e
-                                  WHERE e.source_file_id = todo.id), 0)
-                      + coalesce((SELECT sum(pg_column_size(r.*)) FROM rejected_rows r
-                                  WHERE r.source_file_id = todo.id), 0)
+                      row_store_file_bytes(id, $3)
                FROM todo
                ON CONFLICT (source_file_id) DO NOTHING
            )
