@@ -1,8 +1,10 @@
-//! The row store's monthly partitions ([`shared::db::row_store`]), as a maintenance job: this
-//! month's and the next two months' are added ahead, so no consumer waits on a catalog change,
-//! and a month whose files are all gone or being removed is dropped whole. Retention and purges
-//! drop emptied months too, between marking files and removing them one by one, so that what a
-//! whole month held costs one statement per table instead of a `DELETE` per batch of rows.
+//! The row store's monthly partitions ([`shared::db::row_store`]). A maintenance job adds this
+//! month's and the next two months' ahead, so no consumer waits on a catalog change, and
+//! measures files stored before their usage was recorded. Retention and purges drop the months
+//! whose files are all gone or being removed ([`drop_emptied`]), between marking files and
+//! removing them one by one, so that what a whole month held costs one statement per table
+//! instead of a `DELETE` per batch of rows; retention runs every `LIFECYCLE_INTERVAL` whether
+//! it marked anything or not, so a month emptied by other deletions goes too.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
@@ -66,14 +68,13 @@ const MEASURE_BATCHES: usize = 50;
 #[derive(Debug)]
 pub struct Backfill(Mutex<Option<Uuid>>);
 
-/// The maintenance job: months ahead, emptied months dropped, and a few batches of files
-/// stored before usage was recorded measured.
+/// The maintenance job: months ahead, and a few batches of files stored before usage was
+/// recorded measured.
 pub async fn job(db: &PgPool, backfill: &Backfill, batch: i64) -> anyhow::Result<()> {
     let added = row_store::add_months_ahead(db, MONTHS_AHEAD).await?;
     if added > 0 {
         tracing::info!(months = added, "row store partitions added ahead");
     }
-    drop_emptied(db).await?;
     let mut cursor = *backfill.0.lock().unwrap_or_else(PoisonError::into_inner);
     for _ in 0..MEASURE_BATCHES {
         let Some(after) = cursor else { break };
