@@ -61,6 +61,26 @@ pub async fn generate(
     Ok(ids)
 }
 
+/// Rows per file and files per transaction of [`insert_many`].
+const MANY_ROWS_PER_FILE: i64 = 100_000;
+const MANY_FILES_PER_BATCH: i64 = 100;
+
+/// Writes `rows` parsed rows of `tenant`, uploaded now, in files of 100k rows, 100 files a
+/// transaction ([`insert`]: no blobs), as the crowd a scenario measures beside; returns the
+/// first file's id.
+pub async fn insert_many(db: &sqlx::PgPool, tenant: &str, rows: i64) -> anyhow::Result<uuid::Uuid> {
+    let mut generated = 0;
+    let mut first = None;
+    while generated < rows {
+        let batch = (rows - generated).min(MANY_FILES_PER_BATCH * MANY_ROWS_PER_FILE);
+        let files = (batch / MANY_ROWS_PER_FILE).max(1);
+        let ids = insert(db, tenant, files, batch, 0).await?;
+        first.get_or_insert(ids[0]);
+        generated += batch;
+    }
+    first.ok_or_else(|| anyhow::anyhow!("no rows asked for"))
+}
+
 /// [`generate`]'s rows, without the blobs: what a database needs, on any schema since the
 /// row chunks. File ids are UUIDv7 of the files' upload time, as the api makes them, so old
 /// files land in their month's partition (added first, where the row store is partitioned).

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{ensure, Context as _};
 
-use crate::bulk::generate;
+use crate::bulk::{generate, insert_many};
 use crate::env::{self, count, fresh_env};
 use crate::report::{median, quantile, Run};
 
@@ -19,9 +19,6 @@ const PAGE: i64 = 100;
 /// Pages timed each time, after [`WARM_UP`] untimed ones.
 const PAGES: usize = 1_000;
 const WARM_UP: usize = 50;
-/// Files per generated batch, and rows per file: the many other files.
-const BATCH_FILES: i64 = 100;
-const ROWS_PER_FILE: i64 = 100_000;
 
 pub async fn run(other_rows: i64) -> anyhow::Result<Run> {
     let env = fresh_env().await;
@@ -46,13 +43,7 @@ pub async fn run(other_rows: i64) -> anyhow::Result<Run> {
         put(&mut run, "alone", &alone);
 
         let started = Instant::now();
-        let mut generated = 0;
-        while generated < other_rows {
-            let batch = (other_rows - generated).min(BATCH_FILES * ROWS_PER_FILE);
-            let files = (batch / ROWS_PER_FILE).max(1);
-            generate(&env, "others", files, batch, 0).await?;
-            generated += batch;
-        }
+        insert_many(&env.db, "others", other_rows).await?;
         sqlx::query("VACUUM ANALYZE parsed_row_chunks")
             .execute(&env.db)
             .await?;

@@ -13,13 +13,9 @@ use std::time::{Duration, Instant};
 use anyhow::ensure;
 use sqlx::PgPool;
 
-use crate::bulk::insert;
+use crate::bulk::{insert, insert_many};
 use crate::env::count;
 use crate::report::{quantile, Run};
-
-/// Files the rows are spread over.
-const FILES_PER_BATCH: i64 = 100;
-const ROWS_PER_FILE: i64 = 100_000;
 
 pub async fn run(rows: i64) -> anyhow::Result<Run> {
     let url = harness::services::fresh_database().await;
@@ -30,16 +26,7 @@ pub async fn run(rows: i64) -> anyhow::Result<Run> {
         .run(&db)
         .await?;
     let started = Instant::now();
-    let mut generated = 0;
-    let mut probe = None;
-    while generated < rows {
-        let batch = (rows - generated).min(FILES_PER_BATCH * ROWS_PER_FILE);
-        let files = (batch / ROWS_PER_FILE).max(1);
-        let ids = insert(&db, "before", files, batch, 0).await?;
-        probe.get_or_insert(ids[0]);
-        generated += batch;
-    }
-    let probe = probe.expect("at least one batch");
+    let probe = insert_many(&db, "before", rows).await?;
     // As autovacuum would have left a steady database: one running when a migration's ALTER
     // TABLE queues for its lock holds everyone queued behind that ALTER until Postgres cancels
     // it (deadlock_timeout, 1 s). A first run without this measured just that (BENCHMARKS.md).
