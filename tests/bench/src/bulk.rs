@@ -1,7 +1,7 @@
 //! Parsed rows generated in bulk straight into Postgres, as the consumer would have stored them
 //! (row chunks of 256 rows, error records, a `task.completed` event and a blob per file): the
-//! `purge` and `keyset` scenarios need tens of millions of stored rows in seconds, not the hours
-//! parsing them would take.
+//! `purge`, `keyset` and `row-store-migration` scenarios need tens of millions of stored rows in
+//! seconds, not the hours parsing them would take.
 
 use bytes::Bytes;
 
@@ -112,10 +112,10 @@ pub async fn insert(
             .fetch_one(db)
             .await?;
     if partitioned {
+        // The first and last files' months (one, unless the files straddle a month's end).
+        let months = shared::db::row_store::Months::default();
         for id in [ids[0], ids[ids.len() - 1]] {
-            shared::db::row_store::Months::default()
-                .ensure(db, id)
-                .await?;
+            months.ensure(db, id).await?;
         }
     }
     let mut tx = db.begin().await?;
