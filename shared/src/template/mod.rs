@@ -13,6 +13,7 @@ mod cell;
 mod check;
 mod compile;
 mod fingerprint;
+mod layout;
 mod number;
 mod strptime;
 mod temporal;

@@ -16,6 +16,8 @@
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveTime};
 
+use super::layout::{Layout, Piece, Unit};
+
 /// A compiled `format` pattern.
 #[derive(Debug, Clone)]
 pub(crate) struct Pattern {
@@ -23,6 +25,8 @@ pub(crate) struct Pattern {
     /// Whether [`match_first_reading`] may be tried before the full matcher: the items are
     /// ASCII literals, spaces, numbers and fractions, few enough for the step budget.
     first_reading: bool,
+    /// The fixed layout the row loop's shortcut reads, if the pattern has one.
+    layout: Option<Layout>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,10 +177,28 @@ impl Pattern {
                 Item::Space | Item::Number(_) | Item::Fraction => true,
                 Item::Offset | Item::Names(_) => false,
             });
+        let layout = Layout::of(items.iter().map(|item| match *item {
+            Item::Literal(c) if c.is_ascii() => Some(Piece::Literal(c as u8)),
+            Item::Space => Some(Piece::Space),
+            Item::Number(Directive::Year) => Some(Piece::Number(Unit::Year)),
+            Item::Number(Directive::Month) => Some(Piece::Number(Unit::Month)),
+            Item::Number(Directive::Day) => Some(Piece::Number(Unit::Day)),
+            Item::Number(Directive::Hour) => Some(Piece::Number(Unit::Hour)),
+            Item::Number(Directive::Minute) => Some(Piece::Number(Unit::Minute)),
+            Item::Number(Directive::Second) => Some(Piece::Number(Unit::Second)),
+            _ => None,
+        }))
+        .filter(|_| first_reading);
         Pattern {
             items,
             first_reading,
+            layout,
         }
+    }
+
+    /// The pattern's fixed layout, if it has one (see [`Layout`]).
+    pub fn layout(&self) -> Option<&Layout> {
+        self.layout.as_ref()
     }
 
     /// `%Y-%m-%d`, the default date format.

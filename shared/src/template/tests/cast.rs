@@ -46,6 +46,70 @@ fn strings_take_any_text_and_escape_it() {
     );
 }
 
+/// The table reading of ASCII addresses agrees with the character reading on every address
+/// made of a few pieces that each matter to one rule (dots, hyphens, lengths, the last label).
+#[test]
+fn ascii_emails_read_by_table_as_by_character() {
+    use super::super::text_format::{is_ascii_email, is_email_by_chars};
+    let locals = [
+        "",
+        "a",
+        ".a",
+        "a.",
+        "a..b",
+        "a.b",
+        "first+tag",
+        "x!#$%&'*+/=?^_`{}|~-y",
+        "a b",
+        "a(b",
+        "a\"b",
+        "a@b",
+        &"l".repeat(64),
+        &"l".repeat(65),
+    ];
+    let domains = [
+        "",
+        "b",
+        "b.c",
+        "b.co",
+        "b.c0",
+        "b.1c",
+        "-b.com",
+        "b-.com",
+        "b--c.com",
+        "b.-com",
+        "b.com-",
+        "b.co-m",
+        "b..com",
+        ".b.com",
+        "b.com.",
+        "b_c.com",
+        "b@c.com",
+        "1.2.3.4",
+        "B.COM",
+        "b.c m",
+        &format!("{}.com", "d".repeat(63)),
+        &format!("{}.com", "d".repeat(64)),
+        &format!("b.{}", "c".repeat(63)),
+        &format!("b.{}", "c".repeat(64)),
+        &format!("{}.com", "d.".repeat(124)),
+        &format!("{}.com", "d.".repeat(125)),
+    ];
+    let mut valid = 0;
+    for local in locals {
+        for domain in domains {
+            let by_table = is_ascii_email(local.as_bytes(), domain.as_bytes());
+            assert_eq!(
+                by_table,
+                is_email_by_chars(local, domain),
+                "{local}@{domain}"
+            );
+            valid += usize::from(by_table);
+        }
+    }
+    assert!(valid > 20, "{valid}");
+}
+
 #[test]
 fn string_formats_check_emails_uris_and_uuids() {
     texts(

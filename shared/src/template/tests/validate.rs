@@ -571,6 +571,117 @@ fn the_row_shortcut_writes_what_the_typed_value_writes() {
     }
 }
 
+/// The fixed-layout shortcut of a formatted date, datetime or time field (`layout.rs`) takes
+/// exactly the cells `strptime` reads, and writes what the typed value writes.
+#[test]
+fn the_layout_shortcut_writes_what_strptime_reads() {
+    use super::super::layout::Stored;
+    use super::super::strptime::Pattern;
+    let fields = [
+        ("datetime", "%Y-%m-%d %H:%M:%S"),
+        ("datetime", "%d/%m/%Y %H:%M"),
+        ("datetime", "%Y%m%dT%H%M%S"),
+        ("date", "%d/%m/%Y"),
+        ("date", "%Y-%m-%d %H:%M"),
+        ("date", "%m%d"),
+        ("time", "%H:%M"),
+        ("time", "%d %H:%M:%S"),
+        ("time", "%Y-%m-%d %H"),
+    ];
+    let mut texts: Vec<String> = [
+        "2024-03-05 07:08:09",
+        "2024-03-05 7:08:09",
+        "2024-03-05  07:08:09",
+        "2024-03-05\t07:08:09",
+        "2024-02-29 23:59:59",
+        "2023-02-29 00:00:00",
+        "1900-02-29 00:00:00",
+        "2000-02-29 00:00:00",
+        "0000-01-01 00:00:00",
+        "2024-13-01 00:00:00",
+        "2024-00-10 00:00:00",
+        "2024-04-31 00:00:00",
+        "2024-03-05 24:00:00",
+        "2024-03-05 23:60:00",
+        "2024-03-05 23:59:60",
+        "2024-03-05 23:59:61",
+        "2024-03-05x07:08:09",
+        "05/03/2024 07:08",
+        "5/3/2024 7:08",
+        "31/04/2024",
+        "29/02/2024",
+        "20240305T070809",
+        "20240305t070809",
+        "20240305T7089",
+        "0229",
+        "0230",
+        "07:08",
+        "7:08",
+        "29 07:08:09",
+        "32 07:08:09",
+        "2024-03-05 07",
+        "2024-03-05 07:08",
+        "2024-02-30 07:08",
+        "0228",
+        "1231",
+        "１２:３４",
+    ]
+    .map(String::from)
+    .to_vec();
+    // Every digit in every place of a few shapes.
+    for shape in ["2024-03-05 07:08:09", "05/03/2024 07:08", "07:08"] {
+        for i in 0..shape.len() {
+            for d in ['0', '1', '2', '3', '6', '9', 'a', ' '] {
+                let mut t: Vec<char> = shape.chars().collect();
+                t[i] = d;
+                texts.push(t.into_iter().collect());
+            }
+        }
+    }
+    for (field_type, format) in fields {
+        let pattern = Pattern::compile(format).unwrap();
+        let layout = pattern.layout().expect("a layout");
+        let stored = match field_type {
+            "date" => Stored::Date,
+            "datetime" => Stored::DateTime,
+            _ => Stored::Time,
+        };
+        let t = template(json!({"fields": [{"name": "f", "type": field_type, "format": format}]}));
+        let (mut v, _) = validator(&t, &["f"]);
+        let (mut valid_texts, mut fast) = (0, 0);
+        for text in &texts {
+            let mut out = Vec::new();
+            let valid = v.row(2, &[Cell::Text(text)], &mut out, &mut |_| {});
+            let expected = t.fields[0].cast(Cell::Text(text)).ok().map(|value| {
+                let mut json = b"[".to_vec();
+                value.write_json(&mut json);
+                json.push(b']');
+                json
+            });
+            assert_eq!(valid, expected.is_some(), "{text:?} in {format}");
+            let mut direct = Vec::new();
+            if layout.write(stored, text, &mut direct) {
+                fast += 1;
+                direct.insert(0, b'[');
+                direct.push(b']');
+                assert_eq!(Some(&direct), expected.as_ref(), "{text:?} in {format}");
+            }
+            if let Some(expected) = expected {
+                valid_texts += 1;
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    String::from_utf8(expected).unwrap(),
+                    "{text:?} in {format}"
+                );
+            }
+        }
+        assert!(
+            fast > 0 && valid_texts > fast / 2,
+            "{format}: {fast} of {valid_texts}"
+        );
+    }
+}
+
 #[test]
 fn first_rows_keep_every_fingerprint_through_growth_zero_included() {
     use super::super::fingerprint::FirstRows;

@@ -5,9 +5,11 @@
 //! checking it and writing it again costs several times as much, and the validating parse must
 //! keep pace with the plain one. Every text the shortcut takes is one the field's reader takes
 //! and writes back unchanged (a test compares the two on each shape); anything else goes the
-//! general way.
+//! general way. A date, datetime or time with a fixed-layout `format` has its own reading,
+//! which writes the ISO form out of the cell's digits (`layout.rs`).
 
 use super::super::cast::Syntax;
+use super::super::layout::{Layout, Stored};
 use super::super::temporal::{iso_date_fast, Temporal};
 use super::super::text_format::StringFormat;
 use super::super::value::write_json_str;
@@ -26,6 +28,8 @@ pub(super) enum Shortcut {
     DateTime,
     Time,
     Year,
+    /// A date, datetime or time with a fixed-layout `format` (see [`Layout`]).
+    Layout(Stored),
 }
 
 /// How a canonical text is copied.
@@ -46,6 +50,16 @@ impl Shortcut {
             Syntax::DateTime(Temporal::Default) => Shortcut::DateTime,
             Syntax::Time(Temporal::Default) => Shortcut::Time,
             Syntax::Year => Shortcut::Year,
+            Syntax::Date(Temporal::Pattern(p)) => Self::layout(p.layout(), Stored::Date),
+            Syntax::DateTime(Temporal::Pattern(p)) => Self::layout(p.layout(), Stored::DateTime),
+            Syntax::Time(Temporal::Pattern(p)) => Self::layout(p.layout(), Stored::Time),
+            _ => Shortcut::None,
+        }
+    }
+
+    fn layout(layout: Option<&Layout>, stored: Stored) -> Shortcut {
+        match layout {
+            Some(layout) if layout.serves(stored) => Shortcut::Layout(stored),
             _ => Shortcut::None,
         }
     }
@@ -55,6 +69,15 @@ impl Shortcut {
     /// the cell to the general way (an error, or a valid text stored otherwise, like `+5`).
     #[inline]
     pub fn write(self, field: &Field, text: &str, out: &mut Vec<u8>) -> bool {
+        if let Shortcut::Layout(stored) = self {
+            let (Syntax::Date(Temporal::Pattern(p))
+            | Syntax::DateTime(Temporal::Pattern(p))
+            | Syntax::Time(Temporal::Pattern(p))) = &field.syntax
+            else {
+                return false;
+            };
+            return p.layout().is_some_and(|l| l.write(stored, text, out));
+        }
         if let (
             Shortcut::Boolean,
             Syntax::Boolean {
@@ -80,7 +103,7 @@ impl Shortcut {
             Shortcut::Time => Temporal::Default.time(text).is_some(),
             // Canonical texts of these are valid by their shape alone.
             Shortcut::Text | Shortcut::Number | Shortcut::Year => true,
-            Shortcut::None | Shortcut::Boolean => false,
+            Shortcut::None | Shortcut::Boolean | Shortcut::Layout(_) => false,
         };
         // The shape first: it is cheaper than reading the value.
         match self.form(text.as_bytes()) {
@@ -124,7 +147,7 @@ impl Shortcut {
     #[inline]
     fn form(self, b: &[u8]) -> Option<Form> {
         let stored = match self {
-            Shortcut::None | Shortcut::Boolean => false,
+            Shortcut::None | Shortcut::Boolean | Shortcut::Layout(_) => false,
             Shortcut::Text => return Some(Form::Quoted),
             Shortcut::Integer => return plain_integer(b).then_some(Form::Bare),
             Shortcut::Number => return plain_decimal(b).then_some(Form::Bare),

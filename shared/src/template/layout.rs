@@ -1,0 +1,166 @@
+//! The row loop's shortcut for a date, datetime or time field with a `format` of fixed-width
+//! numbers and ASCII literals only (`%Y-%m-%d %H:%M:%S`, `%d/%m/%Y`, `%H:%M`): a cell written
+//! with each number at its directive's full width (`2024-03-05 07:08:09`, not `2024-3-5 7:8:9`)
+//! is checked digit by digit and its stored ISO form is copied out of it byte by byte, without
+//! the `strptime` machinery or a typed value. Anything else (a short number, an out-of-range
+//! field, a leap second) goes the general way, which gives the verdict and the error.
+//!
+//! Measured with `perf record` on the parse child validating the bench's 1M-row CSV: reading
+//! and writing its `%Y-%m-%d %H:%M:%S` datetimes through `strptime` and a typed value was 9.7 %
+//! of the child's time (0.078 s of its 0.70 s by removing the field's type). Where it takes a
+//! cell, this reading agrees with `strptime`'s first reading (each number's longest digit run),
+//! the reading it returns: a test compares the two on each shape.
+
+/// A date or time unit a layout reads: year (4 digits), month, day, hour, minute, second (2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
+    Year,
+    Month,
+    Day,
+    Hour,
+    Minute,
+    Second,
+}
+
+/// A piece of a pattern, as a layout sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// An ASCII literal other than a digit, matched regardless of case.
+    Literal(u8),
+    /// Whitespace in the pattern; a layout reads it as one space.
+    Space,
+    Number(Unit),
+}
+
+/// What a field stores from a layout's cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stored {
+    Date,
+    DateTime,
+    Time,
+}
+
+/// A fixed layout: which byte of a cell is what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Layout {
+    /// Per byte of a cell: [`DIGIT`], or the literal there (lowercase).
+    bytes: Vec<u8>,
+    /// Where each unit's digits start, in [`Unit`] order.
+    at: [Option<usize>; 6],
+}
+
+/// A digit's place in [`Layout::bytes`] (no literal is a NUL).
+const DIGIT: u8 = 0;
+
+impl Layout {
+    /// The layout of a pattern's pieces (`None` for a piece a layout has no place for); `None`
+    /// if a piece is not fixed-width or a unit repeats (the compiler refuses repeats anyway).
+    pub fn of(pieces: impl IntoIterator<Item = Option<Piece>>) -> Option<Layout> {
+        let mut layout = Layout {
+            bytes: Vec::new(),
+            at: [None; 6],
+        };
+        for piece in pieces {
+            match piece? {
+                Piece::Literal(b)
+                    if b.is_ascii()
+                        && b != DIGIT
+                        && !b.is_ascii_digit()
+                        && !b.is_ascii_whitespace() =>
+                {
+                    layout.bytes.push(b.to_ascii_lowercase());
+                }
+                Piece::Literal(_) => return None,
+                Piece::Space => layout.bytes.push(b' '),
+                Piece::Number(unit) => {
+                    let slot = &mut layout.at[unit as usize];
+                    if slot.is_some() {
+                        return None;
+                    }
+                    *slot = Some(layout.bytes.len());
+                    let width = if unit == Unit::Year { 4 } else { 2 };
+                    layout.bytes.extend(std::iter::repeat_n(DIGIT, width));
+                }
+            }
+        }
+        Some(layout)
+    }
+
+    /// Whether a `stored` field can take its cells this way: a date needs its year, month and
+    /// day from the cell.
+    pub fn serves(&self, stored: Stored) -> bool {
+        stored == Stored::Time || self.at[..3].iter().all(Option::is_some)
+    }
+
+    /// Writes the JSON of `text` as a `stored` field stores it, if `text` is in the layout and
+    /// a valid date and time; `false` leaves it to the general way.
+    #[inline]
+    pub fn write(&self, stored: Stored, text: &str, out: &mut Vec<u8>) -> bool {
+        let b = text.as_bytes();
+        if b.len() != self.bytes.len() {
+            return false;
+        }
+        let shaped = b.iter().zip(&self.bytes).fold(true, |ok, (&c, &want)| {
+            ok & if want == DIGIT {
+                c.is_ascii_digit()
+            } else {
+                c.to_ascii_lowercase() == want
+            }
+        });
+        if !shaped {
+            return false;
+        }
+        // Python's defaults for what the pattern does not read: 1900-01-01 00:00:00.
+        const DEFAULTS: [&[u8]; 6] = [b"1900", b"01", b"01", b"00", b"00", b"00"];
+        let digits = |unit: Unit| -> &[u8] {
+            let width = if unit == Unit::Year { 4 } else { 2 };
+            self.at[unit as usize].map_or(DEFAULTS[unit as usize], |i| &b[i..i + width])
+        };
+        let value = |unit: Unit| {
+            digits(unit)
+                .iter()
+                .fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'))
+        };
+        let (y, m) = (value(Unit::Year), value(Unit::Month));
+        let valid = (1..=9999).contains(&y)
+            && (1..=12).contains(&m)
+            && (1..=days_in_month(y, m)).contains(&value(Unit::Day))
+            && value(Unit::Hour) <= 23
+            && value(Unit::Minute) <= 59
+            && value(Unit::Second) <= 59;
+        if !valid {
+            return false;
+        }
+        out.push(b'"');
+        if stored != Stored::Time {
+            out.extend_from_slice(digits(Unit::Year));
+            out.push(b'-');
+            out.extend_from_slice(digits(Unit::Month));
+            out.push(b'-');
+            out.extend_from_slice(digits(Unit::Day));
+        }
+        if stored == Stored::DateTime {
+            out.push(b'T');
+        }
+        if stored != Stored::Date {
+            out.extend_from_slice(digits(Unit::Hour));
+            out.push(b':');
+            out.extend_from_slice(digits(Unit::Minute));
+            out.push(b':');
+            out.extend_from_slice(digits(Unit::Second));
+        }
+        out.push(b'"');
+        true
+    }
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
+            29
+        }
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
