@@ -32,7 +32,7 @@ pub(crate) enum Piece {
     Number(Unit),
 }
 
-/// What a field stores from a layout's cell.
+/// What a field stores from a layout's cell (its order is [`Layout`]'s `json` order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stored {
     Date,
@@ -40,26 +40,64 @@ pub(crate) enum Stored {
     Time,
 }
 
-/// A fixed layout: which byte of a cell is what.
+/// A fixed layout: which byte of a cell is what, and how each kind of field writes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Layout {
     /// Per byte of a cell: [`DIGIT`], or the literal there (lowercase).
     bytes: Vec<u8>,
     /// Where each unit's digits start, in [`Unit`] order.
     at: [Option<usize>; 6],
+    /// The stored JSON of each [`Stored`] kind, in its order.
+    json: [Json; 3],
+}
+
+/// A stored JSON text with the places of the cell's digits in it: its separators and the
+/// defaults of the units the pattern does not read are written once, when the pattern is
+/// compiled, and each cell only copies its digits in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Json {
+    text: Vec<u8>,
+    /// (place in `text`, place in the cell)
+    digits: Vec<(usize, usize)>,
 }
 
 /// A digit's place in [`Layout::bytes`] (no literal is a NUL).
 const DIGIT: u8 = 0;
 
+const UNITS: [Unit; 6] = [
+    Unit::Year,
+    Unit::Month,
+    Unit::Day,
+    Unit::Hour,
+    Unit::Minute,
+    Unit::Second,
+];
+
+impl Unit {
+    fn width(self) -> usize {
+        if self == Unit::Year {
+            4
+        } else {
+            2
+        }
+    }
+
+    /// Python's default for a unit the pattern does not read: 1900-01-01 00:00:00.
+    fn default_digits(self) -> &'static [u8] {
+        match self {
+            Unit::Year => b"1900",
+            Unit::Month | Unit::Day => b"01",
+            Unit::Hour | Unit::Minute | Unit::Second => b"00",
+        }
+    }
+}
+
 impl Layout {
     /// The layout of a pattern's pieces (`None` for a piece a layout has no place for); `None`
     /// if a piece is not fixed-width or a unit repeats (the compiler refuses repeats anyway).
     pub fn of(pieces: impl IntoIterator<Item = Option<Piece>>) -> Option<Layout> {
-        let mut layout = Layout {
-            bytes: Vec::new(),
-            at: [None; 6],
-        };
+        let mut bytes = Vec::new();
+        let mut at = [None; 6];
         for piece in pieces {
             match piece? {
                 Piece::Literal(b)
@@ -68,22 +106,55 @@ impl Layout {
                         && !b.is_ascii_digit()
                         && !b.is_ascii_whitespace() =>
                 {
-                    layout.bytes.push(b.to_ascii_lowercase());
+                    bytes.push(b.to_ascii_lowercase());
                 }
                 Piece::Literal(_) => return None,
-                Piece::Space => layout.bytes.push(b' '),
+                Piece::Space => bytes.push(b' '),
                 Piece::Number(unit) => {
-                    let slot = &mut layout.at[unit as usize];
+                    let slot = &mut at[unit as usize];
                     if slot.is_some() {
                         return None;
                     }
-                    *slot = Some(layout.bytes.len());
-                    let width = if unit == Unit::Year { 4 } else { 2 };
-                    layout.bytes.extend(std::iter::repeat_n(DIGIT, width));
+                    *slot = Some(bytes.len());
+                    bytes.extend(std::iter::repeat_n(DIGIT, unit.width()));
                 }
             }
         }
-        Some(layout)
+        let json = [Stored::Date, Stored::DateTime, Stored::Time].map(|stored| {
+            let mut json = Json {
+                text: vec![b'"'],
+                digits: Vec::new(),
+            };
+            let unit = |unit: Unit, json: &mut Json| match at[unit as usize] {
+                Some(i) => {
+                    for k in 0..unit.width() {
+                        json.digits.push((json.text.len(), i + k));
+                        json.text.push(b'0');
+                    }
+                }
+                None => json.text.extend_from_slice(unit.default_digits()),
+            };
+            if stored != Stored::Time {
+                unit(Unit::Year, &mut json);
+                json.text.push(b'-');
+                unit(Unit::Month, &mut json);
+                json.text.push(b'-');
+                unit(Unit::Day, &mut json);
+            }
+            if stored == Stored::DateTime {
+                json.text.push(b'T');
+            }
+            if stored != Stored::Date {
+                unit(Unit::Hour, &mut json);
+                json.text.push(b':');
+                unit(Unit::Minute, &mut json);
+                json.text.push(b':');
+                unit(Unit::Second, &mut json);
+            }
+            json.text.push(b'"');
+            json
+        });
+        Some(Layout { bytes, at, json })
     }
 
     /// Whether a `stored` field can take its cells this way: a date needs its year, month and
@@ -110,46 +181,30 @@ impl Layout {
         if !shaped {
             return false;
         }
-        // Python's defaults for what the pattern does not read: 1900-01-01 00:00:00.
-        const DEFAULTS: [&[u8]; 6] = [b"1900", b"01", b"01", b"00", b"00", b"00"];
-        let digits = |unit: Unit| -> &[u8] {
-            let width = if unit == Unit::Year { 4 } else { 2 };
-            self.at[unit as usize].map_or(DEFAULTS[unit as usize], |i| &b[i..i + width])
-        };
-        let value = |unit: Unit| {
-            digits(unit)
+        let [y, m, d, hour, minute, second] = UNITS.map(|unit| {
+            let digits = match self.at[unit as usize] {
+                Some(i) => &b[i..i + unit.width()],
+                None => unit.default_digits(),
+            };
+            digits
                 .iter()
-                .fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'))
-        };
-        let (y, m) = (value(Unit::Year), value(Unit::Month));
+                .fold(0u32, |n, &c| n * 10 + u32::from(c - b'0'))
+        });
         let valid = (1..=9999).contains(&y)
             && (1..=12).contains(&m)
-            && (1..=days_in_month(y, m)).contains(&value(Unit::Day))
-            && value(Unit::Hour) <= 23
-            && value(Unit::Minute) <= 59
-            && value(Unit::Second) <= 59;
+            && (1..=days_in_month(y, m)).contains(&d)
+            && hour <= 23
+            && minute <= 59
+            && second <= 59;
         if !valid {
             return false;
         }
-        out.push(b'"');
-        if stored != Stored::Time {
-            out.extend_from_slice(digits(Unit::Year));
-            out.push(b'-');
-            out.extend_from_slice(digits(Unit::Month));
-            out.push(b'-');
-            out.extend_from_slice(digits(Unit::Day));
+        let json = &self.json[stored as usize];
+        let start = out.len();
+        out.extend_from_slice(&json.text);
+        for &(to, from) in &json.digits {
+            out[start + to] = b[from];
         }
-        if stored == Stored::DateTime {
-            out.push(b'T');
-        }
-        if stored != Stored::Date {
-            out.extend_from_slice(digits(Unit::Hour));
-            out.push(b':');
-            out.extend_from_slice(digits(Unit::Minute));
-            out.push(b':');
-            out.extend_from_slice(digits(Unit::Second));
-        }
-        out.push(b'"');
         true
     }
 }

@@ -26,7 +26,7 @@ pub(crate) struct Pattern {
     /// ASCII literals, spaces, numbers and fractions, few enough for the step budget.
     first_reading: bool,
     /// The fixed layout the row loop's shortcut reads, if the pattern has one.
-    layout: Option<Layout>,
+    layout: Option<Box<Layout>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,7 +188,8 @@ impl Pattern {
             Item::Number(Directive::Second) => Some(Piece::Number(Unit::Second)),
             _ => None,
         }))
-        .filter(|_| first_reading);
+        .filter(|_| first_reading)
+        .map(Box::new);
         Pattern {
             items,
             first_reading,
@@ -198,7 +199,7 @@ impl Pattern {
 
     /// The pattern's fixed layout, if it has one (see [`Layout`]).
     pub fn layout(&self) -> Option<&Layout> {
-        self.layout.as_ref()
+        self.layout.as_deref()
     }
 
     /// `%Y-%m-%d`, the default date format.

@@ -45,13 +45,8 @@ impl StringFormat {
 }
 
 fn is_email(text: &str) -> bool {
-    // ASCII text (nearly every address) is read byte by byte through a table.
-    let b = text.as_bytes();
-    if b.is_ascii() && b.first() != Some(&b'"') {
-        let Some(at) = b.iter().position(|&c| c == b'@') else {
-            return false;
-        };
-        return is_ascii_email(&b[..at], &b[at + 1..]);
+    if let Some(valid) = ascii_email(text.as_bytes()) {
+        return valid;
     }
     let Some((local, domain)) = text.split_once('@') else {
         return false;
@@ -94,47 +89,61 @@ const ASCII_CLASS: [u8; 128] = {
     table
 };
 
-/// [`dot_atoms`] and [`is_domain`] on the parts of an ASCII address (not a quoted local part),
-/// in one pass each with a table lookup a byte: the character-by-character reading with a
-/// string search per character was 8 % of the validating parse child's time on the bench's
-/// email column (`perf record`, 1M-row CSV); a test compares the two readings.
-pub(crate) fn is_ascii_email(local: &[u8], domain: &[u8]) -> bool {
-    let class = |b: u8| ASCII_CLASS[usize::from(b & 0x7f)];
-    if local.len() > 64 || domain.len() > 253 {
-        return false;
+/// [`is_email`] for an address of ASCII characters (nearly every address), a table lookup a
+/// byte; `None` when the characters decide (a quoted local part, a character past ASCII). The
+/// character-by-character reading, with a string search per character, was 8 % of the
+/// validating parse child's time on the bench's email column (`perf record`, 1M-row CSV); a
+/// test compares the two readings.
+pub(crate) fn ascii_email(b: &[u8]) -> Option<bool> {
+    if b.first() == Some(&b'"') {
+        return None;
     }
+    let Some(at) = b.iter().position(|&c| c == b'@') else {
+        return Some(false);
+    };
+    let (local, domain) = (&b[..at], &b[at + 1..]);
+    // A wrong ASCII character is as wrong read as a character: such a `false` stands. Lengths
+    // count characters, so they wait until every byte was ASCII.
     let mut after_dot = true;
-    for &b in local {
-        if b == b'.' {
+    for &c in local {
+        let class = *ASCII_CLASS.get(usize::from(c))?;
+        if c == b'.' {
             if after_dot {
-                return false;
+                return Some(false);
             }
             after_dot = true;
-        } else if class(b) & ATOM != 0 {
+        } else if class & ATOM != 0 {
             after_dot = false;
         } else {
-            return false;
+            return Some(false);
         }
     }
     if after_dot {
-        return false;
+        return Some(false);
     }
     let (mut labels, mut len, mut last) = (0, 0, b'.');
-    for &b in domain {
-        if b == b'.' {
+    for &c in domain {
+        let class = *ASCII_CLASS.get(usize::from(c))?;
+        if c == b'.' {
             if len == 0 || len > 63 || last == b'-' {
-                return false;
+                return Some(false);
             }
             labels += 1;
             len = 0;
-        } else if class(b) & LABEL != 0 || (b == b'-' && len > 0) {
+        } else if class & LABEL != 0 || (c == b'-' && len > 0) {
             len += 1;
         } else {
-            return false;
+            return Some(false);
         }
-        last = b;
+        last = c;
     }
-    labels > 0 && (2..=63).contains(&len) && last.is_ascii_alphabetic()
+    Some(
+        local.len() <= 64
+            && domain.len() <= 253
+            && labels > 0
+            && (2..=63).contains(&len)
+            && last.is_ascii_alphabetic(),
+    )
 }
 
 fn latin(c: char) -> bool {

@@ -214,10 +214,7 @@ fn pattern(v: &Json, pointer: &str, p: &mut Problems) -> Option<CompiledPattern>
         .dfa_size_limit(PATTERN_DFA_LIMIT)
         .build();
     match built {
-        Ok(regex) => Some(CompiledPattern {
-            regex,
-            source: source.clone(),
-        }),
+        Ok(regex) => Some(CompiledPattern::new(regex, source.clone())),
         Err(regex::Error::CompiledTooBig(limit)) => {
             p.add(
                 pointer,

@@ -228,3 +228,68 @@ fn a_pattern_built_to_backtrack_still_runs_in_linear_time() {
     let nested = json!({"name": "s", "constraints": {"pattern": "(a|aa|a?)*(a*)*c"}});
     assert_eq!(fails(&nested, &text), Some(Constraint::Pattern));
 }
+
+/// A pattern's DFA walk says what the regex says, on patterns of every kind (Unicode classes,
+/// alternations, repetitions, anchors inside, empty matches) and texts that end early, late or
+/// in the middle of a character; a pattern with a Unicode word boundary has no DFA and still
+/// answers through the regex.
+#[test]
+fn pattern_dfa_walks_agree_with_the_regex() {
+    let patterns = [
+        "C-[0-9]{8}",
+        "[A-Z]{2}-\\d{4}",
+        "a|ab",
+        "(ab)*",
+        "",
+        "\\w+",
+        "[α-ω]+\\s?\\d*",
+        "(?i)straße",
+        "x{2,3}y?",
+        "^a$|b",
+        "\\bword\\b",
+        ".*",
+    ];
+    let texts = [
+        "",
+        "C-12345678",
+        "C-1234567",
+        "C-123456789",
+        "c-12345678",
+        "AB-1234",
+        "AB-12345",
+        "a",
+        "ab",
+        "abab",
+        "aba",
+        "word",
+        "a word",
+        "αβγ 12",
+        "αβγ",
+        "STRASSE",
+        "Straße",
+        "xx",
+        "xxxy",
+        "xxxxy",
+        "b",
+        "\u{1F600}",
+        "\n",
+    ];
+    let mut matched = 0;
+    for pattern in patterns {
+        let descriptor = json!({"name": "p", "constraints": {"pattern": pattern}});
+        let template = one(descriptor);
+        let compiled = template.fields[0]
+            .rules
+            .pattern
+            .as_ref()
+            .expect("a pattern");
+        for text in texts {
+            let expected = compiled.regex.is_match(text);
+            assert_eq!(compiled.is_match(text), expected, "{pattern:?} on {text:?}");
+            matched += usize::from(expected);
+        }
+        let has_dfa = compiled.dfa.get().is_some_and(Option::is_some);
+        assert_eq!(has_dfa, !pattern.contains("\\b"), "{pattern:?}");
+    }
+    assert!(matched > 20, "{matched}");
+}
