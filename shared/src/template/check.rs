@@ -82,8 +82,11 @@ pub(crate) struct CompiledPattern {
     pub(super) dfa: OnceLock<Option<DFA<Vec<u32>>>>,
 }
 
-/// The most memory one pattern's dense DFA may take.
-const PATTERN_DFA_BYTES: usize = 1 << 20;
+/// The most memory one pattern's dense DFA may take: enough for the patterns of identifiers,
+/// codes and postal codes templates hold (`C-[0-9]{8}` takes a few KiB), small enough that a
+/// template of a thousand patterns adds at most 64 MiB to the parse child; a pattern whose DFA
+/// would be larger (a Unicode class repeated) is checked by the regex.
+const PATTERN_DFA_BYTES: usize = 64 << 10;
 
 impl CompiledPattern {
     pub fn new(regex: Regex, source: String) -> CompiledPattern {
