@@ -180,9 +180,20 @@ async fn templates_are_versioned_listed_and_deleted_per_tenant() {
         .expect("GET");
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
 
-    // A bad name is a 400; deleting hides every version.
+    // A bad name is a 400, and so is a NUL in any stored text (Postgres cannot hold one), with
+    // no version made; deleting hides every version.
     let (status, _) = put_template(&app, "Bad Name", &invoice_template("reject_file")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    let mut nul = invoice_template("reject_file");
+    nul["schema"]["fields"][0]["title"] = json!("a\u{0}b");
+    let (status, body) = put_template(&app, "invoices", &nul).await;
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (StatusCode::BAD_REQUEST, &json!("invalid_parameter")),
+        "{body}"
+    );
+    let (_, latest) = app.get_json("/api/v1/templates/invoices").await;
+    assert_eq!(latest["version"], 2);
     let resp = app
         .client
         .delete(app.url("/api/v1/templates/invoices"))

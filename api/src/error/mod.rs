@@ -157,6 +157,16 @@ impl ApiError {
 
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
+        // Postgres text cannot hold U+0000 (22021 for text, 22P05 for `\u0000` in jsonb), and
+        // a request's JSON can carry it in any string it stores: the caller's mistake, refused
+        // by the statement that would store it, with nothing written.
+        let code = err.as_database_error().and_then(|e| e.code());
+        if matches!(code.as_deref(), Some("22021" | "22P05")) {
+            return ApiError::bad_request(
+                ApiErrorCode::InvalidParameter,
+                "text in the request cannot contain the NUL character (U+0000)",
+            );
+        }
         if failure::db(&err) == Failure::Outage {
             ApiError::DatabaseUnavailable(err)
         } else {

@@ -107,7 +107,7 @@ fn checked_name(name: &str) -> Result<(), ApiError> {
     responses(
         (status = 201, description = "The first version", body = TemplateView),
         (status = 200, description = "A new version", body = TemplateView),
-        (status = 400, description = "Bad name or body that is not the request's JSON", body = ErrorBody),
+        (status = 400, description = "Bad name, a body that is not the request's JSON, or a text holding U+0000", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 409, description = "The tenant holds the most templates allowed", body = ErrorBody),
         (status = 413, description = "Body over 1 MiB", body = ErrorBody),
