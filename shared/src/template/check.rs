@@ -70,7 +70,6 @@ impl Rules {
     }
 }
 
-#[derive(Debug)]
 pub(crate) struct CompiledPattern {
     /// The pattern anchored at both ends.
     pub regex: Regex,
@@ -87,6 +86,15 @@ pub(crate) struct CompiledPattern {
 /// template of a thousand patterns adds at most 64 MiB to the parse child; a pattern whose DFA
 /// would be larger (a Unicode class repeated) is checked by the regex.
 const PATTERN_DFA_BYTES: usize = 64 << 10;
+
+/// The pattern as written: a DFA's tables are no reading for a log or a test failure.
+impl std::fmt::Debug for CompiledPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledPattern")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
 
 impl CompiledPattern {
     pub fn new(regex: Regex, source: String) -> CompiledPattern {
