@@ -9,7 +9,6 @@
 //! `^a|b$`, which takes any text starting with `a`).
 
 use std::borrow::Cow;
-
 use std::sync::OnceLock;
 
 use regex::Regex;

@@ -209,6 +209,10 @@ impl Layout {
     }
 }
 
+/// The Gregorian calendar's month lengths, as chrono has them. By hand because asking chrono
+/// (`NaiveDate::from_ymd_opt(..).is_some()`) cost 150M more instructions on the bench's 1M
+/// datetimes (callgrind of the parse child: 7.67G against 7.82G), 2 % of the whole child; the
+/// layout test's 29 February and 31 April cases agree with chrono through `strptime`.
 fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
         2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {

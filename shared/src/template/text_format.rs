@@ -89,6 +89,15 @@ const ASCII_CLASS: [u8; 128] = {
     table
 };
 
+/// A character's [`ASCII_CLASS`]; none past ASCII.
+fn class_of(c: char) -> u8 {
+    usize::try_from(u32::from(c))
+        .ok()
+        .and_then(|i| ASCII_CLASS.get(i))
+        .copied()
+        .unwrap_or(0)
+}
+
 /// [`is_email`] for an address of ASCII characters (nearly every address), a table lookup a
 /// byte; `None` when the characters decide (a quoted local part, a character past ASCII). The
 /// character-by-character reading, with a string search per character, was 8 % of the
@@ -162,7 +171,7 @@ fn dot_atoms(chars: impl Iterator<Item = char>) -> Option<usize> {
                 return None;
             }
             after_dot = true;
-        } else if c.is_ascii_alphanumeric() || latin(c) || "!#$%&'*+/=?^_`{}|~-".contains(c) {
+        } else if latin(c) || class_of(c) & ATOM != 0 {
             after_dot = false;
         } else {
             return None;
