@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use sqlx::migrate::Migrator;
+use sqlx::PgPool;
 
 /// A migrator of the repository's migrations older than `version`, read from copies in `dir`
 /// (their checksums are those of [`shared::db::MIGRATOR`], which then applies only the rest).
@@ -23,5 +24,22 @@ pub async fn before(version: i64, dir: &Path) -> Migrator {
     Migrator::new(dir).await.expect("migrator")
 }
 
+/// A new database at the schema before migration `version`, and a pool on it.
+pub async fn database_before(version: i64) -> PgPool {
+    let url = crate::services::fresh_database().await;
+    let db = PgPool::connect(&url).await.expect("connect");
+    let dir = tempfile::tempdir().expect("dir");
+    // The migrator holds the migrations it read; the copies can go.
+    before(version, dir.path())
+        .await
+        .run(&db)
+        .await
+        .expect("the schema before the migration");
+    db
+}
+
 /// The first migration of the partitioned row store.
 pub const ROW_STORE_PARTITIONS: i64 = 20261129000001;
+
+/// The first migration of the partitioned event log.
+pub const EVENT_LOG_PARTITIONS: i64 = 20261130000001;

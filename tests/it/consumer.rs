@@ -582,7 +582,7 @@ async fn a_message_whose_file_was_deleted_is_dropped_without_poisoning() {
         .await;
     // The user deletes the file while its message waits in the queue.
     let blob = db::source_files::delete(
-        &env.db,
+        &mut env.db.acquire().await.expect("connection"),
         "default",
         upload.source_file_id,
         db::source_files::Announce::FileDeleted,

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness::services::fresh_database;
 use harness::worker::WorkerEnv;
 use shared::db::{self, row_store};
 use sqlx::PgPool;
@@ -122,14 +121,7 @@ async fn digest(db: &PgPool) -> (i64, String) {
 
 #[tokio::test]
 async fn a_populated_database_migrates_to_partitions_with_every_row_in_place_and_readable() {
-    let url = fresh_database().await;
-    let db = PgPool::connect(&url).await.expect("connect");
-    let dir = tempfile::tempdir().expect("dir");
-    harness::migrations::before(harness::migrations::ROW_STORE_PARTITIONS, dir.path())
-        .await
-        .run(&db)
-        .await
-        .expect("the schema before partitioning");
+    let db = harness::migrations::database_before(harness::migrations::ROW_STORE_PARTITIONS).await;
     let files: Vec<Uuid> = (0..40).map(|_| Uuid::now_v7()).collect();
     for id in &files {
         stored_file(&db, "legacy-tenant", *id, 1, 8).await;

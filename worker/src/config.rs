@@ -263,7 +263,8 @@ pub struct WebhooksConfig {
     #[arg(id = "webhook_disable_after", long = "webhook-disable-after", env = "WEBHOOK_DISABLE_AFTER", value_parser = parse_duration, default_value = "5d")]
     pub disable_after: Duration,
 
-    /// How long events are kept (the contract promises at least 7 days), with their deliveries
+    /// How long events are kept (the contract promises at least 7 days), with their deliveries:
+    /// a day's are dropped whole once the day is this long past, so they stay up to a day longer
     #[arg(id = "events_retention", long = "events-retention", env = "EVENTS_RETENTION", value_parser = parse_duration, default_value = "7d")]
     pub events_retention: Duration,
 
@@ -271,7 +272,7 @@ pub struct WebhooksConfig {
     #[arg(id = "webhook_attempts_retention", long = "webhook-attempts-retention", env = "WEBHOOK_ATTEMPTS_RETENTION", value_parser = parse_duration, default_value = "30d")]
     pub attempts_retention: Duration,
 
-    /// How often events and attempts past their retention are deleted
+    /// How often the event log's days past their retention are dropped (and days ahead added)
     #[arg(id = "events_purge_interval", long = "events-purge-interval", env = "EVENTS_PURGE_INTERVAL", value_parser = parse_duration, default_value = "10m")]
     pub purge_interval: Duration,
 }

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use crate::config::RunConfig;
 use shared::storage::BlobStore;
 
-use crate::{lifecycle, relay, webhooks, Shutdown};
+use crate::{lifecycle, relay, Shutdown};
 
 /// The shortest interval between two runs of a job, whatever its setting says: a zero interval
 /// would make the loop spin.
@@ -120,9 +120,14 @@ pub fn jobs(cfg: &RunConfig) -> Vec<Job> {
     }
     if cfg.role.runs_webhooks() {
         jobs.push(Job::new(
-            "events retention",
+            "event log partitions",
             cfg.webhooks.purge_interval,
-            |db, cfg| async move { webhooks::purge(&db, &cfg.webhooks).await },
+            |db, cfg| async move {
+                let w = &cfg.webhooks;
+                lifecycle::event_log::job(&db, w.events_retention, w.attempts_retention)
+                    .await
+                    .map(drop)
+            },
         ));
     }
     jobs

@@ -110,7 +110,7 @@ pub async fn delete_file(
     // The rows go only once the blob is gone: a failed blob delete leaves everything as it was.
     let mut tx = state.db.begin().await?;
     let blob_name =
-        db::source_files::delete(&mut *tx, &principal.tenant_id, id, Announce::FileDeleted)
+        db::source_files::delete(&mut tx, &principal.tenant_id, id, Announce::FileDeleted)
             .await?
             .ok_or_else(|| ApiError::NotFound(format!("no source file {id}")))?;
     state

@@ -230,6 +230,8 @@ pub async fn record(
 ) -> sqlx::Result<Recorded> {
     let mut recorded = Recorded::default();
     if !attempts.is_empty() {
+        // First in the transaction, before it holds anything an added partition would wait for.
+        super::event_log::ensure(&mut *conn).await?;
         let event_ids: Vec<Uuid> = attempts.iter().map(|a| a.event_id).collect();
         let numbers: Vec<i32> = attempts.iter().map(|a| a.attempt).collect();
         let codes: Vec<Option<i32>> = attempts.iter().map(|a| a.status_code).collect();
@@ -403,25 +405,4 @@ pub async fn backlog(db: impl PgExecutor<'_>) -> sqlx::Result<Backlog> {
         disabled_gone: row.gone,
         disabled_failing: row.failing,
     })
-}
-
-/// Deletes up to `batch` attempt log entries older than `retention`; call until it returns less
-/// than `batch`.
-pub async fn purge_attempts(
-    db: impl PgExecutor<'_>,
-    retention: Duration,
-    batch: i64,
-) -> sqlx::Result<u64> {
-    let done = sqlx::query!(
-        r#"DELETE FROM webhook_attempts WHERE id IN (
-               SELECT id FROM webhook_attempts
-               WHERE at < now() - make_interval(secs => $1)
-               ORDER BY id
-               LIMIT $2)"#,
-        retention.as_secs_f64(),
-        batch
-    )
-    .execute(db)
-    .await?;
-    Ok(done.rows_affected())
 }

@@ -113,24 +113,3 @@ pub async fn for_source_file(
     .fetch_all(db)
     .await
 }
-
-/// Deletes up to `batch` events written longer than `retention` ago, with their deliveries.
-/// Small batches keep each delete short; call until it returns less than `batch`.
-pub async fn purge(
-    db: impl PgExecutor<'_>,
-    retention: std::time::Duration,
-    batch: i64,
-) -> sqlx::Result<u64> {
-    let done = sqlx::query!(
-        r#"DELETE FROM events WHERE id IN (
-               SELECT id FROM events
-               WHERE created_at < now() - make_interval(secs => $1)
-               LIMIT $2
-               FOR UPDATE SKIP LOCKED)"#,
-        retention.as_secs_f64(),
-        batch
-    )
-    .execute(db)
-    .await?;
-    Ok(done.rows_affected())
-}

@@ -5,9 +5,11 @@
 
 pub mod api_keys;
 pub mod deliveries;
+pub mod event_log;
 pub mod events;
 pub mod limits;
 pub mod outbox;
+pub mod partitions;
 pub mod purges;
 pub mod remembered_mappings;
 pub mod removal;

@@ -94,35 +94,11 @@ pub async fn emptied(db: impl PgExecutor<'_>) -> sqlx::Result<Vec<String>> {
     .await
 }
 
-/// Drops partition `name` of every table: `DETACH ... CONCURRENTLY` (it waits for the queries
-/// that use the partition, and blocks no reader or writer of the table meanwhile), then `DROP
-/// TABLE`, then its entry. `conn` must not be in a transaction. Every step can be run again:
-/// a crash part-way is finished by the next call (a detach left pending is finalized).
+/// Drops partition `name` of every table ([`super::partitions::detach_and_drop`]), then its
+/// entry. `conn` must not be in a transaction; a crash part-way is finished by the next call.
 pub async fn drop_partition(conn: &mut PgConnection, name: &str) -> sqlx::Result<()> {
     for table in TABLES {
-        let part = format!("{table}_{name}");
-        let pending: Option<bool> = sqlx::query_scalar(
-            "SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = to_regclass($1)",
-        )
-        .bind(&part)
-        .fetch_optional(&mut *conn)
-        .await?;
-        let detach = match pending {
-            Some(false) => Some("CONCURRENTLY"),
-            Some(true) => Some("FINALIZE"),
-            None => None,
-        };
-        if let Some(how) = detach {
-            // Identifiers from TABLES and a name the registry's CHECK allows: nothing to quote.
-            sqlx::query(&format!(
-                "ALTER TABLE {table} DETACH PARTITION {part} {how}"
-            ))
-            .execute(&mut *conn)
-            .await?;
-        }
-        sqlx::query(&format!("DROP TABLE IF EXISTS {part}"))
-            .execute(&mut *conn)
-            .await?;
+        super::partitions::detach_and_drop(conn, table, &format!("{table}_{name}")).await?;
     }
     sqlx::query!("DELETE FROM row_store_partitions WHERE name = $1", name)
         .execute(&mut *conn)

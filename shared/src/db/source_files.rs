@@ -3,7 +3,7 @@
 //! only the worker, which trusts the task row, reads a file by id alone.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgExecutor;
+use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::tasks::Task;
@@ -190,11 +190,14 @@ pub enum Announce {
 /// and announces nothing; the retention and purge jobs run it last, once [`super::removal`] has
 /// deleted the blob and the bulk of the rows.
 pub async fn delete(
-    db: impl PgExecutor<'_>,
+    conn: &mut PgConnection,
     tenant_id: &str,
     id: Uuid,
     announce: Announce,
 ) -> sqlx::Result<Option<String>> {
+    if announce == Announce::FileDeleted {
+        super::event_log::ensure(&mut *conn).await?;
+    }
     sqlx::query_scalar!(
         r#"WITH file AS (
                DELETE FROM source_files
@@ -219,6 +222,6 @@ pub async fn delete(
         tenant_id,
         announce == Announce::FileDeleted
     )
-    .fetch_optional(db)
+    .fetch_optional(&mut *conn)
     .await
 }

@@ -204,10 +204,10 @@ pub async fn replay(
         r#"WITH endpoint AS (
                SELECT id, events FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2
            ), queued AS (
-               INSERT INTO webhook_deliveries (event_id, endpoint_id)
-               SELECT ev.id, endpoint.id FROM events ev, endpoint
+               INSERT INTO webhook_deliveries (event_id, event_created_at, endpoint_id)
+               SELECT ev.id, event_delivery_time(ev.created_at), endpoint.id FROM events ev, endpoint
                WHERE ev.tenant_id = $2 AND ev.created_at >= $3 AND ev.type = ANY (endpoint.events)
-               ON CONFLICT (endpoint_id, event_id) DO UPDATE
+               ON CONFLICT (endpoint_id, event_id, event_created_at) DO UPDATE
                    SET status = 'PENDING', failures = 0, deferrals = 0, available_at = now(),
                        locked_until = NULL, delivered_at = NULL
                    WHERE webhook_deliveries.status <> 'PROCESSING'

@@ -4,13 +4,16 @@
 //! worked off. Measured with the relay's fair share (`RELAY_TENANT_IN_FLIGHT`, [`fair`]) and
 //! without it (a share larger than any backlog: first come, first served, as before), each on a
 //! fresh database and queue, in alternating order from run to run; then once more with A's
-//! uploads streaming in while B uploads (no backlog), with the fair share.
+//! uploads streaming in while B uploads (no backlog), with the fair share; and the backlog once
+//! more in the deployed shape (an always-on relay, consumer jobs scaled from zero), with the
+//! share and without.
 
 use std::time::{Duration, Instant};
 
 use harness::worker::WorkerEnv;
 
 use crate::env::{self, ApiProcess};
+use crate::jobs::ScaledConsumers;
 use crate::report::Run;
 use crate::upload::{self, small_csv};
 
@@ -47,25 +50,40 @@ pub async fn run(a_uploads: usize, index: usize) -> anyhow::Result<Run> {
     if index % 2 == 1 {
         order.reverse();
     }
+    backlog(&mut run, "backlog", a_uploads, order, Shape::OneWorker).await?;
+    let p = phase(a_uploads, false, &fair, Shape::OneWorker).await?;
+    put(&mut run, "streaming.fair", &p);
+    // The deployed shape: the backlog again, with an always-on relay and consumer jobs.
+    backlog(&mut run, "deployed", a_uploads, order, Shape::Deployed).await?;
+    run.note(format!(
+        "fairness: tenant A uploads {a_uploads} 20-row CSVs through the api (backlog: with no worker running; streaming: while the worker runs, 16 at a time), tenant B uploads {B_UPLOADS} one by one starting 0.5 s after the worker (backlog) or A's first upload (streaming); latency = tasks.finished_at − created_at; fair = RELAY_TENANT_IN_FLIGHT {fair} (16, the default, is twice the worker's 8 consumer slots), fifo = {UNFAIR} (first come, first served); each phase on a fresh database and queue, one `worker run` (relay and consumer); deployed = the backlog with an always-on `worker run --role relay` and `worker run --role consumer --drain` jobs started by the local scaler as deploy/ sets it up (polling every {DEPLOYED_POLLING:?}, queueLength 5, maxExecutions 20), started once the relay has sent A's first messages"
+    ));
+    Ok(run)
+}
+
+/// A's backlog and B's uploads with each share of `order`, and A's throughput with the fair
+/// share over that without.
+async fn backlog(
+    run: &mut Run,
+    prefix: &str,
+    a_uploads: usize,
+    order: [&str; 2],
+    shape: Shape,
+) -> anyhow::Result<()> {
     let mut rates = [0.0_f64; 2];
     for share in order {
         let fifo = share == UNFAIR;
         let label = if fifo { "fifo" } else { "fair" };
-        let p = phase(a_uploads, true, share).await?;
-        put(&mut run, &format!("backlog.{label}"), &p);
+        let p = phase(a_uploads, true, share, shape).await?;
+        put(run, &format!("{prefix}.{label}"), &p);
         rates[usize::from(fifo)] = p.a_tasks_per_s;
     }
     run.put(
-        "backlog.a_throughput_fair_over_fifo_pct",
+        format!("{prefix}.a_throughput_fair_over_fifo_pct"),
         "%",
         rates[0] / rates[1] * 100.0,
     );
-    let p = phase(a_uploads, false, &fair).await?;
-    put(&mut run, "streaming.fair", &p);
-    run.note(format!(
-        "fairness: tenant A uploads {a_uploads} 20-row CSVs through the api (backlog: with no worker running; streaming: while the worker runs, 16 at a time), tenant B uploads {B_UPLOADS} one by one starting 0.5 s after the worker (backlog) or A's first upload (streaming); latency = tasks.finished_at − created_at; fair = RELAY_TENANT_IN_FLIGHT {fair} (16, the default, is twice the worker's 8 consumer slots), fifo = {UNFAIR} (first come, first served); each phase on a fresh database and queue, one `worker run` (relay and consumer)"
-    ));
-    Ok(run)
+    Ok(())
 }
 
 fn put(run: &mut Run, prefix: &str, p: &Phase) {
@@ -77,7 +95,24 @@ fn put(run: &mut Run, prefix: &str, p: &Phase) {
     run.put(format!("{prefix}.a_tasks_per_s"), "task/s", p.a_tasks_per_s);
 }
 
-async fn phase(a_uploads: usize, backlog: bool, share: &str) -> anyhow::Result<Phase> {
+/// Where the worker's loops run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// One `worker run`: relay and consumer in one process.
+    OneWorker,
+    /// As deploy/ runs them: an always-on relay, consumers as jobs the scaler starts from zero.
+    Deployed,
+}
+
+/// deploy/'s KEDA polling interval (`pollingInterval`, 30 s by default).
+const DEPLOYED_POLLING: Duration = Duration::from_secs(30);
+
+async fn phase(
+    a_uploads: usize,
+    backlog: bool,
+    share: &str,
+    shape: Shape,
+) -> anyhow::Result<Phase> {
     let env = env::fresh_env().await;
     let api = env::spawn_api(&env, 100 * 1024 * 1024).await?;
     let b_client = env::tenant_client(&env, Some(TENANT_B)).await?;
@@ -87,9 +122,23 @@ async fn phase(a_uploads: usize, backlog: bool, share: &str) -> anyhow::Result<P
             let (_, _, failed) = upload::upload_many(&api, a_uploads, 16).await;
             anyhow::ensure!(failed == 0, "{failed} of A's uploads failed");
         }
-        let started = chrono::Utc::now();
         // Killed on drop if anything below fails.
-        let mut worker = env::spawn_worker(&env, "all", false, &extra)?;
+        let (mut worker, consumers) = match shape {
+            Shape::OneWorker => (env::spawn_worker(&env, "all", false, &extra)?, None),
+            Shape::Deployed => {
+                let relay = env::spawn_worker(&env, "relay", false, &extra)?;
+                // The relay has been running all along: the consumers start on a queue that
+                // holds what it sent.
+                let deadline = Instant::now() + Duration::from_secs(60);
+                while env.queue.approximate_length().await? == 0 {
+                    anyhow::ensure!(Instant::now() < deadline, "the relay sent nothing");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                let consumers = ScaledConsumers::start(&env, DEPLOYED_POLLING, 5, &[])?;
+                (relay, Some(consumers))
+            }
+        };
+        let started = chrono::Utc::now();
         let a = async {
             if !backlog {
                 let (_, _, failed) = upload::upload_many(&api, a_uploads, 16).await;
@@ -108,6 +157,9 @@ async fn phase(a_uploads: usize, backlog: bool, share: &str) -> anyhow::Result<P
         )
         .await?;
         let phase = measure(&env, started).await;
+        if let Some(consumers) = consumers {
+            consumers.finish().await?;
+        }
         env::terminate(&mut worker).await;
         phase
     }

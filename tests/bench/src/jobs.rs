@@ -7,12 +7,14 @@
 //! relay, `worker run --role consumer --drain` jobs, `maxExecutions` 20), with its `queueLength`
 //! of 5 and with 50.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use harness::scaler::{Scaler, ScalerConfig};
 use harness::worker::{Upload, WorkerEnv};
 use tokio::process::Child;
+use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::env;
@@ -209,38 +211,8 @@ async fn scaled(
     const BURST: usize = 100;
     let env = env::fresh_env().await;
     let mut relay = env::spawn_worker(&env, "relay", false, &[ANY_PORT])?;
-    let (database_url, storage) = (env.database_url.clone(), env.storage.clone());
-    let job = move |_execution: usize| {
-        let mut cmd = tokio::process::Command::new(env::worker_exe());
-        cmd.args(["run", "--drain", "--role", "consumer"])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("RUST_LOG", "info")
-            .env("DATABASE_URL", &database_url)
-            .env(
-                "AZURE_STORAGE_CONNECTION_STRING",
-                storage.connection_string.as_deref().unwrap_or_default(),
-            )
-            .env("QUEUE_NAME", &storage.queue_name)
-            .env("BLOB_CONTAINER", &storage.blob_container)
-            .env(ANY_PORT.0, ANY_PORT.1);
-        cmd
-    };
-    let cfg = ScalerConfig {
-        polling_interval: polling,
-        queue_length,
-        backlog_target: None,
-        max_executions: 20,
-    };
-    let logs = env::out_dir()
-        .join("logs")
-        .join(format!("jobs-{}", Uuid::new_v4().simple()));
-    let scaler = Scaler::new(cfg, env.queue.clone(), env.db.clone(), Box::new(job), logs)?;
-    let stop = tokio_util::sync::CancellationToken::new();
-    let looping = {
-        let (scaler, stop) = (std::sync::Arc::clone(&scaler), stop.clone());
-        tokio::spawn(async move { scaler.run(&stop).await })
-    };
+    let consumers = ScaledConsumers::start(&env, polling, queue_length, &[])?;
+    let scaler = &consumers.scaler;
     let mut done = 0;
     while done < uploads {
         let n = BURST.min(uploads - done);
@@ -256,9 +228,7 @@ async fn scaled(
         }
         done += n;
     }
-    stop.cancel();
-    looping.await?;
-    let report = scaler.finish(Duration::from_secs(60)).await;
+    let report = consumers.finish().await?;
     env::terminate(&mut relay).await;
     let per_1k = 1000.0 / uploads as f64;
     run.put(
@@ -281,4 +251,72 @@ async fn scaled(
         "jobs: scaled = {uploads} uploads of a 20-row CSV in bursts of {BURST}, each waited out until no job runs; an always-on `worker run --role relay`; the scaler polls every {polling:?} (KEDA's default is 30 s) with queueLength {queue_length} (q5: deploy/'s setting) and maxExecutions 20, starting `worker run --role consumer --drain`; job-seconds are each job's spawn to its reaping (within 50 ms), summed"
     ));
     Ok(())
+}
+
+/// The consumers of the deployed shape: `worker run --role consumer --drain` jobs started by the
+/// local scaler as `deploy/` sets up Container Apps jobs (`maxExecutions` 20), on the queue of
+/// `env`, each with `extra` in its environment.
+pub struct ScaledConsumers {
+    pub scaler: Arc<Scaler>,
+    stop: CancellationToken,
+    looping: tokio::task::JoinHandle<()>,
+}
+
+impl ScaledConsumers {
+    pub fn start(
+        env: &WorkerEnv,
+        polling: Duration,
+        queue_length: u64,
+        extra: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
+        let (database_url, storage) = (env.database_url.clone(), env.storage.clone());
+        let extra: Vec<(String, String)> = extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let job = move |_execution: usize| {
+            let mut cmd = tokio::process::Command::new(env::worker_exe());
+            cmd.args(["run", "--drain", "--role", "consumer"])
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("RUST_LOG", "info")
+                .env("DATABASE_URL", &database_url)
+                .env(
+                    "AZURE_STORAGE_CONNECTION_STRING",
+                    storage.connection_string.as_deref().unwrap_or_default(),
+                )
+                .env("QUEUE_NAME", &storage.queue_name)
+                .env("BLOB_CONTAINER", &storage.blob_container)
+                .env(ANY_PORT.0, ANY_PORT.1)
+                .envs(extra.iter().map(|(k, v)| (k, v)));
+            cmd
+        };
+        let cfg = ScalerConfig {
+            polling_interval: polling,
+            queue_length,
+            backlog_target: None,
+            max_executions: 20,
+        };
+        let logs = env::out_dir()
+            .join("logs")
+            .join(format!("jobs-{}", Uuid::new_v4().simple()));
+        let scaler = Scaler::new(cfg, env.queue.clone(), env.db.clone(), Box::new(job), logs)?;
+        let stop = CancellationToken::new();
+        let looping = {
+            let (scaler, stop) = (Arc::clone(&scaler), stop.clone());
+            tokio::spawn(async move { scaler.run(&stop).await })
+        };
+        Ok(Self {
+            scaler,
+            stop,
+            looping,
+        })
+    }
+
+    /// Stops scaling and waits up to a minute for the jobs still running.
+    pub async fn finish(self) -> anyhow::Result<harness::scaler::Report> {
+        self.stop.cancel();
+        self.looping.await?;
+        Ok(self.scaler.finish(Duration::from_secs(60)).await)
+    }
 }

@@ -19,6 +19,8 @@
 //!                                                    # (BENCH_KEYSET_ROWS sets the other rows)
 //! cargo run -p bench --release -- row-store-migration # partitioning a populated row store
 //!                                                    # (BENCH_MIGRATION_ROWS, default 20M)
+//! cargo run -p bench --release -- event-log          # event retention: batches, migration, days
+//!                                                    # (BENCH_EVENT_LOG_EVENTS a day, default 1M)
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -28,6 +30,7 @@
 mod body;
 mod bulk;
 mod env;
+mod event_log;
 mod events;
 mod export;
 mod fairness;
@@ -73,6 +76,7 @@ const SCENARIOS: &[&str] = &[
     "tus",
     "keyset",
     "row-store-migration",
+    "event-log",
 ];
 
 struct Options {
@@ -210,6 +214,8 @@ fn max_runs(name: &str) -> usize {
         "keyset" => 1,
         // 20M rows generated per run.
         "row-store-migration" => 1,
+        // 3M events, deliveries and attempts generated per run.
+        "event-log" => 1,
         _ => usize::MAX,
     }
 }
@@ -367,6 +373,13 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
                 Err(_) => q(1_000_000, 20_000_000) as i64,
             };
             row_store_migration::run(rows).await
+        }
+        "event-log" => {
+            let per_day = match std::env::var("BENCH_EVENT_LOG_EVENTS") {
+                Ok(n) => n.parse().context("BENCH_EVENT_LOG_EVENTS")?,
+                Err(_) => q(50_000, 1_000_000) as i64,
+            };
+            event_log::run(per_day).await
         }
         other => bail!("unknown scenario {other}"),
     }

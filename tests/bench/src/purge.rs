@@ -126,14 +126,14 @@ pub async fn run(rows: i64) -> anyhow::Result<Run> {
 }
 
 /// Where the write-ahead log is now.
-async fn wal_position(db: &sqlx::PgPool) -> anyhow::Result<String> {
+pub(crate) async fn wal_position(db: &sqlx::PgPool) -> anyhow::Result<String> {
     Ok(sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
         .fetch_one(db)
         .await?)
 }
 
 /// Bytes of write-ahead log written since `from`.
-async fn wal_since(db: &sqlx::PgPool, from: String) -> anyhow::Result<f64> {
+pub(crate) async fn wal_since(db: &sqlx::PgPool, from: String) -> anyhow::Result<f64> {
     Ok(
         sqlx::query_scalar("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::float8")
             .bind(from)

@@ -134,6 +134,13 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     // A tenant's small upload beside a neighbour's backlog, and the neighbour alone at full speed.
     ("fairness", "backlog.fair.b_p99_ms", Cmp::AtMost, 2_000.0),
     ("fairness", "streaming.fair.b_p99_ms", Cmp::AtMost, 2_000.0),
+    ("fairness", "deployed.fair.b_p99_ms", Cmp::AtMost, 2_000.0),
+    (
+        "fairness",
+        "deployed.a_throughput_fair_over_fifo_pct",
+        Cmp::AtLeast,
+        90.0,
+    ),
     (
         "fairness",
         "backlog.a_throughput_fair_over_fifo_pct",
@@ -146,6 +153,20 @@ const TARGETS: &[(&str, &str, Cmp, f64)] = &[
     ("purge", "purge_longest_statement", Cmp::AtMost, 1000.0),
     ("purge", "rows_left_behind", Cmp::AtMost, 0.0),
     ("purge", "blobs_left_behind", Cmp::AtMost, 0.0),
+    // Dropping a day of events holds no writer up for a second, and leaves nothing of the day.
+    (
+        "event-log",
+        "dropped.write.during_max_ms",
+        Cmp::AtMost,
+        1000.0,
+    ),
+    (
+        "event-log",
+        "migration.write.during_max_ms",
+        Cmp::AtMost,
+        1000.0,
+    ),
+    ("event-log", "left_behind", Cmp::AtMost, 0.0),
     // A tenant 10 uploads a second over its rate: every excess upload refused, with its answer.
     (
         "limits",

@@ -18,13 +18,7 @@ use crate::env::count;
 use crate::report::{quantile, Run};
 
 pub async fn run(rows: i64) -> anyhow::Result<Run> {
-    let url = harness::services::fresh_database().await;
-    let db = PgPool::connect(&url).await?;
-    let dir = tempfile::tempdir()?;
-    harness::migrations::before(harness::migrations::ROW_STORE_PARTITIONS, dir.path())
-        .await
-        .run(&db)
-        .await?;
+    let db = harness::migrations::database_before(harness::migrations::ROW_STORE_PARTITIONS).await;
     let started = Instant::now();
     let probe = insert_many(&db, "before", rows).await?;
     // As autovacuum would have left a steady database: one running when a migration's ALTER
@@ -55,15 +49,7 @@ pub async fn run(rows: i64) -> anyhow::Result<Run> {
     let writes = writer.await??;
 
     let mut run = Run::default();
-    let steps: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT version, execution_time FROM _sqlx_migrations WHERE version >= $1 ORDER BY version",
-    )
-    .bind(harness::migrations::ROW_STORE_PARTITIONS)
-    .fetch_all(&db)
-    .await?;
-    for (version, nanos) in &steps {
-        run.put(format!("migration_{version}_s"), "s", *nanos as f64 / 1e9);
-    }
+    steps(&mut run, &db, harness::migrations::ROW_STORE_PARTITIONS).await?;
     run.put("migrations_s", "s", migrated_s);
     report(&mut run, "read", &reads, migrating, migrated_s);
     report(&mut run, "write", &writes, migrating, migrated_s);
@@ -85,10 +71,24 @@ pub async fn run(rows: i64) -> anyhow::Result<Run> {
     Ok(run)
 }
 
-/// One operation: when it started, how long it took.
-type Timed = Vec<(Instant, Duration)>;
+/// Each migration's own time from `from` on, as sqlx recorded it: `migration_<version>_s`.
+pub(crate) async fn steps(run: &mut Run, db: &PgPool, from: i64) -> anyhow::Result<()> {
+    let steps: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT version, execution_time FROM _sqlx_migrations WHERE version >= $1 ORDER BY version",
+    )
+    .bind(from)
+    .fetch_all(db)
+    .await?;
+    for (version, nanos) in &steps {
+        run.put(format!("migration_{version}_s"), "s", *nanos as f64 / 1e9);
+    }
+    Ok(())
+}
 
-fn report(run: &mut Run, what: &str, ops: &Timed, from: Instant, secs: f64) {
+/// One operation: when it started, how long it took.
+pub(crate) type Timed = Vec<(Instant, Duration)>;
+
+pub(crate) fn report(run: &mut Run, what: &str, ops: &Timed, from: Instant, secs: f64) {
     let until = from + Duration::from_secs_f64(secs);
     let during: Vec<f64> = ops
         .iter()

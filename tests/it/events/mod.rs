@@ -1,7 +1,9 @@
 //! Events: written by the statement that makes the change they report ([`written`]), read in
-//! commit order from the feed ([`feed`]) and live from the stream ([`stream`]).
+//! commit order from the feed ([`feed`]) and live from the stream ([`stream`]), kept in day
+//! partitions ([`partitions`]).
 
 mod feed;
+mod partitions;
 mod sse;
 mod stream;
 mod written;

@@ -1,15 +1,17 @@
 //! The data lifecycle, as jobs of the maintenance loop: per-tenant retention ([`retention`]),
-//! tenant purges ([`purge`]), the orphan-blob sweep ([`orphans`]) and the row store's monthly
-//! partitions ([`row_store`]). Retention and purges
+//! tenant purges ([`purge`]), the orphan-blob sweep ([`orphans`]), the row store's monthly
+//! partitions ([`row_store`]) and the event log's daily ones ([`event_log`]). Retention and purges
 //! remove files the same way ([`remove_marked`], over [`shared::db::removal`]): mark, delete
 //! the blob, delete the rows in batches, delete the file row; each statement is one short
 //! transaction of at most [`LifecycleConfig::batch`] rows, and a crash between two leaves a
 //! marked file that the next run finishes.
 
+pub mod event_log;
 pub mod orphans;
 pub mod purge;
 pub mod retention;
 pub mod row_store;
+mod session_lock;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -142,12 +144,16 @@ pub async fn remove_marked(
             if dependents.await? == Progress::Stopped {
                 return Ok((removed, Progress::Stopped));
             }
-            let deleted = source_files::delete(
-                db,
-                &file.tenant_id,
-                file.id,
-                source_files::Announce::Silently,
-            );
+            let deleted = async {
+                let mut conn = db.acquire().await?;
+                source_files::delete(
+                    &mut conn,
+                    &file.tenant_id,
+                    file.id,
+                    source_files::Announce::Silently,
+                )
+                .await
+            };
             match pace.step(deleted).await? {
                 None => return Ok((removed, Progress::Stopped)),
                 Some(Some(_)) => removed += 1,

@@ -10,7 +10,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use shared::db::row_store;
-use sqlx::{Connection as _, PgConnection, PgPool};
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 /// Months added ahead of the current one.
@@ -24,24 +24,8 @@ pub async fn drop_emptied(db: &PgPool) -> sqlx::Result<u64> {
     if row_store::emptied(db).await?.is_empty() {
         return Ok(0);
     }
-    // A connection of its own rather than the pool's: the session lock ends with it, even when
-    // this future is dropped half-way (a pooled connection would keep the lock, and every later
-    // run would skip its turn).
-    let mut conn = PgConnection::connect_with(&db.connect_options()).await?;
-    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
-        .bind(DROP_LOCK)
-        .fetch_one(&mut conn)
-        .await?;
-    let dropped = if locked {
-        drop_all(&mut conn).await
-    } else {
-        Ok(0)
-    };
-    // Closing ends the session, and the lock with it.
-    if let Err(e) = conn.close().await {
-        tracing::debug!(error = %e, "closing the partition connection");
-    }
-    dropped
+    let dropped = super::session_lock::alone(db, DROP_LOCK, drop_all).await?;
+    Ok(dropped.unwrap_or(0))
 }
 
 async fn drop_all(conn: &mut PgConnection) -> sqlx::Result<u64> {

@@ -8,8 +8,8 @@
 //! `WEBHOOK_DISABLE_AFTER` is disabled too, and says why (the API, a metric). An endpoint that
 //! times out, is unreachable or answers 5xx/429 is not tried again in the same batch: its other
 //! deliveries wait for the next step, without spending an attempt. Every request is written to
-//! the attempt log. The retention of events and of the attempt log ([`purge`]) is a job of the
-//! maintenance loop ([`crate::maintenance`]).
+//! the attempt log. The retention of events and of the attempt log (their day partitions,
+//! [`crate::lifecycle::event_log`]) is a job of the maintenance loop ([`crate::maintenance`]).
 
 pub mod client;
 pub mod schedule;
@@ -21,7 +21,7 @@ use anyhow::Context as _;
 use chrono::Utc;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use shared::db::deliveries::{self, Attempt, Delivery, Health, Settled};
-use shared::db::{self, Due};
+use shared::db::Due;
 use shared::domain::EventView;
 use shared::telemetry::propagation;
 use shared::webhooks::{signature, SealingKey, SigningSecret};
@@ -34,12 +34,8 @@ pub use schedule::RetrySchedule;
 use crate::bounds::Budget;
 use crate::claim::{self, with_db_retry, LoopConfig, Report, Work};
 use crate::config::WebhooksConfig;
-use crate::maintenance;
 use crate::Shutdown;
 use client::{Answer, Outcome};
-
-/// Rows deleted per statement by the retention purge.
-const PURGE_BATCH: i64 = 1000;
 
 /// The delivery loop: see the module docs. Without `WEBHOOK_SECRET_KEY` every delivery fails
 /// (it cannot be signed), visibly in the attempt log; the retention still runs.
@@ -307,29 +303,6 @@ impl Deliveries<'_> {
         }
         Ok(secrets)
     }
-}
-
-/// Deletes events and attempt-log entries past their retention, [`PURGE_BATCH`] rows per
-/// statement: a job of the maintenance loop ([`crate::maintenance`]).
-pub async fn purge(db: &PgPool, cfg: &WebhooksConfig) -> anyhow::Result<()> {
-    let events = maintenance::in_batches(PURGE_BATCH, || {
-        db::events::purge(db, cfg.events_retention, PURGE_BATCH)
-    })
-    .await
-    .context("events retention")?;
-    let attempts = maintenance::in_batches(PURGE_BATCH, || {
-        deliveries::purge_attempts(db, cfg.attempts_retention, PURGE_BATCH)
-    })
-    .await
-    .context("attempt log retention")?;
-    if events + attempts > 0 {
-        tracing::info!(
-            events,
-            attempts,
-            "purged events and webhook attempts past retention"
-        );
-    }
-    Ok(())
 }
 
 /// What one endpoint's batch writes: the attempt log, each delivery's new state, the endpoint's
