@@ -112,6 +112,8 @@ const FORWARDED: &[&str] = &[
     "RESUMABLE_MAX_UPLOAD_BYTES",
     // Another fair share than the default, for `e2e` and `fairness` alike.
     "RELAY_TENANT_IN_FLIGHT",
+    // Another idle backoff of the consumer: how long an idle consumer may leave a new message.
+    "IDLE_BACKOFF_MAX",
 ];
 
 fn base_command(exe: &Path, env: &WorkerEnv, label: &str) -> anyhow::Result<Command> {
