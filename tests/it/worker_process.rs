@@ -333,3 +333,34 @@ async fn an_upload_through_the_api_reaches_completed_by_itself_with_the_worker_r
         .expect("join")
         .expect("the worker stops cleanly");
 }
+
+#[tokio::test]
+async fn an_idle_consumer_takes_what_its_relay_sends_without_waiting_out_its_backoff() {
+    let app = harness::app::TestApp::spawn().await;
+    let signal = tokio_util::sync::CancellationToken::new();
+    let mut cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
+    // A consumer that finds the queue empty would poll again only an hour later.
+    cfg.consumer.idle_backoff_min = Duration::from_secs(3600);
+    cfg.consumer.idle_backoff_max = Duration::from_secs(3600);
+    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
+
+    // Each upload reaches the queue after the consumer has polled it empty (the first at start,
+    // the second right after it received the first): only the relay's word wakes it.
+    for name in ["first.csv", "second.csv"] {
+        let resp = app.upload(name, SAMPLE_CSV.as_bytes().to_vec(), None).await;
+        assert_eq!(resp.status(), reqwest::StatusCode::ACCEPTED);
+        let body: serde_json::Value = resp.json().await.expect("upload body");
+        let task_id = body["task"]["id"].as_str().expect("task id").to_owned();
+        harness::worker::eventually_some(Duration::from_secs(30), "COMPLETED", || async {
+            let (_, task) = app.get_json(&format!("/api/v1/tasks/{task_id}")).await;
+            (task["status"] == "COMPLETED").then_some(())
+        })
+        .await;
+    }
+
+    signal.cancel();
+    worker
+        .await
+        .expect("join")
+        .expect("the worker stops cleanly");
+}

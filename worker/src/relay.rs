@@ -25,7 +25,7 @@ use uuid::Uuid;
 use crate::bounds::Budget;
 use crate::claim::{self, with_db_retry, LoopConfig, Work};
 use crate::config::RelayConfig;
-use crate::consumer::InHand;
+use crate::consumer::Link;
 use crate::Shutdown;
 use crate::{maintenance, retry};
 
@@ -86,7 +86,7 @@ pub async fn run_once(
         db,
         sender,
         cfg,
-        consumer: &InHand::default(),
+        consumer: &Link::default(),
     };
     claim::run_once(&outbox, &loop_config(cfg), cfg.batch_size, abort).await
 }
@@ -102,14 +102,15 @@ pub async fn run(
     shutdown: Shutdown,
     drain: bool,
 ) -> anyhow::Result<()> {
-    let alone = InHand::default();
+    let alone = Link::default();
     run_with_budget(db, sender, cfg, shutdown, drain, Budget::unlimited(), alone).await
 }
 
 /// [`run`], claiming no more than the messages of `budget` (`--max-messages` with `--role
 /// relay`); once they are spent it claims nothing more and waits for the supervisor's stop.
 /// `consumer` is what the consumer of the same process has in hand: a drain waits for tasks
-/// held at a tenant's share for as long as it is not empty ([`InHand`]).
+/// held at a tenant's share for as long as it is not empty, and it is told what the relay sends
+/// ([`Link`]).
 pub async fn run_with_budget(
     db: PgPool,
     sender: Arc<dyn QueueSender>,
@@ -117,7 +118,7 @@ pub async fn run_with_budget(
     shutdown: Shutdown,
     drain: bool,
     budget: Arc<Budget>,
-    consumer: InHand,
+    consumer: Link,
 ) -> anyhow::Result<()> {
     tracing::info!(batch_size = cfg.batch_size, concurrency = cfg.concurrency,
         encoding = ?cfg.encoding, lease_ms = cfg.lease.as_millis() as u64, drain,
@@ -150,8 +151,9 @@ struct Outbox<'a> {
     db: &'a PgPool,
     sender: &'a dyn QueueSender,
     cfg: &'a RelayConfig,
-    /// The consumer of this process, if it runs one (otherwise never in hand).
-    consumer: &'a InHand,
+    /// The consumer of this process, if it runs one (otherwise never in hand, and told of sends
+    /// no one waits for).
+    consumer: &'a Link,
 }
 
 /// How one send ended.
@@ -257,6 +259,7 @@ impl Work for Outbox<'_> {
                 .context("recording sent outbox messages")?;
             report.sent = lags.len();
             crate::metrics::outbox_lags(&lags);
+            self.consumer.sent();
         }
         if !deferred.is_empty() {
             let error =
@@ -298,7 +301,7 @@ impl Work for Outbox<'_> {
     }
 
     fn working_here(&self) -> bool {
-        self.consumer.count() > 0
+        self.consumer.in_hand() > 0
     }
 }
 

@@ -21,7 +21,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::bounds::Budget;
 use crate::config::RunConfig;
-use crate::consumer::{self, Consumer, InHand};
+use crate::consumer::{self, Consumer, Link};
 use crate::parse::isolate::Isolation;
 use crate::retry::Backoff;
 use crate::Shutdown;
@@ -81,11 +81,11 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     // A draining consumer waits for the relay of its own process to finish first, and that
     // relay waits for the tasks the consumer has in hand.
     let relay_done = CancellationToken::new();
-    let in_hand = InHand::default();
+    let link = Link::default();
     if let (true, Some((queue, _, _))) = (cfg.role.runs_relay(), &storage) {
         let (db, sender, relay_cfg) = (db.clone(), queue.clone(), cfg.relay.clone());
         let (budget, done) = (budget_of(!cfg.role.runs_consumer()), relay_done.clone());
-        let consumer = in_hand.clone();
+        let consumer = link.clone();
         loops.push(Loop::new("relay", move |shutdown| async move {
             let sender = Arc::new(sender);
             let result =
@@ -108,7 +108,7 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         )
         .with_budget(Arc::clone(&limits.budget));
         loops.push(Loop::new("consumer", move |shutdown| {
-            consumer::run(consumer, shutdown, drain, relay_done, in_hand)
+            consumer::run(consumer, shutdown, drain, relay_done, link)
         }));
     }
     if cfg.role.runs_webhooks() {

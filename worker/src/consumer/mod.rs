@@ -8,8 +8,8 @@
 //! often, or not valid envelopes, go to `<queue>-poison`.
 
 mod finish;
-mod in_hand;
 mod keepalive;
+mod link;
 mod process;
 mod progress;
 mod review;
@@ -18,7 +18,7 @@ mod settle;
 mod store;
 mod work;
 
-pub use in_hand::InHand;
+pub use link::Link;
 pub use run::run;
 
 use std::sync::Arc;

@@ -14,7 +14,7 @@ use shared::failure::{self, Failure};
 use crate::retry::Backoff;
 use crate::Shutdown;
 
-use super::{Consumer, InHand, Outcome};
+use super::{Consumer, Link, Outcome};
 
 /// How much longer than `VISIBILITY_TIMEOUT` a draining consumer waits for invisible messages:
 /// visibility is set in whole seconds, and the approximate count lags a little.
@@ -30,14 +30,14 @@ const HIDDEN_MARGIN: Duration = Duration::from_secs(2);
 /// (a dead consumer's message is visible again by then; what stays hidden longer is renewed by a
 /// live consumer or delayed for a retry, and a job idling until then would be billed for it).
 /// With a message budget (`--max-messages`), it receives no more than that, then
-/// waits for the supervisor's stop. `in_hand` counts the messages being processed, for the
-/// relay of the same process.
+/// waits for the supervisor's stop. `link` counts the messages being processed, for the relay
+/// of the same process, and wakes an idle consumer when that relay has sent some.
 pub async fn run(
     consumer: Consumer,
     shutdown: Shutdown,
     drain: bool,
     upstream_done: CancellationToken,
-    in_hand: InHand,
+    link: Link,
 ) -> anyhow::Result<()> {
     let cfg = Arc::clone(&consumer.cfg);
     tracing::info!(
@@ -134,7 +134,11 @@ pub async fn run(
                     Err(e) => tracing::warn!(error = %e, "could not read the queue's length"),
                 }
             }
-            idle.wait(&shutdown.stop).await;
+            // The relay of this process wakes it as soon as it has sent something.
+            tokio::select! {
+                () = idle.wait(&shutdown.stop) => {}
+                () = link.wait_sent() => idle.reset(),
+            }
             continue;
         }
         idle.reset();
@@ -153,7 +157,7 @@ pub async fn run(
             let abort = shutdown.abort.clone();
             let db_down = Arc::clone(&db_down);
             window.1 += 1;
-            let taken = in_hand.take();
+            let taken = link.take();
             tracker.spawn(async move {
                 let _held = (permit, taken);
                 let message_id = msg.id.clone();
