@@ -185,3 +185,31 @@ async fn a_drain_job_waits_past_a_lease_for_the_parses_its_own_consumer_has_in_h
         "nothing left in the outbox for another job"
     );
 }
+
+#[tokio::test]
+async fn a_consumer_job_beside_an_always_on_relay_stays_for_what_the_share_holds_back() {
+    let env = WorkerEnv::new().await;
+    let a = uploads(&env, "tenant-a", 6).await;
+    // The deployed shape: an always-on relay, here with a share of one task, so each of A's
+    // next messages is sent only once the one before has been parsed.
+    let mut cmd = env.command(&["run", "--role", "relay"]);
+    cmd.env("RELAY_TENANT_IN_FLIGHT", "1");
+    let relay = WorkerProcess::spawn(cmd);
+    // One consumer job, draining: the queue is empty each time it finishes a task, until the
+    // relay has sent the next.
+    let mut cmd = env.command(&["run", "--role", "consumer", "--drain"]);
+    cmd.env("VISIBILITY_TIMEOUT", "30s");
+    let mut job = WorkerProcess::spawn(cmd);
+    let status = job.wait(Duration::from_secs(120)).await;
+    assert!(status.success(), "exit {status:?}; log:\n{}", job.log());
+    relay.terminate();
+    for u in &a {
+        let task = env.task(u.task_id).await;
+        assert_eq!(
+            task.status,
+            TaskStatus::Completed,
+            "the job left before A's backlog was worked off; log:\n{}",
+            job.log()
+        );
+    }
+}

@@ -26,9 +26,11 @@ const HIDDEN_MARGIN: Duration = Duration::from_secs(2);
 /// burn their deliveries. On `shutdown.stop` it stops receiving and lets in-flight messages
 /// finish; `shutdown.abort` makes them release their work. With `drain`, it returns once
 /// `upstream_done` has fired (the relay is finished, or not ours), nothing is in flight and the
-/// queue is empty, or holds only messages that stayed invisible for a whole `VISIBILITY_TIMEOUT`
-/// (a dead consumer's message is visible again by then; what stays hidden longer is renewed by a
-/// live consumer or delayed for a retry, and a job idling until then would be billed for it).
+/// queue is empty with nothing left in the outbox for a relay to send, or when for a whole
+/// `VISIBILITY_TIMEOUT` the queue has held only invisible messages or nothing while the outbox
+/// still held some (a dead consumer's message is visible again by then; what stays hidden longer
+/// is renewed by a live consumer or delayed for a retry, and a job idling until then would be
+/// billed for it).
 /// With a message budget (`--max-messages`), it receives no more than that, then
 /// waits for the supervisor's stop. `link` counts the messages being processed, for the relay
 /// of the same process, and wakes an idle consumer when that relay has sent some.
@@ -119,15 +121,21 @@ pub async fn run(
             drop(first);
             if drain && upstream_done.is_cancelled() && slots.available_permits() == concurrency {
                 match consumer.queue.approximate_length().await {
-                    Ok(0) => {
+                    Ok(0) if !relay_has_more(&consumer.db).await => {
                         tracing::info!("queue drained: nothing in flight and nothing queued");
                         break Ok(());
                     }
+                    // Messages invisible (held by live consumers, or waiting for a retry), or
+                    // none yet while the relay holds more in the outbox: a tenant at its fair
+                    // share gets its next one as soon as one of its tasks finishes, often
+                    // this very consumer's last (measured: `bench fairness`, deployed shape,
+                    // where a job that left then stranded the backlog until the scaler's
+                    // next poll, 30 s later). Waited for, a visibility timeout at most.
                     Ok(invisible) => {
                         let since = *hidden_since.get_or_insert_with(Instant::now);
                         if since.elapsed() > cfg.visibility_timeout + HIDDEN_MARGIN {
                             tracing::info!(invisible,
-                                "queue drained: the messages left stayed invisible for a whole visibility timeout (held by live consumers, or waiting for a retry); leaving them to the next execution");
+                                "queue drained: nothing visible arrived for a whole visibility timeout (messages held by live consumers or waiting for a retry, or an outbox the relay does not send); leaving them to the next execution");
                             break Ok(());
                         }
                     }
@@ -193,6 +201,19 @@ pub async fn run(
 }
 
 /// Blocks until `SELECT 1` succeeds (or shutdown), with a growing pause between tries.
+/// Whether the outbox holds messages the relay has still to send (due now, or held back at a
+/// tenant's share until one of its tasks finishes: `outbox_claimable`). A database error counts
+/// as no: the drain then ends as it did without the check.
+async fn relay_has_more(db: &PgPool) -> bool {
+    match shared::db::outbox::claimable_count(db).await {
+        Ok(n) => n > 0,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read the outbox backlog");
+            false
+        }
+    }
+}
+
 async fn wait_for_database(db: &PgPool, stop: &CancellationToken) {
     let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
     loop {
