@@ -128,9 +128,10 @@ pub async fn run(
                     // Messages invisible (held by live consumers, or waiting for a retry), or
                     // none yet while the relay holds more in the outbox: a tenant at its fair
                     // share gets its next one as soon as one of its tasks finishes, often
-                    // this very consumer's last (measured: `bench fairness`, deployed shape,
-                    // where a job that left then stranded the backlog until the scaler's
-                    // next poll, 30 s later). Waited for, a visibility timeout at most.
+                    // this very consumer's last. A job that left then would leave them to the
+                    // scaler's next poll (30 s in deploy/); `tests/it/fairness.rs` has a job
+                    // with a share of one task leave after its first without this. Waited
+                    // for, a visibility timeout at most.
                     Ok(invisible) => {
                         let since = *hidden_since.get_or_insert_with(Instant::now);
                         if since.elapsed() > cfg.visibility_timeout + HIDDEN_MARGIN {
