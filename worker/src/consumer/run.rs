@@ -135,8 +135,13 @@ pub async fn run(
                     Ok(invisible) => {
                         let since = *hidden_since.get_or_insert_with(Instant::now);
                         if since.elapsed() > cfg.visibility_timeout + HIDDEN_MARGIN {
-                            tracing::info!(invisible,
-                                "queue drained: nothing visible arrived for a whole visibility timeout (messages held by live consumers or waiting for a retry, or an outbox the relay does not send); leaving them to the next execution");
+                            if invisible > 0 {
+                                tracing::info!(invisible,
+                                    "queue drained: the messages left stayed invisible for a whole visibility timeout (held by live consumers, or waiting for a retry); leaving them to the next execution");
+                            } else {
+                                tracing::info!(
+                                    "queue drained: nothing arrived for a whole visibility timeout while the outbox held messages (no relay is sending them); leaving them to the next execution");
+                            }
                             break Ok(());
                         }
                     }
