@@ -206,7 +206,6 @@ pub async fn run(
     result
 }
 
-/// Blocks until `SELECT 1` succeeds (or shutdown), with a growing pause between tries.
 /// Whether the outbox holds messages the relay has still to send (due now, or held back at a
 /// tenant's share until one of its tasks finishes: `outbox_claimable`). A database error counts
 /// as no: the drain then ends as it did without the check.
@@ -220,6 +219,7 @@ async fn relay_has_more(db: &PgPool) -> bool {
     }
 }
 
+/// Blocks until `SELECT 1` succeeds (or shutdown), with a growing pause between tries.
 async fn wait_for_database(db: &PgPool, stop: &CancellationToken) {
     let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
     loop {
