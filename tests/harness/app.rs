@@ -184,11 +184,10 @@ impl TestApp {
         statuses: &[&str],
         tweak: impl FnOnce(&mut worker::config::RunConfig),
     ) -> Vec<serde_json::Value> {
-        let signal = CancellationToken::new();
         let mut cfg =
             crate::worker::run_config(&self.config.database.url, self.config.storage.clone());
         tweak(&mut cfg);
-        let worker = tokio::spawn(worker::run(cfg, signal.clone()));
+        let worker = crate::worker::RunningWorker::start(cfg);
         let mut tasks = Vec::new();
         for task_id in task_ids {
             let path = format!("/api/v1/tasks/{task_id}");
@@ -202,11 +201,7 @@ impl TestApp {
             .await;
             tasks.push(task);
         }
-        signal.cancel();
-        worker
-            .await
-            .expect("join")
-            .expect("the worker stops cleanly");
+        worker.stop().await;
         tasks
     }
 

@@ -5,11 +5,10 @@
 use std::time::Duration;
 
 use harness::app::TestApp;
-use harness::worker::eventually_some;
+use harness::worker::{eventually_some, RunningWorker};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use shared::domain::ParseTaskPayload;
-use tokio_util::sync::CancellationToken;
 
 /// Uploads `content` as `name`; returns the task id and the file id.
 async fn upload(app: &TestApp, name: &str, content: Vec<u8>) -> (String, String) {
@@ -42,9 +41,8 @@ async fn a_small_file_is_parsed_from_its_message_and_a_large_one_from_its_blob()
         app.blobs.delete(name).await.expect("delete blob");
     }
 
-    let signal = CancellationToken::new();
     let cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
-    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
+    let worker = RunningWorker::start(cfg);
     let status = |task: String| {
         let app = &app;
         async move {
@@ -57,11 +55,7 @@ async fn a_small_file_is_parsed_from_its_message_and_a_large_one_from_its_blob()
     };
     let small_done = status(small_task).await;
     let large_done = status(large_task).await;
-    signal.cancel();
-    worker
-        .await
-        .expect("join")
-        .expect("the worker stops cleanly");
+    worker.stop().await;
 
     assert_eq!(small_done["status"], "COMPLETED", "{small_done}");
     let (_, page) = app

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness::app::TestApp;
-use harness::worker::{eventually_some, WorkerEnv, WorkerProcess, SAMPLE_CSV};
+use harness::worker::{eventually_some, RunningWorker, WorkerEnv, WorkerProcess, SAMPLE_CSV};
 use reqwest::StatusCode;
 use serde_json::Value;
 use shared::metrics::catalogue::{self as names, Kind};
@@ -227,9 +227,8 @@ fn dashboard_queries(dashboard: &Value) -> Vec<String> {
 async fn the_dashboard_and_alert_rules_query_only_exported_metrics() {
     // The api and the worker in this process, as in production, after one upload end to end.
     let app = TestApp::spawn().await;
-    let signal = CancellationToken::new();
     let cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
-    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
+    let worker = RunningWorker::start(cfg);
     let resp = app
         .upload("a.csv", SAMPLE_CSV.as_bytes().to_vec(), None)
         .await;
@@ -256,11 +255,7 @@ async fn the_dashboard_and_alert_rules_query_only_exported_metrics() {
     })
     .await;
     stop.cancel();
-    signal.cancel();
-    worker
-        .await
-        .expect("join")
-        .expect("the worker stops cleanly");
+    worker.stop().await;
     let exported = Exposition::parse(&text);
 
     // Every metric of the catalogue is exported, with its type; no summaries.

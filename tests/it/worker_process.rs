@@ -301,9 +301,8 @@ async fn the_outbox_cli_prints_stats_and_requeues_dead_messages() {
 #[tokio::test]
 async fn an_upload_through_the_api_reaches_completed_by_itself_with_the_worker_running() {
     let app = harness::app::TestApp::spawn().await;
-    let signal = tokio_util::sync::CancellationToken::new();
     let cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
-    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
+    let worker = harness::worker::RunningWorker::start(cfg);
 
     let resp = app
         .upload("people.csv", SAMPLE_CSV.as_bytes().to_vec(), None)
@@ -327,22 +326,17 @@ async fn an_upload_through_the_api_reaches_completed_by_itself_with_the_worker_r
         .await;
     assert_eq!(rows["rows"].as_array().map(Vec::len), Some(2), "{rows}");
 
-    signal.cancel();
-    worker
-        .await
-        .expect("join")
-        .expect("the worker stops cleanly");
+    worker.stop().await;
 }
 
 #[tokio::test]
 async fn an_idle_consumer_takes_what_its_relay_sends_without_waiting_out_its_backoff() {
     let app = harness::app::TestApp::spawn().await;
-    let signal = tokio_util::sync::CancellationToken::new();
     let mut cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
     // A consumer that finds the queue empty would poll again only an hour later.
     cfg.consumer.idle_backoff_min = Duration::from_secs(3600);
     cfg.consumer.idle_backoff_max = Duration::from_secs(3600);
-    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
+    let worker = harness::worker::RunningWorker::start(cfg);
 
     // Each upload reaches the queue after the consumer has polled it empty (the first at start,
     // the second right after it received the first): only the relay's word wakes it.
@@ -358,9 +352,5 @@ async fn an_idle_consumer_takes_what_its_relay_sends_without_waiting_out_its_bac
         .await;
     }
 
-    signal.cancel();
-    worker
-        .await
-        .expect("join")
-        .expect("the worker stops cleanly");
+    worker.stop().await;
 }

@@ -61,8 +61,7 @@ async fn templated_file(app: &TestApp, client: &reqwest::Client) -> Uuid {
 /// Runs a real worker until every task of every tenant is COMPLETED, and stops it.
 async fn parse_all(app: &TestApp) {
     let cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
-    let signal = tokio_util::sync::CancellationToken::new();
-    let worker = tokio::spawn(worker::run(cfg, signal.clone()));
+    let worker = harness::worker::RunningWorker::start(cfg);
     harness::worker::eventually_some(Duration::from_secs(60), "every task final", || async {
         let open: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM tasks WHERE status NOT IN ('COMPLETED', 'FAILED')",
@@ -73,11 +72,7 @@ async fn parse_all(app: &TestApp) {
         (open == 0).then_some(())
     })
     .await;
-    signal.cancel();
-    worker
-        .await
-        .expect("join")
-        .expect("the worker stops cleanly");
+    worker.stop().await;
     let failed: i64 = sqlx::query_scalar("SELECT count(*) FROM tasks WHERE status = 'FAILED'")
         .fetch_one(&app.db)
         .await
