@@ -39,7 +39,12 @@ impl Failure {
 
 /// Postgres. `Outage`: the connection broke or could not be had (I/O, TLS, pool timeout or
 /// closed), the server is shutting down or restarting (SQLSTATE class `57P`), the connection
-/// failed (class `08`), or it has too many connections (`53300`): these pass by themselves.
+/// failed (class `08`), it has too many connections (`53300`), or the statement lost a race
+/// with another transaction that it wins when tried again (a deadlock `40P01`, a serialization
+/// failure `40001`, a lock not available `55P03`): these pass by themselves. A lost race is
+/// never the statement's fault: a tenant's ordinary calls (a webhook replay beside deliveries
+/// being recorded) can cause one, and a loop that ended on it would let that tenant stop every
+/// tenant's work.
 /// `Refused`: the server rejects our login (class `28`: a wrong password or role), our role
 /// lacks a privilege (`42501`), or the database does not exist (`3D000`): configuration, which
 /// waiting does not fix. Everything else (a constraint, a bad query, a decode error) is a
@@ -51,7 +56,11 @@ pub fn db(err: &sqlx::Error) -> Failure {
         | sqlx::Error::PoolClosed
         | sqlx::Error::Tls(_) => Failure::Outage,
         sqlx::Error::Database(e) => match e.code() {
-            Some(c) if c.starts_with("57P") || c.starts_with("08") || c == "53300" => {
+            Some(c)
+                if c.starts_with("57P")
+                    || c.starts_with("08")
+                    || matches!(&*c, "53300" | "40P01" | "40001" | "55P03") =>
+            {
                 Failure::Outage
             }
             Some(c) if c.starts_with("28") || c == "42501" || c == "3D000" => Failure::Refused,

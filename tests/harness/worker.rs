@@ -560,6 +560,11 @@ impl RunningWorker {
         Self { signal, handle }
     }
 
+    /// Whether it is still running: no loop ended it.
+    pub fn is_running(&self) -> bool {
+        !self.handle.is_finished()
+    }
+
     /// Stops it as a signal would, and checks that it stopped cleanly.
     pub async fn stop(self) {
         self.signal.cancel();

@@ -22,6 +22,7 @@ mod oracle;
 mod otlp_receiver;
 mod parquet;
 mod relay;
+mod resilience;
 mod resumable;
 mod review;
 mod row_chunks;

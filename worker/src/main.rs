@@ -3,8 +3,9 @@
 //! `worker parse-child …` that the consumer starts to parse files in isolation.
 //!
 //! Exit codes, for job platforms: 0 done (drained, a bound reached, or stopped by a signal with
-//! in-flight work finished or released); 1 failed (a loop failed, start-up failed, or the loops
-//! did not stop in time); 2 the command line or a setting is invalid (clap).
+//! in-flight work finished or released); 1 failed (a dependency refuses us, start-up failed, or
+//! the loops did not stop in time; any other loop failure restarts that loop, see
+//! [`worker::supervisor`]); 2 the command line or a setting is invalid (clap).
 
 use std::future::Future;
 use std::process::ExitCode;

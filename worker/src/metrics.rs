@@ -375,3 +375,8 @@ pub fn lease_renewed() {
 pub fn task_rescued() {
     counter!(names::TASK_RESCUES).increment(1);
 }
+
+/// A loop that failed, started again by the supervisor (`by` 0 registers the series).
+pub fn loop_restarted(name: &'static str, by: u64) {
+    counter!(names::LOOP_RESTARTS, "loop" => name).increment(by);
+}

@@ -94,7 +94,7 @@ pub async fn run_once(
 /// The relay loop: runs until `shutdown.stop` fires (finishing the batch in hand), or, with
 /// `drain`, until nothing is claimable and no other relay holds a claim that could still expire.
 /// Transient database failures are waited out; anything else ends the loop with an error (the
-/// supervisor then stops the whole process).
+/// supervisor then starts it again, the other loops going on).
 pub async fn run(
     db: PgPool,
     sender: Arc<dyn QueueSender>,

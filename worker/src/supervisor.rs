@@ -1,11 +1,17 @@
 //! Runs the worker's loops (the relay, the consumer, webhook delivery: whichever the role names,
-//! and the maintenance loop of their purges, each a [`Loop`]) under one [`Shutdown`] and one `TaskTracker`. A signal (the caller's token)
-//! stops every loop; they finish in-flight work within the grace period, after which the abort
-//! token makes them release what is left. If one loop ends with an error — or, outside
-//! `--drain`, ends at all without being asked to — the others are stopped the same way and
-//! [`run`] returns an error, so the process exits non-zero instead of running half-alive. A job
-//! replica's bounds (`--max-runtime`, `--max-messages`) stop it like a signal: no new work,
-//! in-flight work finished, exit 0.
+//! and the maintenance loop of their purges, each a [`Loop`]) under one [`Shutdown`] and one
+//! `TaskTracker`. A signal (the caller's token) stops every loop; they finish in-flight work
+//! within the grace period, after which the abort token makes them release what is left.
+//!
+//! One loop's failure never takes the others down: a loop that ends with an error (or, outside
+//! `--drain`, ends at all without being asked to) is logged, counted
+//! (`sheetrelay_worker_loop_restarts_total`) and started again after a backoff, while the other
+//! roles go on. Parsing for every tenant must not stop because one tenant's webhook traffic
+//! tripped the delivery loop. The one exception is a dependency that refuses us
+//! ([`Failure::Refused`]: bad credentials, a missing role or queue): no restart can fix it, so
+//! the loops are stopped and [`run`] returns the error, and the process exits non-zero for an
+//! operator to see. A job replica's bounds (`--max-runtime`, `--max-messages`) stop it like a
+//! signal: no new work, in-flight work finished, exit 0.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -29,6 +35,13 @@ use crate::{maintenance, relay};
 
 /// How long loops get to release their work after the grace period before we give up on them.
 const ABORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The first wait before a failed loop is started again; it doubles with each failure in a row.
+const RESTART_MIN: Duration = Duration::from_secs(1);
+/// The longest wait between restarts of a loop that keeps failing.
+const RESTART_MAX: Duration = Duration::from_secs(60);
+/// A loop that ran this long before failing starts its backoff over.
+const RESTART_STABLE: Duration = Duration::from_secs(300);
 
 /// Builds the clients from `cfg`, serves `/metrics` on `METRICS_ADDR` ([`crate::metrics`]) and
 /// runs the configured loops until `signal` fires (exit 0 after a clean drain of in-flight
@@ -86,13 +99,27 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         let (db, sender, relay_cfg) = (db.clone(), queue.clone(), cfg.relay.clone());
         let (budget, done) = (budget_of(!cfg.role.runs_consumer()), relay_done.clone());
         let consumer = link.clone();
-        loops.push(Loop::new("relay", move |shutdown| async move {
-            let sender = Arc::new(sender);
-            let result =
-                relay::run_with_budget(db, sender, relay_cfg, shutdown, drain, budget, consumer)
-                    .await;
-            done.cancel();
-            result
+        let sender = Arc::new(sender);
+        loops.push(Loop::new("relay", move |shutdown| {
+            let (db, sender, relay_cfg) = (db.clone(), Arc::clone(&sender), relay_cfg.clone());
+            let (budget, done, consumer) = (Arc::clone(&budget), done.clone(), consumer.clone());
+            async move {
+                let result = relay::run_with_budget(
+                    db,
+                    sender,
+                    relay_cfg,
+                    shutdown.clone(),
+                    drain,
+                    budget,
+                    consumer,
+                )
+                .await;
+                // A failed relay is started again: the consumer's drain waits for it.
+                if result.is_ok() || shutdown.stop.is_cancelled() {
+                    done.cancel();
+                }
+                result
+            }
         }));
     } else {
         relay_done.cancel();
@@ -108,7 +135,13 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         )
         .with_budget(Arc::clone(&limits.budget));
         loops.push(Loop::new("consumer", move |shutdown| {
-            consumer::run(consumer, shutdown, drain, relay_done, link)
+            consumer::run(
+                consumer.clone(),
+                shutdown,
+                drain,
+                relay_done.clone(),
+                link.clone(),
+            )
         }));
     }
     if cfg.role.runs_webhooks() {
@@ -121,14 +154,20 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         let (db, webhooks_cfg) = (db.clone(), cfg.webhooks.clone());
         let budget = budget_of(cfg.role == crate::config::Role::Webhooks);
         loops.push(Loop::new("webhooks", move |shutdown| {
-            crate::webhooks::run(db, webhooks_cfg, shutdown, drain, budget)
+            crate::webhooks::run(
+                db.clone(),
+                webhooks_cfg.clone(),
+                shutdown,
+                drain,
+                Arc::clone(&budget),
+            )
         }));
     }
-    let jobs = maintenance::jobs(&cfg);
-    if !jobs.is_empty() {
+    if !maintenance::jobs(&cfg).is_empty() {
         let (db, cfg) = (db.clone(), Arc::new(cfg.clone()));
         loops.push(Loop::new("maintenance", move |shutdown| {
-            maintenance::run(db, cfg, jobs, shutdown, drain)
+            let jobs = maintenance::jobs(&cfg);
+            maintenance::run(db.clone(), Arc::clone(&cfg), jobs, shutdown, drain)
         }));
     }
     let result = supervise(loops, drain, cfg.shutdown_grace, limits, signal).await;
@@ -205,21 +244,61 @@ impl Storage {
     }
 }
 
-/// One loop the supervisor runs: its name (for logs and errors) and how to start it.
+/// One loop the supervisor runs: its name (for logs and errors) and how to start it, again
+/// after a failure.
 pub struct Loop {
     name: &'static str,
-    start: Box<dyn FnOnce(Shutdown) -> BoxFuture<'static, anyhow::Result<()>> + Send>,
+    start: Box<dyn Fn(Shutdown) -> BoxFuture<'static, anyhow::Result<()>> + Send + Sync>,
 }
 
 impl Loop {
     pub fn new<F, Fut>(name: &'static str, start: F) -> Self
     where
-        F: FnOnce(Shutdown) -> Fut + Send + 'static,
+        F: Fn(Shutdown) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
     {
         Self {
             name,
             start: Box::new(move |shutdown| Box::pin(start(shutdown))),
+        }
+    }
+
+    /// Runs the loop until it ends as asked (a stop, or a finished drain), starting it again
+    /// after each failure; see the module docs. An error only for a failure no restart fixes
+    /// ([`Failure::Refused`]), or one met while stopping.
+    async fn keep_running(self, shutdown: Shutdown, drain: bool) -> anyhow::Result<()> {
+        let name = self.name;
+        let mut backoff = Backoff::new(RESTART_MIN, RESTART_MAX);
+        loop {
+            let began = Instant::now();
+            let result = (self.start)(shutdown.clone()).await;
+            if shutdown.stop.is_cancelled() {
+                return result;
+            }
+            let error = match result {
+                Ok(()) if drain => return Ok(()),
+                Ok(()) => "ended unexpectedly".to_owned(),
+                Err(e) if failure::of(&*e) == Failure::Refused => {
+                    tracing::error!(
+                        task = name,
+                        error = format!("{e:#}"),
+                        "loop failed: a dependency refuses us; stopping the worker"
+                    );
+                    return Err(e.context(format!("the {name} loop failed")));
+                }
+                Err(e) => format!("{e:#}"),
+            };
+            if began.elapsed() >= RESTART_STABLE {
+                backoff.reset();
+            }
+            let wait = backoff.next_delay();
+            crate::metrics::loop_restarted(name, 1);
+            tracing::error!(task = name, %error, restart_in_secs = wait.as_secs_f64(),
+                "loop failed; starting it again (the other loops go on)");
+            crate::retry::sleep_or_stop(&shutdown.stop, wait).await;
+            if shutdown.stop.is_cancelled() {
+                return Ok(());
+            }
         }
     }
 }
@@ -243,10 +322,11 @@ pub async fn supervise(
     let tracker = TaskTracker::new();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(&'static str, anyhow::Result<()>)>();
     let mut pending = loops.len();
-    for Loop { name, start } in loops {
-        let (shutdown, tx) = (shutdown.clone(), tx.clone());
+    for one in loops {
+        let (shutdown, tx, name) = (shutdown.clone(), tx.clone(), one.name);
+        crate::metrics::loop_restarted(name, 0);
         tracker.spawn(async move {
-            let result = start(shutdown).await;
+            let result = one.keep_running(shutdown, drain).await;
             let _ = tx.send((name, result));
         });
     }
@@ -283,13 +363,7 @@ pub async fn supervise(
                 pending -= 1;
                 match result {
                     Err(e) => {
-                        tracing::error!(task = name, error = format!("{e:#}"), "loop failed; stopping the worker");
-                        first_error.get_or_insert(e.context(format!("the {name} loop failed")));
-                        begin_stop(&mut grace_ends);
-                    }
-                    Ok(()) if !drain && !shutdown.stop.is_cancelled() => {
-                        tracing::error!(task = name, "loop ended unexpectedly; stopping the worker");
-                        first_error.get_or_insert(anyhow::anyhow!("the {name} loop ended unexpectedly"));
+                        first_error.get_or_insert(e);
                         begin_stop(&mut grace_ends);
                     }
                     Ok(()) => tracing::info!(task = name, "loop finished"),

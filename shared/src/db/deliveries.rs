@@ -125,7 +125,9 @@ pub async fn claim(
     .await
 }
 
-/// The heartbeat of a batch: extends the claims of its rows still PROCESSING.
+/// The heartbeat of a batch: extends the claims of its rows still PROCESSING. A row locked
+/// right now is being recorded (by this batch, or by a replay's revival): skipped, not waited
+/// for, so the heartbeat never joins a lock cycle.
 pub async fn extend_claims(
     db: impl PgExecutor<'_>,
     ids: &[Uuid],
@@ -133,7 +135,8 @@ pub async fn extend_claims(
 ) -> sqlx::Result<u64> {
     let done = sqlx::query!(
         r#"UPDATE webhook_deliveries SET locked_until = now() + make_interval(secs => $2)
-           WHERE id = ANY ($1) AND status = 'PROCESSING'"#,
+           WHERE id IN (SELECT id FROM webhook_deliveries
+                        WHERE id = ANY ($1) AND status = 'PROCESSING' FOR UPDATE SKIP LOCKED)"#,
         ids,
         lease.as_secs_f64()
     )
@@ -229,6 +232,17 @@ pub async fn record(
     health: Health,
 ) -> sqlx::Result<Recorded> {
     let mut recorded = Recorded::default();
+    // The rows first, in one order (their ids), skipping none: every other statement that
+    // locks delivery rows either takes them in this order too or skips locked ones (claims,
+    // heartbeats, replays), so recording never deadlocks with them.
+    let ids: Vec<Uuid> = settled.iter().map(|(id, _)| *id).collect();
+    sqlx::query!(
+        r#"SELECT id FROM webhook_deliveries WHERE id = ANY ($1) AND status = 'PROCESSING'
+           ORDER BY id FOR UPDATE"#,
+        &ids
+    )
+    .fetch_all(&mut *conn)
+    .await?;
     if !attempts.is_empty() {
         // First in the transaction, before it holds anything an added partition would wait for.
         super::event_log::ensure(&mut *conn).await?;

@@ -125,7 +125,8 @@ pub async fn claimable_count(db: impl PgExecutor<'_>) -> sqlx::Result<i64> {
 }
 
 /// The heartbeat of a relay's claim: extends the lease of the rows of its batch that are still
-/// PROCESSING (sent rows no longer are), in one statement. Returns how many were extended.
+/// PROCESSING (sent rows no longer are), in one statement, skipping rows locked right now (being
+/// recorded): it never waits in a lock cycle. Returns how many were extended.
 pub async fn extend_claims(
     db: impl PgExecutor<'_>,
     ids: &[Uuid],
@@ -133,7 +134,8 @@ pub async fn extend_claims(
 ) -> sqlx::Result<u64> {
     let done = sqlx::query!(
         r#"UPDATE outbox_messages SET locked_until = now() + make_interval(secs => $2)
-           WHERE id = ANY($1) AND status = 'PROCESSING'"#,
+           WHERE id IN (SELECT id FROM outbox_messages
+                        WHERE id = ANY ($1) AND status = 'PROCESSING' FOR UPDATE SKIP LOCKED)"#,
         ids,
         lease.as_secs_f64()
     )

@@ -194,6 +194,12 @@ pub async fn rotate(
 /// delivered, failed and dead ones alike, and ones from before it existed (not those in flight,
 /// which are being delivered). Each starts its retry schedule over. `None` for an unknown
 /// endpoint; else how many were queued.
+///
+/// It never waits for a row another transaction holds, so no number of replays at once, beside
+/// a worker recording outcomes, can make a lock cycle: existing rows are revived with `SKIP
+/// LOCKED` (a locked one is in flight: being claimed or recorded, so it is delivered or retried
+/// anyway), and only events with no row yet are inserted, in event order (two replays inserting
+/// the same rows take them in the same order).
 pub async fn replay(
     db: impl PgExecutor<'_>,
     tenant_id: &str,
@@ -203,15 +209,31 @@ pub async fn replay(
     let row = sqlx::query!(
         r#"WITH endpoint AS (
                SELECT id, events FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2
-           ), queued AS (
-               INSERT INTO webhook_deliveries (event_id, event_created_at, endpoint_id)
-               SELECT ev.id, event_delivery_time(ev.created_at), endpoint.id FROM events ev, endpoint
+           ), wanted AS (
+               SELECT ev.id, event_delivery_time(ev.created_at) AS at
+               FROM events ev, endpoint
                WHERE ev.tenant_id = $2 AND ev.created_at >= $3 AND ev.type = ANY (endpoint.events)
-               ON CONFLICT (endpoint_id, event_id, event_created_at) DO UPDATE
-                   SET status = 'PENDING', failures = 0, deferrals = 0, available_at = now(),
-                       locked_until = NULL, delivered_at = NULL
-                   WHERE webhook_deliveries.status <> 'PROCESSING'
+           ), revived AS (
+               UPDATE webhook_deliveries d
+               SET status = 'PENDING', failures = 0, deferrals = 0, available_at = now(),
+                   locked_until = NULL, delivered_at = NULL
+               WHERE d.id IN (
+                   SELECT x.id FROM webhook_deliveries x JOIN wanted w
+                       ON x.event_id = w.id AND x.event_created_at = w.at
+                   WHERE x.endpoint_id = $1 AND x.status <> 'PROCESSING'
+                   FOR UPDATE OF x SKIP LOCKED)
                RETURNING 1
+           ), inserted AS (
+               INSERT INTO webhook_deliveries (event_id, event_created_at, endpoint_id)
+               SELECT w.id, w.at, endpoint.id FROM wanted w, endpoint
+               WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                                 WHERE d.endpoint_id = endpoint.id AND d.event_id = w.id
+                                   AND d.event_created_at = w.at)
+               ORDER BY w.id
+               ON CONFLICT (endpoint_id, event_id, event_created_at) DO NOTHING
+               RETURNING 1
+           ), queued AS (
+               SELECT 1 FROM revived UNION ALL SELECT 1 FROM inserted
            )
            -- Revived rows are updates, which the insert trigger does not see: wake the
            -- delivery loops here.

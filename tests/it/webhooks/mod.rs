@@ -27,14 +27,14 @@ async fn create(app: &TestApp, client: &reqwest::Client, body: Value) -> (Status
 }
 
 /// Registers `url` for the default tenant, all event types; the created endpoint.
-async fn register(app: &TestApp, url: &str) -> Value {
+pub(crate) async fn register(app: &TestApp, url: &str) -> Value {
     let (status, body) = create(app, &app.client, json!({"url": url})).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     body
 }
 
 /// `method path` with a JSON body (or none) as `client`: status and body.
-async fn call(
+pub(crate) async fn call(
     app: &TestApp,
     client: &reqwest::Client,
     method: reqwest::Method,
