@@ -12,6 +12,7 @@ pub mod edge;
 pub mod error;
 pub mod event_hub;
 pub mod keys_cli;
+pub mod lingering;
 pub mod metered_field;
 pub mod metrics;
 pub mod openapi;
@@ -86,6 +87,7 @@ pub fn app(state: AppState) -> Router {
             edge::cors,
         ))
         .layer(axum::middleware::from_fn(edge::limits))
+        .layer(axum::middleware::from_fn(lingering::close_unread))
         .with_state(state)
 }
 

@@ -21,6 +21,7 @@ mod observability;
 mod oracle;
 mod otlp_receiver;
 mod parquet;
+mod refusals;
 mod relay;
 mod resilience;
 mod resumable;

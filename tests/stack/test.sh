@@ -29,6 +29,9 @@ export SHEETRELAY_PARQUET_PYTHON
 # For tests/it/resumable/tuspy.rs: tuspy, the tus project's client, uploads resumably.
 SHEETRELAY_TUS_PYTHON="$(ensure_venv tus-venv "$REPO_ROOT/tests/tus/requirements.txt")/bin/python"
 export SHEETRELAY_TUS_PYTHON
+# For tests/it/refusals.rs: httpx sends refused uploads, as Python clients do.
+SHEETRELAY_EDGE_PYTHON="$(ensure_venv edge-venv "$REPO_ROOT/tests/edge/requirements.txt")/bin/python"
+export SHEETRELAY_EDGE_PYTHON
 
 cd "$REPO_ROOT"
 # The tests run the api and worker binaries as child processes (key administration, job runs):
