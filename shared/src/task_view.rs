@@ -25,6 +25,8 @@ pub struct TaskView {
     pub error: Option<TaskErrorView>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
+    /// When the task became final: the moment its result (rows, report, status) was written,
+    /// in the transaction that committed it (for a COMPLETED task, after its rows were stored).
     pub finished_at: Option<DateTime<Utc>>,
     /// Once COMPLETED: `{"rows_total", "sheets": [{"index", "name", "hidden", "header_row",
     /// "rows", "columns", "column_types", "extra_columns"}], "skipped_parts": ["chart sheet
@@ -84,6 +86,7 @@ pub struct TimelineView {
     /// A consumer first took it from the queue.
     pub received_at: Option<DateTime<Utc>>,
     pub started_at: Option<DateTime<Utc>>,
+    /// The result was written, in the transaction that committed it.
     pub finished_at: Option<DateTime<Utc>>,
 }
 

@@ -602,3 +602,36 @@ async fn a_message_whose_file_was_deleted_is_dropped_without_poisoning() {
     assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
     assert!(WorkerEnv::drain_queue(&env.poison).await.is_empty());
 }
+
+#[tokio::test]
+async fn a_tasks_finished_at_is_when_its_result_was_written_not_when_its_transaction_began() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    sqlx::query("UPDATE tasks SET status = 'RUNNING', attempts = 1, started_at = now(), lease_expires_at = now() + interval '1 minute' WHERE id = $1")
+        .bind(upload.task_id)
+        .execute(&env.db)
+        .await
+        .expect("claim the task");
+    let mut tx = env.db.begin().await.expect("begin");
+    let began: chrono::DateTime<chrono::Utc> = sqlx::query_scalar("SELECT now()")
+        .fetch_one(&mut *tx)
+        .await
+        .expect("now");
+    // Storing the rows takes a while (here a stand-in for a long COPY)...
+    sqlx::query("SELECT pg_sleep(0.3)")
+        .execute(&mut *tx)
+        .await
+        .expect("sleep");
+    let result = serde_json::json!({"rows_total": 0, "sheets": []});
+    assert!(db::tasks::complete(&mut *tx, upload.task_id, 1, &result)
+        .await
+        .expect("complete"));
+    tx.commit().await.expect("commit");
+    // ...and finished_at is when the result was written, after them.
+    let task = env.task(upload.task_id).await;
+    let finished = task.finished_at.expect("finished_at");
+    assert!(
+        finished - began >= chrono::Duration::milliseconds(300),
+        "finished_at {finished} is the transaction's start {began}"
+    );
+}

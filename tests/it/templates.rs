@@ -318,6 +318,14 @@ async fn invalid_rows_are_dropped_reported_and_exported_for_fixing() {
         .get_json(&format!("/api/v1/files/{file_id}/errors?code=unique-error"))
         .await;
     assert_eq!(unique["errors"][0]["row"], 7);
+    // A code the report cannot hold is a typo, refused rather than answered with an empty page.
+    let (status, unknown) = app
+        .get_json(&format!("/api/v1/files/{file_id}/errors?code=nope"))
+        .await;
+    assert_eq!(
+        (status, unknown["error"]["code"].as_str()),
+        (reqwest::StatusCode::BAD_REQUEST, Some("invalid_parameter"))
+    );
     let (_, page) = app
         .get_json(&format!("/api/v1/files/{file_id}/errors?limit=2"))
         .await;

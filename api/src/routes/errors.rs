@@ -14,6 +14,7 @@ use futures::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use shared::db;
 use shared::db::source_files::SourceFile;
+use shared::template::validate::ErrorCode;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -76,6 +77,21 @@ pub struct ErrorsPage {
     pub next_after: Option<i32>,
 }
 
+/// A `code` filter must name a code the report can hold: an unknown one (a typo) would
+/// otherwise answer an empty page, which reads as "no such errors".
+fn known_code(code: Option<&str>) -> Result<(), ApiError> {
+    match code {
+        Some(c) if ErrorCode::parse(c).is_none() => Err(ApiError::bad_request(
+            ApiErrorCode::InvalidParameter,
+            format!(
+                "code must be one of {}",
+                ErrorCode::ALL.map(ErrorCode::as_str).join(", ")
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A page of a file's error report, in file order.
 #[utoipa::path(
     get,
@@ -85,7 +101,7 @@ pub struct ErrorsPage {
     params(("source_file_id" = Uuid, Path, description = "Source file id"), ErrorsQuery),
     responses(
         (status = 200, body = ErrorsPage),
-        (status = 400, description = "Bad id, after or limit", body = ErrorBody),
+        (status = 400, description = "Bad id, after, limit or code", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "Unknown file", body = ErrorBody),
         (status = 409, description = "The file's task is not final yet", body = ErrorBody),
@@ -100,6 +116,7 @@ pub async fn list_errors(
     let Query(q) = q.map_err(query::rejected)?;
     let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
     let after = query::after(q.after)?;
+    known_code(q.code.as_deref())?;
     final_file(&state, &principal, id).await?;
     let errors = db::validation::page(
         &state.db,

@@ -147,6 +147,10 @@ pub async fn release(db: impl PgExecutor<'_>, id: Uuid, attempt: i32) -> sqlx::R
 /// RUNNING (our attempt) → COMPLETED with its summary. Meant to run in the transaction that
 /// stored the rows, so rows and status commit together; `false` means we lost the task and the
 /// caller must roll back.
+///
+/// `finished_at` is the time of this statement, the last of the transaction that stores the
+/// result (`clock_timestamp()`, not `now()`, which is when the transaction began: before a long
+/// `COPY` of the rows, seconds earlier than the result was committed).
 pub async fn complete(
     db: impl PgExecutor<'_>,
     id: Uuid,
@@ -155,7 +159,8 @@ pub async fn complete(
 ) -> sqlx::Result<bool> {
     let done = sqlx::query!(
         r#"UPDATE tasks
-           SET status = 'COMPLETED', result = $3, finished_at = now(), lease_expires_at = NULL
+           SET status = 'COMPLETED', result = $3, finished_at = clock_timestamp(),
+               lease_expires_at = NULL
            WHERE id = $1 AND status = 'RUNNING' AND attempts = $2"#,
         id,
         attempt,
@@ -180,8 +185,8 @@ pub async fn fail(
     let done = sqlx::query!(
         r#"WITH failed AS (
                UPDATE tasks
-               SET status = 'FAILED', error_code = $3, error_message = $4, finished_at = now(),
-                   lease_expires_at = NULL, result = $5
+               SET status = 'FAILED', error_code = $3, error_message = $4,
+                   finished_at = clock_timestamp(), lease_expires_at = NULL, result = $5
                WHERE id = $1 AND status IN ('PENDING', 'RUNNING')
                  AND ($2::int IS NULL OR (status = 'RUNNING' AND attempts = $2))
                RETURNING id, attempts
