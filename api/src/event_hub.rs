@@ -5,12 +5,14 @@
 //! over a bounded broadcast channel. A stream that falls behind on that channel loses nothing: it
 //! reads the database from its own cursor on every wake-up, so a missed wake-up only means it
 //! reads everything on the next one. The database work is therefore one statement per burst
-//! plus one read per woken stream of the tenant, and the number of open streams is capped
-//! (`EVENTS_MAX_STREAMS`). While the listener is down (Postgres restarting), the task sequences
+//! plus one read per woken stream of the tenant, and the number of open streams is capped, per
+//! process (`EVENTS_MAX_STREAMS`) and, well below that, per tenant
+//! (`EVENTS_MAX_STREAMS_PER_TENANT`), so one tenant cannot take every place. While the listener is down (Postgres restarting), the task sequences
 //! and wakes every stream each `EVENTS_POLL_INTERVAL`, and once more when it is back, so no event
 //! waits for a notification that was sent while nobody listened.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use shared::db;
@@ -44,6 +46,45 @@ impl Wake {
     }
 }
 
+/// Why a stream was not admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Full {
+    /// The tenant holds `EVENTS_MAX_STREAMS_PER_TENANT` streams.
+    Tenant,
+    /// The process holds `EVENTS_MAX_STREAMS` streams.
+    Process,
+}
+
+/// An open stream's places, given back when it is dropped.
+pub struct StreamPlace {
+    _process: OwnedSemaphorePermit,
+    _tenant: TenantPlace,
+}
+
+/// One of a tenant's stream places: dropped, the count goes down, and a tenant with none open
+/// leaves the map (which so holds only tenants with open streams).
+struct TenantPlace {
+    open: Arc<Mutex<HashMap<String, u32>>>,
+    tenant_id: String,
+}
+
+impl Drop for TenantPlace {
+    fn drop(&mut self) {
+        let mut open = lock(&self.open);
+        if let Some(count) = open.get_mut(&self.tenant_id) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open.remove(&self.tenant_id);
+            }
+        }
+    }
+}
+
+/// The per-tenant counts; a poisoned lock (a panic while holding it) still counts right.
+fn lock(open: &Mutex<HashMap<String, u32>>) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+    open.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// See the module docs. Cheap to clone; the listener task starts with the first stream.
 #[derive(Clone)]
 pub struct EventHub {
@@ -55,6 +96,8 @@ struct Inner {
     cfg: EventsConfig,
     wakes: broadcast::Sender<Wake>,
     streams: Arc<Semaphore>,
+    /// Open streams by tenant (only tenants with one open), for `EVENTS_MAX_STREAMS_PER_TENANT`.
+    per_tenant: Arc<Mutex<HashMap<String, u32>>>,
     started: std::sync::Once,
     closed: CancellationToken,
 }
@@ -69,6 +112,7 @@ impl EventHub {
                 cfg,
                 wakes,
                 streams,
+                per_tenant: Arc::default(),
                 started: std::sync::Once::new(),
                 closed: CancellationToken::new(),
             }),
@@ -79,9 +123,28 @@ impl EventHub {
         &self.inner.cfg
     }
 
-    /// A place for one more stream, or `None` when `EVENTS_MAX_STREAMS` are open.
-    pub fn admit(&self) -> Option<OwnedSemaphorePermit> {
-        Arc::clone(&self.inner.streams).try_acquire_owned().ok()
+    /// A place for one more stream of `tenant_id`: refused when the tenant holds
+    /// `EVENTS_MAX_STREAMS_PER_TENANT` of them, or the process `EVENTS_MAX_STREAMS`.
+    pub fn admit(&self, tenant_id: &str) -> Result<StreamPlace, Full> {
+        let tenant = {
+            let mut open = lock(&self.inner.per_tenant);
+            let count = open.entry(tenant_id.to_owned()).or_default();
+            if *count >= self.inner.cfg.max_streams_per_tenant {
+                return Err(Full::Tenant);
+            }
+            *count += 1;
+            TenantPlace {
+                open: Arc::clone(&self.inner.per_tenant),
+                tenant_id: tenant_id.to_owned(),
+            }
+        };
+        let process = Arc::clone(&self.inner.streams)
+            .try_acquire_owned()
+            .map_err(|_| Full::Process)?;
+        Ok(StreamPlace {
+            _process: process,
+            _tenant: tenant,
+        })
     }
 
     /// Wake-ups from now on; starts the listener task on first use. Subscribe before reading

@@ -173,6 +173,11 @@ pub struct EventsConfig {
     #[arg(long = "events-max-streams", env = "EVENTS_MAX_STREAMS", default_value_t = 1000,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub max_streams: u32,
+    /// Most event streams one tenant may hold open at once in one api process; one more is
+    /// answered 429, so that one tenant cannot take every place of `EVENTS_MAX_STREAMS`
+    #[arg(long = "events-max-streams-per-tenant", env = "EVENTS_MAX_STREAMS_PER_TENANT",
+          default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_streams_per_tenant: u32,
     /// While the api cannot LISTEN for events (Postgres restarting), how often the streams look
     /// for new events anyway
     #[arg(long = "events-poll-interval", env = "EVENTS_POLL_INTERVAL", value_parser = shared::config::parse_duration, default_value = "2s")]

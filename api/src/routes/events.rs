@@ -17,14 +17,14 @@ use serde::{Deserialize, Serialize};
 use shared::db;
 use shared::domain::EventView;
 use sqlx::PgPool;
-use tokio::sync::{broadcast, OwnedSemaphorePermit};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use super::query;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
-use crate::event_hub::Wake;
+use crate::event_hub::{Full, StreamPlace, Wake};
 use crate::state::AppState;
 
 const DEFAULT_LIMIT: i64 = 100;
@@ -113,6 +113,7 @@ pub struct StreamQuery {
         (status = 400, description = "Last-Event-ID or after is not an event id", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 410, description = "`unknown_cursor`: the event to resume after is not kept for the caller: start again without it", body = ErrorBody),
+        (status = 429, description = "`too_many_streams`: the tenant holds EVENTS_MAX_STREAMS_PER_TENANT streams on this api process", body = ErrorBody),
         (status = 503, description = "`too_many_streams`: this api process holds EVENTS_MAX_STREAMS streams; or Postgres or Entra ID unavailable", body = ErrorBody),
     )
 )]
@@ -137,13 +138,27 @@ pub async fn stream_events(
         ),
         None => None,
     };
-    let permit = state.events.admit().ok_or_else(|| ApiError::Refused {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        code: ApiErrorCode::TooManyStreams,
-        message:
-            "this server holds as many event streams as it allows; retry later or read the feed"
-                .into(),
-    })?;
+    let place = state
+        .events
+        .admit(&principal.tenant_id)
+        .map_err(|full| match full {
+            Full::Tenant => ApiError::Refused {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                code: ApiErrorCode::TooManyStreams,
+                message: format!(
+                    "you hold {} event streams on this server, as many as one tenant may; close \
+                     one or read the feed",
+                    state.events.config().max_streams_per_tenant
+                ),
+            },
+            Full::Process => ApiError::Refused {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                code: ApiErrorCode::TooManyStreams,
+                message: "this server holds as many event streams as it allows; retry later or \
+                          read the feed"
+                    .into(),
+            },
+        })?;
     // Subscribed before the first read: an event that commits in between wakes the stream.
     let wakes = state.events.subscribe();
     db::events::sequence(&state.db).await?;
@@ -158,7 +173,7 @@ pub async fn stream_events(
         position,
         wakes,
         closed: state.events.closed().clone(),
-        _permit: permit,
+        _place: place,
     };
     let events = futures::stream::unfold(cursor, next_page)
         .flat_map(|page| futures::stream::iter(page.into_iter().map(Ok)));
@@ -190,8 +205,8 @@ struct Cursor {
     position: i64,
     wakes: broadcast::Receiver<Wake>,
     closed: CancellationToken,
-    /// The stream's place among `EVENTS_MAX_STREAMS`, given back when it ends.
-    _permit: OwnedSemaphorePermit,
+    /// The stream's place among `EVENTS_MAX_STREAMS` and its tenant's, given back when it ends.
+    _place: StreamPlace,
 }
 
 /// The next events of a stream, waiting until there are some; `None` ends the stream.

@@ -140,3 +140,49 @@ async fn a_stream_refuses_an_unknown_resume_point_and_past_its_limit() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn one_tenant_cannot_hold_every_stream_of_the_server() {
+    let app = TestApp::spawn_with(|c| {
+        c.events.max_streams = 4;
+        c.events.max_streams_per_tenant = 2;
+        c.events.keepalive = Duration::from_millis(200);
+    })
+    .await;
+    let status_of_another = |client: reqwest::Client| {
+        let url = app.url("/api/v1/events/stream");
+        async move {
+            let resp = client.get(url).send().await.expect("request");
+            let status = resp.status();
+            let body: serde_json::Value = if status == StatusCode::OK {
+                serde_json::Value::Null
+            } else {
+                resp.json().await.expect("json")
+            };
+            (status, body["error"]["code"].as_str().map(str::to_owned))
+        }
+    };
+    let first = open(&app, &app.client, None).await;
+    let _second = open(&app, &app.client, None).await;
+    // The tenant is at its share: its next stream is refused, as too many requests of its own...
+    assert_eq!(
+        status_of_another(app.client.clone()).await,
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("too_many_streams".to_owned())
+        )
+    );
+    // ...while another tenant still gets one, for the server has places left.
+    let other = app.client_for("globex").await;
+    let _theirs = open(&app, &other, None).await;
+    // A place the tenant gives back is its own again.
+    drop(first);
+    harness::worker::eventually(WAIT, "the closed stream's place is free", || async {
+        app.client
+            .get(app.url("/api/v1/events/stream"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == StatusCode::OK)
+    })
+    .await;
+}
