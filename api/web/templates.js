@@ -51,8 +51,16 @@ export async function load() {
   $('templates-error').textContent = '';
   $('reload-templates').disabled = true;
   try {
-    const { templates } = await api.getJson('/api/v1/templates');
-    if (mine !== generation) return;
+    // Every page (a page ends at 100 templates or 8 MiB of schemas).
+    const templates = [];
+    let after = null;
+    do {
+      const query = after === null ? '' : `?after=${encodeURIComponent(after)}`;
+      const page = await api.getJson(`/api/v1/templates${query}`);
+      if (mine !== generation) return;
+      templates.push(...page.templates);
+      after = page.next_after ?? null;
+    } while (after !== null);
     $('templates-body').replaceChildren(...templates.map(templateRow));
     $('templates-empty').hidden = templates.length > 0;
     listed(templates);

@@ -147,7 +147,7 @@ async fn an_invalid_template_is_refused_with_every_problem_and_its_pointer() {
     assert!(!pointers.iter().any(|p| p.starts_with("/fields/3")));
     // Nothing was stored.
     let (_, list) = app.get_json("/api/v1/templates").await;
-    assert_eq!(list, json!({"templates": []}));
+    assert_eq!(list, json!({"templates": [], "next_after": null}));
 }
 
 #[tokio::test]
@@ -665,4 +665,130 @@ async fn a_template_picks_its_sheet_and_reads_real_date_cells() {
             .is_some_and(|m| m.contains("Orders")),
         "{task}"
     );
+}
+
+/// A template whose schema's JSON is about `bytes` long (a long field description).
+fn template_of_size(bytes: usize) -> Value {
+    json!({"schema": {"fields": [{"name": "id", "type": "string",
+                                  "description": "x".repeat(bytes)}]}})
+}
+
+/// Every page of `GET /api/v1/templates?limit=…`: the names on each.
+async fn template_pages(app: &TestApp, limit: Option<i64>) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let mut query = Vec::new();
+        if let Some(l) = limit {
+            query.push(format!("limit={l}"));
+        }
+        if let Some(a) = &after {
+            query.push(format!("after={a}"));
+        }
+        let (status, page) = app
+            .get_json(&format!("/api/v1/templates?{}", query.join("&")))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let names = page["templates"]
+            .as_array()
+            .expect("templates")
+            .iter()
+            .map(|t| t["name"].as_str().expect("name").to_owned())
+            .collect();
+        pages.push(names);
+        match page["next_after"].as_str() {
+            Some(next) => after = Some(next.to_owned()),
+            None => return pages,
+        }
+    }
+}
+
+#[tokio::test]
+async fn templates_are_listed_in_pages_bounded_in_count_and_in_bytes() {
+    let app = TestApp::spawn().await;
+    for name in ["e", "a", "d", "b", "c"] {
+        let (status, body) = put_template(&app, name, &template_of_size(10)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    assert_eq!(
+        template_pages(&app, Some(2)).await,
+        [vec!["a", "b"], vec!["c", "d"], vec!["e"]]
+    );
+    assert_eq!(
+        template_pages(&app, None).await,
+        [vec!["a", "b", "c", "d", "e"]]
+    );
+    let (status, body) = app.get_json("/api/v1/templates?limit=0").await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_parameter"))
+    );
+
+    // Nine templates of 0.95 MiB: a page ends before 8 MiB of schemas, whatever the limit.
+    let app = TestApp::spawn().await;
+    for i in 0..9 {
+        let (status, body) =
+            put_template(&app, &format!("big-{i}"), &template_of_size(996_000)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let sizes: Vec<usize> = template_pages(&app, Some(1000))
+        .await
+        .iter()
+        .map(Vec::len)
+        .collect();
+    assert_eq!(sizes, [8, 1]);
+}
+
+#[tokio::test]
+async fn template_bytes_count_toward_the_storage_quota() {
+    let app = TestApp::spawn_with(|cfg| cfg.limits.storage_quota_bytes = 2_000).await;
+    let stored = || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT coalesce(sum(stored_bytes), 0)::bigint FROM tenant_usage WHERE tenant_id = 'default'",
+        )
+        .fetch_one(&app.db)
+        .await
+        .expect("usage")
+    };
+    // Larger than the whole quota: refused, nothing stored.
+    let (status, body) = put_template(&app, "big", &template_of_size(5_000)).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("quota_exceeded")),
+        "{body}"
+    );
+    assert_eq!(
+        app.get_json("/api/v1/templates/big").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(stored().await, 0);
+
+    // One that fits is counted, byte for byte of its schema's JSON...
+    let small = template_of_size(1_200);
+    let (status, _) = put_template(&app, "small", &small).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let schema_bytes =
+        sqlx::query_scalar::<_, i64>("SELECT octet_length(schema::text)::bigint FROM templates")
+            .fetch_one(&app.db)
+            .await
+            .expect("bytes");
+    assert_eq!(stored().await, schema_bytes);
+    // ...so a file that would have fitted alone does not fit beside it...
+    let file = vec![b'a'; 1_000];
+    let resp = app.upload("a.csv", file, None).await;
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    // ...nor does a second version of the template...
+    let (status, _) = put_template(&app, "small", &small).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    // ...and deleting it (no upload names it) gives its bytes back.
+    let resp = app
+        .client
+        .delete(app.url("/api/v1/templates/small"))
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    assert_eq!(stored().await, 0);
+    let resp = app.upload("a.csv", vec![b'a'; 1_000], None).await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
 }

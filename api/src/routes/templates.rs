@@ -15,6 +15,7 @@ use shared::db::templates::{NewTemplate, Stored, Template};
 use shared::domain::OnInvalid;
 
 use super::query;
+use super::upload::limits::quota;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::state::AppState;
@@ -65,6 +66,25 @@ impl From<Template> for TemplateView {
 pub struct TemplateList {
     /// The latest version of each template, by name.
     pub templates: Vec<TemplateView>,
+    /// Pass as `after` for the next page; null on the last page.
+    pub next_after: Option<String>,
+}
+
+/// Templates per page when `limit` is not given.
+const DEFAULT_LIMIT: i64 = 100;
+/// A page holds templates up to about this many bytes of schema (at least one template), so a
+/// tenant's list is never one answer of hundreds of megabytes (1,000 templates of 1 MiB).
+pub const PAGE_BYTES: i64 = 8 << 20;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListTemplatesQuery {
+    /// Return templates named after this one (the previous page's `next_after`).
+    #[param(max_length = 64)]
+    pub after: Option<String>,
+    /// Page size, 1..1000 (default 100); a page also ends once it holds 8 MiB of schemas.
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -109,6 +129,7 @@ fn checked_name(name: &str) -> Result<(), ApiError> {
         (status = 200, description = "A new version", body = TemplateView),
         (status = 400, description = "Bad name, a body that is not the request's JSON, or a text holding U+0000", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
+        (status = 403, description = "`quota_exceeded`: the template does not fit in the tenant's storage quota", body = ErrorBody),
         (status = 409, description = "The tenant holds the most templates allowed", body = ErrorBody),
         (status = 413, description = "Body over 1 MiB", body = ErrorBody),
         (status = 422, description = "invalid_template: every problem with its JSON pointer in `error.details`", body = ErrorBody),
@@ -143,6 +164,8 @@ pub async fn put_template(
             schema: &request.schema,
             on_invalid: on_invalid.as_str(),
             sheet: request.sheet.as_deref(),
+            quota_bytes: i64::try_from(quota(&state, &principal.tenant_id).await?)
+                .unwrap_or(i64::MAX),
         },
     )
     .await?;
@@ -158,6 +181,16 @@ pub async fn put_template(
                 ),
             })
         }
+        Stored::QuotaExceeded { used, bytes } => {
+            return Err(ApiError::Refused {
+                status: StatusCode::FORBIDDEN,
+                code: ApiErrorCode::QuotaExceeded,
+                message: format!(
+                    "the tenant stores {used} bytes (files and templates) of its quota; this \
+                     template's {bytes} bytes do not fit"
+                ),
+            })
+        }
     };
     tx.commit().await?;
     tracing::info!(template = %template.name, version = template.version,
@@ -165,25 +198,60 @@ pub async fn put_template(
     Ok((status, Json(TemplateView::from(template))).into_response())
 }
 
-/// The caller's templates, latest version of each.
+/// The caller's templates, latest version of each, by name, in pages.
 #[utoipa::path(
     get,
     path = "/api/v1/templates",
     tag = "templates",
     security(("api_key" = []), ("entra_id" = [])),
+    params(ListTemplatesQuery),
     responses(
         (status = 200, body = TemplateList),
+        (status = 400, description = "Bad after or limit", body = ErrorBody),
         (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
     )
 )]
 pub async fn list_templates(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    q: Result<Query<ListTemplatesQuery>, QueryRejection>,
 ) -> Result<Json<TemplateList>, ApiError> {
-    let templates = db::templates::list_latest(&state.db, &principal.tenant_id).await?;
+    let Query(q) = q.map_err(query::rejected)?;
+    let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
+    let found = db::templates::list_latest(
+        &state.db,
+        &principal.tenant_id,
+        q.after.as_deref(),
+        limit + 1,
+    )
+    .await?;
+    let (templates, next_after) = page_of(found, limit);
     Ok(Json(TemplateList {
         templates: templates.into_iter().map(TemplateView::from).collect(),
+        next_after,
     }))
+}
+
+/// The first templates of `found` (read with one more than `limit`) that make a page: at most
+/// `limit`, and no more than [`PAGE_BYTES`] of schema unless the first alone is larger; with the
+/// cursor of the next page when some are left.
+fn page_of(found: Vec<db::templates::Sized>, limit: i64) -> (Vec<Template>, Option<String>) {
+    let total = found.len();
+    let mut bytes = 0i64;
+    let mut page = Vec::new();
+    for sized in found {
+        let full =
+            page.len() as i64 >= limit || (!page.is_empty() && bytes + sized.bytes > PAGE_BYTES);
+        if full {
+            break;
+        }
+        bytes += sized.bytes;
+        page.push(sized.template);
+    }
+    let next_after = (page.len() < total)
+        .then(|| page.last().map(|t| t.name.clone()))
+        .flatten();
+    (page, next_after)
 }
 
 /// One template: its latest version, or the one asked for.

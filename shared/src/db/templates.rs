@@ -1,7 +1,10 @@
 //! `templates`: a tenant's import templates, one row per version. A `PUT` of an existing name
 //! adds a version; an upload names the exact version it is checked against; a delete hides every
 //! version (uploads keep theirs). Old versions that no upload names are pruned as new ones come,
-//! so a name holds at most [`KEPT_VERSIONS`] unused versions however often it is edited.
+//! so a name holds at most [`KEPT_VERSIONS`] unused versions however often it is edited, and a
+//! delete removes at once the versions no upload names. Every stored version's bytes (its schema's
+//! JSON text) count toward the tenant's storage quota (the `templates_usage` trigger keeps them
+//! in `tenant_usage` beside the files'), so what a tenant's templates hold is bounded too.
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor};
@@ -29,6 +32,8 @@ pub struct NewTemplate<'a> {
     pub schema: &'a serde_json::Value,
     pub on_invalid: &'a str,
     pub sheet: Option<&'a str>,
+    /// The tenant's storage quota, which the new version must fit beside what it stores.
+    pub quota_bytes: i64,
 }
 
 /// What a `PUT` did.
@@ -37,6 +42,11 @@ pub enum Stored {
     NewVersion(Template),
     /// The tenant already holds [`MAX_TEMPLATES_PER_TENANT`] live templates.
     LimitReached,
+    /// The version's `bytes` do not fit beside the `used` bytes of the tenant's quota.
+    QuotaExceeded {
+        used: i64,
+        bytes: i64,
+    },
 }
 
 /// Stores a new version of `new.name`: version 1 for a new (or deleted) name, else the latest
@@ -59,6 +69,23 @@ pub async fn put(conn: &mut PgConnection, new: &NewTemplate<'_>) -> sqlx::Result
     .fetch_one(&mut *conn)
     .await?;
     let live = latest.version.is_some() && latest.live == Some(true);
+    // The tenant's usage row, locked to the end of the transaction: two `PUT`s (or a `PUT` and
+    // an upload) cannot both take the last of the quota.
+    let room = sqlx::query!(
+        r#"SELECT coalesce((SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $1
+                            FOR UPDATE), 0) AS "used!",
+                  template_bytes($2) AS "bytes!""#,
+        new.tenant_id,
+        new.schema
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if room.used.saturating_add(room.bytes) > new.quota_bytes {
+        return Ok(Stored::QuotaExceeded {
+            used: room.used,
+            bytes: room.bytes,
+        });
+    }
     if !live {
         let count = sqlx::query_scalar!(
             r#"SELECT count(DISTINCT name) AS "n!" FROM templates
@@ -128,34 +155,81 @@ pub async fn find(
     .await
 }
 
-/// The latest version of each live template, by name.
-pub async fn list_latest(db: impl PgExecutor<'_>, tenant_id: &str) -> sqlx::Result<Vec<Template>> {
-    sqlx::query_as!(
-        Template,
-        r#"SELECT DISTINCT ON (name) name, version, schema, on_invalid, sheet, created_at
-           FROM templates WHERE tenant_id = $1 AND deleted_at IS NULL
-           ORDER BY name, version DESC"#,
-        tenant_id
-    )
-    .fetch_all(db)
-    .await
+/// A template with the size of its schema's JSON text, for pages bounded in bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sized {
+    pub template: Template,
+    pub bytes: i64,
 }
 
-/// Hides every version of `name` and forgets the mappings remembered for it (a template made
-/// again under the name starts afresh); `false` when there was no live template of that name.
+/// The latest version of up to `limit` live templates named after `after`, by name.
+pub async fn list_latest(
+    db: impl PgExecutor<'_>,
+    tenant_id: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> sqlx::Result<Vec<Sized>> {
+    let rows = sqlx::query!(
+        r#"SELECT DISTINCT ON (name) name, version, schema, on_invalid, sheet, created_at,
+                  template_bytes(schema) AS "bytes!"
+           FROM templates
+           WHERE tenant_id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR name > $2)
+           ORDER BY name, version DESC
+           LIMIT $3"#,
+        tenant_id,
+        after,
+        limit
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Sized {
+            template: Template {
+                name: r.name,
+                version: r.version,
+                schema: r.schema,
+                on_invalid: r.on_invalid,
+                sheet: r.sheet,
+                created_at: r.created_at,
+            },
+            bytes: r.bytes,
+        })
+        .collect())
+}
+
+/// Hides every version of `name`, removes those no upload names (their bytes leave the quota)
+/// and forgets the mappings remembered for it (a template made again under the name starts
+/// afresh); `false` when there was no live template of that name.
 pub async fn delete(db: impl PgExecutor<'_>, tenant_id: &str, name: &str) -> sqlx::Result<bool> {
     let done = sqlx::query!(
         r#"WITH forgotten AS (
                DELETE FROM remembered_mappings WHERE tenant_id = $1 AND template_name = $2
+           ), live AS (
+               SELECT t.version, EXISTS (SELECT 1 FROM source_files f
+                                         WHERE f.tenant_id = t.tenant_id
+                                           AND f.template_name = t.name
+                                           AND f.template_version = t.version) AS named
+               FROM templates t
+               WHERE t.tenant_id = $1 AND t.name = $2 AND t.deleted_at IS NULL
+           ), hidden AS (
+               -- Versions an upload names stay, hidden, for the upload's report...
+               UPDATE templates SET deleted_at = now()
+               WHERE tenant_id = $1 AND name = $2
+                 AND version IN (SELECT version FROM live WHERE named)
+           ), removed AS (
+               -- ...the others go (two disjoint sets: one statement cannot change a row twice).
+               DELETE FROM templates
+               WHERE tenant_id = $1 AND name = $2
+                 AND version IN (SELECT version FROM live WHERE NOT named)
            )
-           UPDATE templates SET deleted_at = now()
-           WHERE tenant_id = $1 AND name = $2 AND deleted_at IS NULL"#,
+           SELECT count(*) AS "hidden!" FROM live"#,
         tenant_id,
         name
     )
-    .execute(db)
+    .fetch_one(db)
     .await?;
-    Ok(done.rows_affected() > 0)
+    Ok(done.hidden > 0)
 }
 
 /// The template version a source file is checked against, with the upload's policy (which may

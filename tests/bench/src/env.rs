@@ -387,10 +387,12 @@ pub async fn insert_template(
         schema,
         on_invalid,
         sheet: None,
+        quota_bytes: i64::MAX,
     };
     match db::templates::put(conn, &new).await? {
         db::templates::Stored::Created(t) | db::templates::Stored::NewVersion(t) => Ok(t.version),
         db::templates::Stored::LimitReached => bail!("the tenant holds too many templates"),
+        db::templates::Stored::QuotaExceeded { .. } => bail!("the template does not fit"),
     }
 }
 
