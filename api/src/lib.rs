@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod body_guard;
+pub mod compiler;
 pub mod config;
 pub(crate) mod csv_safe;
 pub mod digests;
@@ -113,6 +114,7 @@ pub async fn state(cfg: &Config) -> anyhow::Result<AppState> {
         limits: Arc::new(cfg.limits.clone()),
         resumable: Arc::new(cfg.resumable.clone()),
         digests: Arc::default(),
+        compiler: compiler::Compiler::default(),
     })
 }
 

@@ -7,6 +7,7 @@ use shared::storage::BlobStore;
 use sqlx::PgPool;
 
 use crate::auth::Authenticator;
+use crate::compiler::Compiler;
 use crate::config::{HttpConfig, LimitsConfig, ResumableConfig, WebhooksConfig};
 use crate::digests::Digests;
 use crate::event_hub::EventHub;
@@ -23,4 +24,5 @@ pub struct AppState {
     pub limits: Arc<LimitsConfig>,
     pub resumable: Arc<ResumableConfig>,
     pub digests: Arc<Digests>,
+    pub compiler: Compiler,
 }

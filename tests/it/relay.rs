@@ -13,6 +13,7 @@ use harness::worker::{
 };
 use shared::db;
 use shared::domain::{Envelope, MessageEncoding, OutboxStatus, PARSE_TASK};
+use shared::metrics::catalogue as names;
 use tokio_util::sync::CancellationToken;
 use worker::config::RelayConfig;
 use worker::relay::{self, QueueSender};
@@ -565,4 +566,41 @@ async fn a_queue_that_refuses_our_credentials_spends_no_attempts() {
         3,
         "deferred, no attempt spent"
     );
+}
+
+/// The value of the unlabelled gauge `name` in a `/metrics` text.
+fn gauge(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+#[tokio::test]
+async fn the_relay_reports_the_oldest_queued_task_rising_while_no_consumer_starts_it() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    let mut cfg = harness::worker::run_config(&env.database_url, env.storage.clone());
+    cfg.role = worker::config::Role::Relay;
+    cfg.metrics_addr = Some(addr);
+    let relay = harness::worker::RunningWorker::start(cfg);
+    let url = format!("http://{addr}/metrics");
+    let age = || async {
+        crate::observability::scrape(&url)
+            .await
+            .and_then(|text| gauge(&text, names::TASKS_OLDEST_QUEUED))
+    };
+    // Sent to the queue, and no consumer runs: the task's wait is reported...
+    let first = eventually_some(Duration::from_secs(60), "a queued task's age", || async {
+        age().await.filter(|&secs| secs > 0.0)
+    })
+    .await;
+    assert!(env.task(upload.task_id).await.status == shared::domain::TaskStatus::Pending);
+    // ...and keeps rising at the next readings, for nothing starts it.
+    eventually_some(Duration::from_secs(60), "the age rising", || async {
+        age().await.filter(|&secs| secs > first)
+    })
+    .await;
+    relay.stop().await;
 }

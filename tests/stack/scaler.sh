@@ -3,7 +3,7 @@
 # up.sh's always-on worker (run up.sh again to get it back), then runs the local KEDA-like scaler
 # (harness::scaler, through `bench scaler`). Every polling interval it reads the queue's
 # approximate length and the outbox backlog (shared::db::outbox::SCALER_BACKLOG_QUERY), starts
-# `target/release/worker run --drain` jobs by KEDA's ScaledJob default rule and reaps them; it
+# `target/trial/worker run --drain` jobs (the binary up.sh built) by KEDA's ScaledJob default rule and reaps them; it
 # prints a line whenever what it sees changes. Upload files meanwhile (up.sh prints a curl line)
 # and watch jobs come, finish the work and go. Ctrl-C stops polling, lets the running jobs finish
 # and prints the number of executions. Job logs: .local/logs/jobs/job-<n>.log.
@@ -36,7 +36,7 @@ export RUST_LOG="${RUST_LOG:-info}"
 export NO_COLOR=1
 
 exec "$REPO_ROOT/target/debug/bench" scaler \
-  --worker "$REPO_ROOT/target/release/worker" \
+  --worker "$REPO_ROOT/target/${PROFILE:-trial}/worker" \
   --role "${JOB_ROLE:-all}" \
   --polling-interval "${SCALER_POLLING_INTERVAL:-1s}" \
   --queue-length "${SCALER_QUEUE_LENGTH:-5}" \

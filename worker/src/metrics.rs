@@ -212,6 +212,10 @@ async fn read_gauges(sources: Sources, stop: CancellationToken) {
                 }
                 Err(e) => tracing::debug!(error = %e, "could not read the outbox backlog"),
             }
+            match db::tasks::oldest_queued_secs(db).await {
+                Ok(secs) => gauge!(names::TASKS_OLDEST_QUEUED).set(secs),
+                Err(e) => tracing::debug!(error = %e, "could not read the queued tasks' age"),
+            }
         }
         if let Some((queue, poison)) = &sources.queues {
             for (label, q) in [("tasks", queue), ("poison", poison)] {

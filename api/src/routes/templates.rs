@@ -143,7 +143,12 @@ pub async fn put_template(
 ) -> Result<Response, ApiError> {
     checked_name(&name)?;
     let Json(request) = body.map_err(json_rejected)?;
-    if let Err(problems) = shared::template::compile(&request.schema) {
+    if let Err(problems) = state
+        .compiler
+        .compile(request.schema.clone())
+        .await
+        .map_err(ApiError::Internal)?
+    {
         return Err(ApiError::InvalidTemplate(problems));
     }
     if let Some(sheet) = &request.sheet {

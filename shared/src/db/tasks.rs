@@ -283,6 +283,23 @@ pub async fn report_progress(
     Ok(())
 }
 
+/// Seconds since the oldest task that the relay sent to the queue and no consumer has started
+/// was sent; 0 when none waits. The relay exports it: when consumers are not started at all (a
+/// scale-to-zero job the platform stops starting), no consumer is there to report its queue
+/// wait, and this is what still rises. Read through `tasks_in_flight`, so it costs what is in
+/// flight, not the table.
+pub async fn oldest_queued_secs(db: impl PgExecutor<'_>) -> sqlx::Result<f64> {
+    let secs = sqlx::query_scalar!(
+        r#"SELECT coalesce(extract(epoch FROM now() - min(relayed_at)), 0)::float8 AS "secs!"
+           FROM tasks
+           WHERE status IN ('PENDING', 'RUNNING') AND relayed_at IS NOT NULL
+             AND status = 'PENDING'"#
+    )
+    .fetch_one(db)
+    .await?;
+    Ok(secs.max(0.0))
+}
+
 /// What a task's record adds to its status: its timeline, deliveries, progress and the errors
 /// of its failed attempts, oldest first.
 #[derive(Debug, Clone, PartialEq)]

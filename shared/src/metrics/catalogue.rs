@@ -65,6 +65,8 @@ catalogue! {
         "Outbox messages not yet sent (`PENDING`, `PROCESSING`, `FAILED`) and `DEAD`, counted every 15 s";
     OUTBOX_OLDEST_AGE = "sheetrelay_outbox_oldest_message_age_seconds", Gauge, ["status"], "worker (relay)",
         "Age of the oldest outbox message in each of those statuses (0 when there is none)";
+    TASKS_OLDEST_QUEUED = "sheetrelay_tasks_oldest_queued_age_seconds", Gauge, [], "worker (relay)",
+        "Seconds since the oldest task on the queue (sent by the relay, not started by a consumer) was sent (0 when none waits)";
     ROW_STORE_BYTES = "sheetrelay_row_store_bytes", Gauge, [], "worker (relay)",
         "Bytes on disk of the row store (parsed row chunks, error records, rejected rows: every partition, with TOAST and indexes), read every 15 s";
     ROW_STORE_ROWS = "sheetrelay_row_store_rows", Gauge, [], "worker (relay)",

@@ -9,7 +9,7 @@
 //! `^a|b$`, which takes any text starting with `a`).
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 use regex_automata::dfa::{dense, dense::DFA, Automaton, StartKind};
@@ -53,7 +53,8 @@ pub(crate) struct Rules {
     pub max_length: Option<usize>,
     pub minimum: Option<Value<'static>>,
     pub maximum: Option<Value<'static>>,
-    pub pattern: Option<CompiledPattern>,
+    /// Shared by every field of the template with the same pattern.
+    pub pattern: Option<Arc<CompiledPattern>>,
     pub enumeration: Option<Enumeration>,
 }
 

@@ -27,7 +27,7 @@ mod tests;
 pub use cast::CastFailure;
 pub use cell::Cell;
 pub use check::Constraint;
-pub use compile::{compile, Problem};
+pub use compile::{compile, Problem, TEMPLATE_PATTERN_BYTES};
 pub use number::Number;
 pub use value::{DateTime, Text, Time, Value};
 

@@ -43,15 +43,25 @@ pub fn out_dir() -> PathBuf {
     dir
 }
 
-/// Builds the `api` and `worker` binaries in the profile we run in (cargo run builds only us).
+/// Builds the `api` and `worker` binaries in the profile we run in (cargo run builds only us):
+/// `release` for the figures of BENCHMARKS.md, any other (`trial`) for a quicker look.
 pub fn build_binaries() -> anyhow::Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let release = bin_dir().ends_with("release");
+    let profile = match bin_dir().file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev".to_owned(),
+        Some(name) => name.to_owned(),
+    };
     let mut cmd = std::process::Command::new(cargo);
-    cmd.args(["build", "-p", "api", "-p", "worker", "--bins"]);
-    if release {
-        cmd.arg("--release");
-    }
+    cmd.args([
+        "build",
+        "-p",
+        "api",
+        "-p",
+        "worker",
+        "--bins",
+        "--profile",
+        &profile,
+    ]);
     let status = cmd.status().context("running cargo build")?;
     if !status.success() {
         eprintln!("warning: cargo build of api/worker failed; using the binaries already built");

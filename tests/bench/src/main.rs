@@ -12,6 +12,7 @@
 //! cargo run -p bench --release -- templates          # uploads checked against a template
 //! cargo run -p bench --release -- fairness           # a tenant's upload beside another's backlog
 //! cargo run -p bench --release -- limits             # a tenant over its upload rate beside another
+//! cargo run -p bench --release -- template-compile   # /healthz while 1,000-pattern templates compile
 //! cargo run -p bench --release -- purge              # retention and a purge of 10M rows
 //!                                                    # (BENCH_PURGE_ROWS sets the rows)
 //! cargo run -p bench --release -- tus                # resumable upload, cut connections (BENCH_TUS_BYTES)
@@ -47,6 +48,7 @@ mod relay;
 mod report;
 mod row_store_migration;
 mod scaler_cli;
+mod template_compile;
 mod templates;
 mod tus;
 mod upload;
@@ -70,6 +72,7 @@ const SCENARIOS: &[&str] = &[
     "telemetry-overhead",
     "events",
     "templates",
+    "template-compile",
     "fairness",
     "limits",
     "purge",
@@ -352,6 +355,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
         }
         "fairness" => fairness::run(q(300, 2_000) as usize, index).await,
         "limits" => limits::run(q(10, 60), index).await,
+        "template-compile" => template_compile::run(q(5, 20), index).await,
         "purge" => {
             let rows = match std::env::var("BENCH_PURGE_ROWS") {
                 Ok(n) => n.parse().context("BENCH_PURGE_ROWS")?,

@@ -67,13 +67,18 @@ pub async fn put_mapping(
     };
     let review: Review = serde_json::from_value(pending.review)
         .map_err(|e| ApiError::Internal(anyhow::Error::new(e).context("a stored review")))?;
-    let template = shared::template::compile(&pending.schema).map_err(|_| {
-        ApiError::Internal(anyhow::anyhow!(
-            "template {} version {} no longer compiles",
-            pending.template_name,
-            pending.template_version
-        ))
-    })?;
+    let template = state
+        .compiler
+        .compile(pending.schema)
+        .await
+        .map_err(ApiError::Internal)?
+        .map_err(|_| {
+            ApiError::Internal(anyhow::anyhow!(
+                "template {} version {} no longer compiles",
+                pending.template_name,
+                pending.template_version
+            ))
+        })?;
     let mapping = check::check(&template, review.columns.len(), &request.mapping)
         .map_err(ApiError::InvalidMapping)?;
     let header: Vec<&str> = review.columns.iter().map(|c| c.name.as_str()).collect();

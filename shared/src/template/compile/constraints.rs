@@ -1,9 +1,10 @@
 //! Compiling a field's `constraints`: each must be one its type supports (as frictionless
 //! checks), with a value of the right JSON type that casts to the field's type; patterns are
-//! compiled with size bounds, so a hostile pattern is a template problem rather than a hang or
-//! a memory blow-up.
+//! compiled within the template's budget ([`super::patterns`]), so a hostile pattern, or many,
+//! is a template problem rather than a hang or a memory blow-up.
 
-use regex::RegexBuilder;
+use std::sync::Arc;
+
 use serde_json::Value as Json;
 
 use super::super::cast::Syntax;
@@ -13,12 +14,8 @@ use super::super::fingerprint::{Fingerprint, FingerprintSet};
 use super::super::temporal::Temporal;
 use super::super::value::Value;
 use super::super::FieldType;
+use super::patterns::Patterns;
 use super::{escape, kind, Problems, MAX_ENUM_VALUES, MAX_PATTERN_CHARS};
-
-/// The most a pattern's compiled program may take, and its lazy DFA's cache. Realistic
-/// patterns need a few kilobytes; with 1,000 fields the worst template stays bounded.
-const PATTERN_SIZE_LIMIT: usize = 256 * 1024;
-const PATTERN_DFA_LIMIT: usize = 256 * 1024;
 
 /// How many enum values a message lists before `…`.
 const ENUM_SHOWN: usize = 10;
@@ -64,6 +61,7 @@ pub(super) fn compile(
     field_type: Option<FieldType>,
     syntax: Option<&Syntax>,
     p: &mut Problems,
+    patterns: &mut Patterns,
 ) -> Compiled {
     let mut out = Compiled {
         required: false,
@@ -106,7 +104,7 @@ pub(super) fn compile(
             "maxLength" => rules.max_length = length(value, &pointer, p),
             "minimum" => rules.minimum = syntax.and_then(|s| bound(s, value, &pointer, p)),
             "maximum" => rules.maximum = syntax.and_then(|s| bound(s, value, &pointer, p)),
-            "pattern" => rules.pattern = pattern(value, &pointer, p),
+            "pattern" => rules.pattern = pattern(value, &pointer, p, patterns),
             _ => rules.enumeration = syntax.and_then(|s| enumeration(s, value, &pointer, p)),
         }
     }
@@ -196,7 +194,12 @@ fn bound(syntax: &Syntax, v: &Json, pointer: &str, p: &mut Problems) -> Option<V
     value
 }
 
-fn pattern(v: &Json, pointer: &str, p: &mut Problems) -> Option<CompiledPattern> {
+fn pattern(
+    v: &Json,
+    pointer: &str,
+    p: &mut Problems,
+    patterns: &mut Patterns,
+) -> Option<Arc<CompiledPattern>> {
     let Json::String(source) = v else {
         p.add(pointer, format!("must be a string, not {}", kind(v)));
         return None;
@@ -208,32 +211,10 @@ fn pattern(v: &Json, pointer: &str, p: &mut Problems) -> Option<CompiledPattern>
         );
         return None;
     }
-    // The whole value must match, as frictionless anchors the pattern.
-    let built = RegexBuilder::new(&format!("^(?:{source})$"))
-        .size_limit(PATTERN_SIZE_LIMIT)
-        .dfa_size_limit(PATTERN_DFA_LIMIT)
-        .build();
-    match built {
-        Ok(regex) => Some(CompiledPattern::new(regex, source.clone())),
-        Err(regex::Error::CompiledTooBig(limit)) => {
-            p.add(
-                pointer,
-                format!("the pattern is too large: it compiles to more than {limit} bytes"),
-            );
-            None
-        }
-        Err(e) => {
-            // The parser's message shows our anchored copy; its last line says what is wrong.
-            let text = e.to_string();
-            let reason = text
-                .lines()
-                .rev()
-                .find_map(|l| l.strip_prefix("error: "))
-                .unwrap_or(&text);
-            p.add(pointer, format!("the pattern is not valid: {reason}"));
-            None
-        }
-    }
+    patterns
+        .compile(source)
+        .map_err(|refused| p.add(pointer, refused.message()))
+        .ok()
 }
 
 fn enumeration(syntax: &Syntax, v: &Json, pointer: &str, p: &mut Problems) -> Option<Enumeration> {

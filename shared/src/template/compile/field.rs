@@ -11,6 +11,7 @@ use super::super::temporal::Temporal;
 use super::super::text_format::StringFormat;
 use super::super::value::MissingValues;
 use super::super::{Field, FieldType};
+use super::patterns::Patterns;
 use super::{constraints, kind, label, string_list, Problems, MAX_FORMAT_CHARS};
 
 /// Types of the Table Schema specification that this engine does not support.
@@ -30,6 +31,7 @@ pub(super) fn compile(
     index: usize,
     schema_missing: &[String],
     p: &mut Problems,
+    patterns: &mut Patterns,
 ) -> Option<Field> {
     let base = format!("/fields/{index}");
     let Json::Object(obj) = json else {
@@ -111,6 +113,7 @@ pub(super) fn compile(
         field_type,
         syntax.as_ref(),
         p,
+        patterns,
     );
     if p.len() > before {
         return None;

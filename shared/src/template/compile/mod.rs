@@ -25,6 +25,9 @@
 
 mod constraints;
 mod field;
+mod patterns;
+
+pub use patterns::TEMPLATE_PATTERN_BYTES;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -191,10 +194,11 @@ pub fn compile(schema: &Json) -> Result<super::Template, Vec<Problem>> {
             &no_fields
         }
     };
+    let mut patterns = patterns::Patterns::default();
     let fields: Vec<_> = fields_json
         .iter()
         .enumerate()
-        .filter_map(|(i, f)| field::compile(f, i, &missing, &mut p))
+        .filter_map(|(i, f)| field::compile(f, i, &missing, &mut p, &mut patterns))
         .collect();
     let names: Vec<Option<&str>> = fields_json
         .iter()

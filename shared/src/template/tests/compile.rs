@@ -1,6 +1,6 @@
 use serde_json::{json, Value as Json};
 
-use super::super::{compile, FieldType, Problem};
+use super::super::{compile, FieldType, Problem, TEMPLATE_PATTERN_BYTES};
 use super::template;
 
 /// The problems of a schema that must not compile, as (pointer, message) pairs.
@@ -318,4 +318,45 @@ fn pointers_escape_property_names() {
         pointers(json!({"fields": [{"name": "a", "constraints": {"a/b~c": 1}}]})),
         vec!["/fields/0/constraints/a~1b~0c"]
     );
+}
+
+/// A schema of `n` string fields, field `i` with the pattern `pattern(i)`.
+fn patterned(n: usize, pattern: impl Fn(usize) -> String) -> Json {
+    let fields: Vec<Json> = (0..n)
+        .map(|i| json!({"name": format!("f{i}"), "constraints": {"pattern": pattern(i)}}))
+        .collect();
+    json!({ "fields": fields })
+}
+
+#[test]
+fn a_thousand_fields_with_one_pattern_share_one_compiled_program() {
+    let t = compile(&patterned(1000, |_| r"\w{4}".into())).expect("compiles");
+    let first = t.fields[0].rules.pattern.as_ref().expect("a pattern");
+    assert!(t.fields.iter().all(|f| f
+        .rules
+        .pattern
+        .as_ref()
+        .is_some_and(|p| std::sync::Arc::ptr_eq(p, first))));
+    assert!(first.is_match("abcd") && !first.is_match("abc"));
+}
+
+#[test]
+fn a_thousand_distinct_code_patterns_fit_the_templates_budget() {
+    let t = compile(&patterned(1000, |i| format!("C{i}-[0-9]{{8}}"))).expect("compiles");
+    assert_eq!(t.fields.len(), 1000);
+}
+
+#[test]
+fn patterns_past_the_templates_budget_are_one_problem_each_with_its_pointer() {
+    // Distinct repeated Unicode classes: each fits alone, their sum does not.
+    let found = problems(patterned(1000, |i| format!(r"\w{{4}}{i}")));
+    assert!(!found.is_empty());
+    assert!(found.len() < 1000, "the first patterns fit");
+    for (pointer, message) in &found {
+        assert!(pointer.ends_with("/constraints/pattern"), "{pointer}");
+        assert!(
+            message.contains(&format!("more than {TEMPLATE_PATTERN_BYTES} bytes in all")),
+            "{message}"
+        );
+    }
 }
