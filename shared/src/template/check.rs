@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 use regex_automata::dfa::{dense, dense::DFA, Automaton, StartKind};
 use regex_automata::{Anchored, Input};
 
@@ -71,15 +71,26 @@ impl Rules {
 }
 
 pub(crate) struct CompiledPattern {
-    /// The pattern anchored at both ends.
-    pub regex: Regex,
+    /// The pattern anchored at both ends, as the regex and the DFA read it.
+    anchored: String,
     /// As written in the schema, for messages.
     pub source: String,
+    /// Its regex, built the first time a cell needs it: a template that is only checked (the
+    /// api's `PUT`) builds none, so compiling it costs its patterns' syntax and size checks,
+    /// not their programs. `None` would be a pattern the same parser accepted and whose
+    /// program fit when it was checked but that the regex engine refused after all, which
+    /// cannot happen; every cell would then fail the pattern, visibly in the error report.
+    regex: OnceLock<Option<Regex>>,
     /// Its dense DFA, built the first time a cell is checked (never for a template that is
     /// only stored): `None` when it would be larger than [`PATTERN_DFA_BYTES`] or the pattern
     /// needs what a DFA cannot do (a Unicode word boundary); the regex then checks.
     pub(super) dfa: OnceLock<Option<DFA<Vec<u32>>>>,
 }
+
+/// The most a pattern's compiled program may take (checked when its template is compiled), and
+/// its regex's lazy DFA's cache. Realistic patterns need a few kilobytes.
+pub(crate) const PATTERN_SIZE_LIMIT: usize = 256 * 1024;
+const PATTERN_DFA_LIMIT: usize = 256 * 1024;
 
 /// The most memory one pattern's dense DFA may take: enough for the patterns of identifiers,
 /// codes and postal codes templates hold (`C-[0-9]{8}` takes a few KiB), small enough that a
@@ -97,12 +108,29 @@ impl std::fmt::Debug for CompiledPattern {
 }
 
 impl CompiledPattern {
-    pub fn new(regex: Regex, source: String) -> CompiledPattern {
+    /// `source`, already checked to be a valid pattern whose program fits
+    /// ([`super::compile`]): nothing is built until a cell is checked.
+    pub fn new(source: String) -> CompiledPattern {
         CompiledPattern {
-            regex,
+            anchored: anchored(&source),
             source,
+            regex: OnceLock::new(),
             dfa: OnceLock::new(),
         }
+    }
+
+    /// The regex, built on first use.
+    pub(crate) fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| {
+                // No program size limit of its own: the pattern's program was bounded when the
+                // template was compiled, and an accepted pattern must not be refused here.
+                RegexBuilder::new(&self.anchored)
+                    .dfa_size_limit(PATTERN_DFA_LIMIT)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// Whether the whole of `text` matches. `Regex::is_match` sets up a search for each call
@@ -120,14 +148,19 @@ impl CompiledPattern {
                         .dfa_size_limit(Some(PATTERN_DFA_BYTES))
                         .determinize_size_limit(Some(PATTERN_DFA_BYTES)),
                 )
-                .build(self.regex.as_str())
+                .build(&self.anchored)
                 .ok()
         });
         match dfa.as_ref().and_then(|dfa| walk(dfa, text.as_bytes())) {
             Some(matched) => matched,
-            None => self.regex.is_match(text),
+            None => self.regex().is_some_and(|r| r.is_match(text)),
         }
     }
+}
+
+/// `source` anchored at both ends: the whole value must match, as frictionless anchors it.
+pub(crate) fn anchored(source: &str) -> String {
+    format!("^(?:{source})$")
 }
 
 /// Runs `dfa` over all of `text`; `None` if it cannot say (a quit state).

@@ -14,15 +14,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use regex::RegexBuilder;
 use regex_automata::nfa::thompson;
 
-use super::super::check::CompiledPattern;
-
-/// The most one pattern's compiled program may take, and its lazy DFA's cache. Realistic
-/// patterns need a few kilobytes.
-const PATTERN_SIZE_LIMIT: usize = 256 * 1024;
-const PATTERN_DFA_LIMIT: usize = 256 * 1024;
+use super::super::check::{anchored, CompiledPattern, PATTERN_SIZE_LIMIT};
 
 /// The most the distinct patterns of one template may take in total, compiled: room for a
 /// thousand fields of distinct code and identifier patterns (`C-[0-9]{8}` takes under 1 KiB),
@@ -70,30 +64,28 @@ impl Patterns {
         if let Some(done) = self.compiled.get(source) {
             return Ok(Arc::clone(done));
         }
-        let anchored = format!("^(?:{source})$");
+        let anchored = anchored(source);
         let left = TEMPLATE_PATTERN_BYTES.saturating_sub(self.spent);
         let nfa = thompson::Compiler::new()
             .configure(thompson::Config::new().nfa_size_limit(Some(left.min(PATTERN_SIZE_LIMIT))))
             .build(&anchored);
-        let nfa = match nfa {
-            Ok(nfa) => nfa,
+        match nfa {
+            Ok(nfa) => self.spent += nfa.memory_usage(),
             Err(e) if e.size_limit().is_some() && left < PATTERN_SIZE_LIMIT => {
                 return Err(Refused::OverBudget { spent: self.spent })
             }
             Err(e) if e.size_limit().is_some() => return Err(Refused::TooLarge),
-            // Not a pattern: the `regex` parser's message (below) says why best.
-            Err(_) => thompson::NFA::never_match(),
-        };
-        let regex = RegexBuilder::new(&anchored)
-            .size_limit(PATTERN_SIZE_LIMIT)
-            .dfa_size_limit(PATTERN_DFA_LIMIT)
-            .build()
-            .map_err(|e| match e {
-                regex::Error::CompiledTooBig(_) => Refused::TooLarge,
-                e => Refused::Invalid(last_line(&e.to_string())),
-            })?;
-        self.spent += nfa.memory_usage();
-        let compiled = Arc::new(CompiledPattern::new(regex, source.to_owned()));
+            // Not a pattern: the `regex` parser (the same syntax) says why best.
+            Err(e) => {
+                return Err(Refused::Invalid(match regex::Regex::new(&anchored) {
+                    Err(re) => last_line(&re.to_string()),
+                    Ok(_) => e.to_string(),
+                }))
+            }
+        }
+        // The NFA was only measured; the programs that check cells are built when a cell is
+        // checked ([`CompiledPattern`]), never for a template that is only stored.
+        let compiled = Arc::new(CompiledPattern::new(source.to_owned()));
         self.compiled
             .insert(source.to_owned(), Arc::clone(&compiled));
         Ok(compiled)
