@@ -15,4 +15,5 @@ mod processes;
 pub mod receiver;
 pub mod scaler;
 pub mod services;
+pub mod venvs;
 pub mod worker;

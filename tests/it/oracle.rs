@@ -97,23 +97,9 @@ fn frictionless_should_say(case: &FaultCase, kind: FileKind) -> Result<Vec<Recor
     Ok(want)
 }
 
-/// The venv's python: `SHEETRELAY_FRICTIONLESS` (exported by tests/stack/test.sh), else
-/// `target/oracle-venv/bin/python`, where tests/stack/test.sh installs it.
+/// The venv's python with frictionless (tests/stack/test.sh installs it and exports `SHEETRELAY_FRICTIONLESS`).
 fn python() -> PathBuf {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/oracle-venv/bin/python");
-    let from_env = std::env::var_os("SHEETRELAY_FRICTIONLESS").map(PathBuf::from);
-    let candidates: Vec<PathBuf> = from_env.into_iter().chain([venv]).collect();
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .unwrap_or_else(|| {
-            panic!(
-                "no python with frictionless at {candidates:?}: run tests/stack/test.sh, which \
-                 installs tests/oracle/requirements.txt into target/oracle-venv \
-                 (tests/stack/lib.sh's ensure_venv) and exports SHEETRELAY_FRICTIONLESS"
-            )
-        })
+    harness::venvs::python("SHEETRELAY_FRICTIONLESS", "oracle-venv", "frictionless")
 }
 
 /// Frictionless's verdict on a case's file, sorted.

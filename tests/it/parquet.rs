@@ -8,21 +8,9 @@ use harness::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-/// The venv's python: `SHEETRELAY_PARQUET_PYTHON` (exported by tests/stack/test.sh), else
-/// `target/parquet-venv/bin/python`, where tests/stack/test.sh installs pyarrow.
+/// The venv's python with pyarrow (tests/stack/test.sh installs it and exports `SHEETRELAY_PARQUET_PYTHON`).
 fn python() -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    std::env::var_os("SHEETRELAY_PARQUET_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([repo.join("target/parquet-venv/bin/python")])
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "no python with pyarrow: run tests/stack/test.sh, which installs \
-                 tests/parquet/requirements.txt into target/parquet-venv"
-            )
-        })
+    harness::venvs::python("SHEETRELAY_PARQUET_PYTHON", "parquet-venv", "pyarrow")
 }
 
 /// pyarrow's reading of `bytes`.

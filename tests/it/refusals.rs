@@ -10,21 +10,9 @@ use std::process::Command;
 use harness::app::TestApp;
 use serde_json::Value;
 
-/// The venv's python: `SHEETRELAY_EDGE_PYTHON` (exported by tests/stack/test.sh), else
-/// `target/edge-venv/bin/python`, where tests/stack/test.sh installs httpx.
+/// The venv's python with httpx (tests/stack/test.sh installs it and exports `SHEETRELAY_EDGE_PYTHON`).
 fn python() -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    std::env::var_os("SHEETRELAY_EDGE_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([repo.join("target/edge-venv/bin/python")])
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "no python with httpx: run tests/stack/test.sh, which installs \
-                 tests/edge/requirements.txt into target/edge-venv"
-            )
-        })
+    harness::venvs::python("SHEETRELAY_EDGE_PYTHON", "edge-venv", "httpx")
 }
 
 /// What `tests/edge/refusals.py` read.

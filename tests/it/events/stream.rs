@@ -24,6 +24,19 @@ async fn open(app: &TestApp, client: &reqwest::Client, last_event_id: Option<&st
     SseReader::new(resp)
 }
 
+/// Waits until the default tenant opens a stream again, once one of its streams closed (the
+/// server learns of it at its next keep-alive write).
+async fn place_is_free_again(app: &TestApp) {
+    harness::worker::eventually(WAIT, "the closed stream's place is free", || async {
+        app.client
+            .get(app.url("/api/v1/events/stream"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == StatusCode::OK)
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_stream_resumed_after_a_dropped_connection_misses_and_repeats_nothing() {
     let app = TestApp::spawn().await;
@@ -131,14 +144,7 @@ async fn a_stream_refuses_an_unknown_resume_point_and_past_its_limit() {
     assert_eq!(body["error"]["code"], "too_many_streams");
     // Its place is given back when it closes.
     drop(first);
-    harness::worker::eventually(WAIT, "the closed stream's place is free", || async {
-        app.client
-            .get(app.url("/api/v1/events/stream"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == StatusCode::OK)
-    })
-    .await;
+    place_is_free_again(&app).await;
 }
 
 #[tokio::test]
@@ -177,12 +183,5 @@ async fn one_tenant_cannot_hold_every_stream_of_the_server() {
     let _theirs = open(&app, &other, None).await;
     // A place the tenant gives back is its own again.
     drop(first);
-    harness::worker::eventually(WAIT, "the closed stream's place is free", || async {
-        app.client
-            .get(app.url("/api/v1/events/stream"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == StatusCode::OK)
-    })
-    .await;
+    place_is_free_again(&app).await;
 }

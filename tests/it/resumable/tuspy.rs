@@ -11,21 +11,9 @@ use shared::domain::digest::sha256_hex;
 
 use super::client::{csv_of, rows_of, Tus};
 
-/// The venv's python: `SHEETRELAY_TUS_PYTHON` (exported by tests/stack/test.sh), else
-/// `target/tus-venv/bin/python`, where tests/stack/test.sh installs tuspy.
+/// The venv's python with tuspy (tests/stack/test.sh installs it and exports `SHEETRELAY_TUS_PYTHON`).
 fn python() -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    std::env::var_os("SHEETRELAY_TUS_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([repo.join("target/tus-venv/bin/python")])
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "no python with tuspy: run tests/stack/test.sh, which installs \
-                 tests/tus/requirements.txt into target/tus-venv"
-            )
-        })
+    harness::venvs::python("SHEETRELAY_TUS_PYTHON", "tus-venv", "tuspy")
 }
 
 #[tokio::test]

@@ -24,21 +24,13 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The venv's python: `SHEETRELAY_WEBHOOKS_PYTHON` (exported by tests/stack/test.sh), else
-/// `target/webhooks-venv/bin/python`, where tests/stack/test.sh installs it.
+/// The venv's python with standardwebhooks (tests/stack/test.sh installs it and exports `SHEETRELAY_WEBHOOKS_PYTHON`).
 fn python() -> PathBuf {
-    let venv = repo().join("target/webhooks-venv/bin/python");
-    let from_env = std::env::var_os("SHEETRELAY_WEBHOOKS_PYTHON").map(PathBuf::from);
-    from_env
-        .into_iter()
-        .chain([venv])
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "no python with standardwebhooks: run tests/stack/test.sh, which installs \
-                 tests/webhooks/requirements.txt into target/webhooks-venv"
-            )
-        })
+    harness::venvs::python(
+        "SHEETRELAY_WEBHOOKS_PYTHON",
+        "webhooks-venv",
+        "standardwebhooks",
+    )
 }
 
 /// Runs a verifier on `cases`; its verdict on each.
