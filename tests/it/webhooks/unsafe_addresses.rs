@@ -22,6 +22,8 @@ async fn attempt_to(app: &TestApp, url: &str, allow_private: bool) -> Value {
     let id = created["id"].as_str().expect("id").to_owned();
     let mut cfg = run_config(&app.config.database.url, app.config.storage.clone());
     cfg.webhooks.keys.allow_private_networks = allow_private;
+    // No retry before the worker stops: each test counts the requests of one attempt.
+    cfg.webhooks.retry_schedule = worker::webhooks::RetrySchedule::parse("1h").expect("a schedule");
     let worker = RunningWorker::start(cfg);
     let (task, _) = upload_pending(app, &app.client, "a.csv").await;
     fail_task(&app.db, task).await;
