@@ -28,16 +28,14 @@ pub struct TaskView {
     /// When the task became final: the moment its result (rows, report, status) was written,
     /// in the transaction that committed it (for a COMPLETED task, after its rows were stored).
     pub finished_at: Option<DateTime<Utc>>,
-    /// Once COMPLETED: `{"rows_total", "sheets": [{"index", "name", "hidden", "header_row",
-    /// "rows", "columns", "column_types", "extra_columns"}], "skipped_parts": ["chart sheet
-    /// 'Chart1' not readable"]}`. `header_row` is the 1-based row of the sheet's header;
-    /// `extra_columns` counts the `column_N` columns that rows longer than the header added.
-    /// A templated upload adds `"validation": {"template", "template_version", "on_invalid",
-    /// "sheet", "header_row", "rows_valid", "rows_rejected", "errors_total", "errors_by_code",
-    /// "errors_by_field", "errors_truncated", "mapping": [{"field", "column", "column_index",
-    /// "match", "confidence"}], "source_columns"}`, also on a task FAILED with
-    /// `validation_failed`.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    /// Once COMPLETED (and on a task FAILED with `validation_failed`): rows stored, each
+    /// sheet with its columns, types and layout (where its header, data and any rows set
+    /// aside lie), and a templated upload's validation counts. Stored as JSON, so it is
+    /// served as the worker wrote it.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Option<crate::domain::task_result::TaskResult>)
+    )]
     pub result: Option<serde_json::Value>,
     /// Only while NEEDS_REVIEW: why the mapping needs a person, the file's columns with sample
     /// values and the suggested mapping (answer with `PUT /api/v1/tasks/{id}/mapping`).

@@ -13,6 +13,7 @@ mod files;
 mod forged;
 mod inline;
 mod jobs;
+mod layout;
 mod lifecycle;
 mod limits;
 mod lineage;

@@ -54,6 +54,12 @@ async fn a_parsed_csv_reads_back_typed_and_in_keyset_pages() {
                 "columns": columns,
                 "column_types": types,
                 "extra_columns": 1,
+                "layout": {
+                    "records": 6,
+                    "header_rows": [1],
+                    "data": {"first_row": 2, "last_row": 6, "blank_rows": 0},
+                    "set_aside": [],
+                },
             }],
             "skipped_parts": [],
         })

@@ -6,6 +6,7 @@ mod parse_support;
 
 use parse_support::{messy, parse};
 use serde_json::json;
+use shared::domain::task_result::{SetAside, SetAsideKind};
 use shared::domain::OnInvalid;
 use worker::parse::{
     parse_templated, ColumnType, FileFormat, ParseEvent, ParseLimits, TemplateJob,
@@ -49,7 +50,11 @@ fn the_motivating_file_has_its_header_on_line_3_and_typed_columns() {
         FileFormat::Csv,
     );
     let sheet = &p.summary().sheets[0];
-    assert_eq!((sheet.header_row, sheet.layout.rows_above), (3, 1));
+    assert_eq!(sheet.header_row, 3);
+    assert_eq!(
+        sheet.layout.set_aside,
+        [aside(1, 2, SetAsideKind::Above, None)]
+    );
     assert_eq!(
         sheet.column_types,
         [ColumnType::Text, ColumnType::Integer, ColumnType::Decimal]
@@ -68,7 +73,7 @@ fn a_totals_row_is_data_but_not_part_of_the_column_types() {
     );
     let sheet = &p.summary().sheets[0];
     assert_eq!(p.rows(0).len(), 3);
-    assert_eq!(sheet.layout.totals_row, Some(4));
+    assert_eq!(sheet.totals_row, Some(4));
     assert_eq!(
         sheet.column_types,
         [
@@ -88,8 +93,11 @@ fn a_second_table_and_notes_after_a_blank_row_are_left_out_and_reported() {
     let sheet = &p.summary().sheets[0];
     assert_eq!(p.rows(0), [json!(["1", "10"]), json!(["2", "20"])]);
     assert_eq!(
-        (sheet.layout.ended_at_row, sheet.layout.rows_after),
-        (Some(5), 3)
+        sheet.layout.set_aside,
+        [
+            aside(4, 6, SetAsideKind::Table, Some(5)),
+            aside(7, 8, SetAsideKind::Notes, None)
+        ]
     );
     assert_eq!(
         sheet.column_types,
@@ -115,14 +123,15 @@ fn dialects_come_out_as_plain_cells() {
     let spaces = parse(b"id name\n1 ann\n2 bob\n", FileFormat::Csv);
     assert_eq!(spaces.rows(0), [json!(["1", "ann"]), json!(["2", "bob"])]);
     let ragged = parse(b"a,b,c\n1,2\n1,2,3,4\n1,2,3\n", FileFormat::Csv);
-    assert_eq!(ragged.summary().sheets[0].layout.ragged_rows, 2);
+    assert_eq!(ragged.summary().sheets[0].ragged_rows, 2);
 }
 
 #[test]
 fn a_file_without_a_header_is_all_data_with_generated_names() {
     let p = parse(b"1,2.5\n2,3.5\n", FileFormat::Csv);
     let sheet = &p.summary().sheets[0];
-    assert_eq!((sheet.header_row, sheet.layout.header_rows), (0, 0));
+    assert_eq!(sheet.header_row, 0);
+    assert!(sheet.layout.header_rows.is_empty());
     assert_eq!(sheet.columns, ["column_1", "column_2"]);
     assert_eq!(p.rows(0), [json!(["1", "2.5"]), json!(["2", "3.5"])]);
 }
@@ -179,4 +188,14 @@ fn a_template_finds_its_header_below_rows_that_look_like_one() {
         Some((4, 2, 0))
     );
     assert_eq!(rows, 2);
+}
+
+fn aside(from_row: u64, to_row: u64, kind: SetAsideKind, header_row: Option<u64>) -> SetAside {
+    SetAside {
+        from_row,
+        to_row,
+        kind,
+        rows: to_row + 1 - from_row,
+        header_row,
+    }
 }

@@ -11,6 +11,7 @@ pub mod format;
 pub mod on_invalid;
 pub mod review;
 pub mod status;
+pub mod task_result;
 
 pub use column_type::{ColumnType, TypeSet};
 pub use envelope::{Envelope, MessageEncoding, ParseTaskPayload, PARSE_TASK};

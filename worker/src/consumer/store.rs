@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use shared::db;
+use shared::domain::task_result::{SheetResult, TaskResult};
 use shared::domain::FileFormat;
 use uuid::Uuid;
 
@@ -144,28 +145,14 @@ impl EventSink for CopySink<'_, '_> {
     }
 }
 
-/// The task's result summary, as the api returns it. Spelled out field by field, so the wire
-/// format does not follow the parser's structs by accident.
+/// The task's result summary, as the api returns it: the contract's [`TaskResult`], built
+/// field by field so the wire format does not follow the parser's structs by accident.
 pub(super) fn result_json(
     summary: &ParseSummary,
     template: Option<&db::templates::FileTemplate>,
 ) -> serde_json::Value {
-    let mut result = serde_json::json!({
-        "rows_total": summary.rows_total,
-        "sheets": summary.sheets.iter().map(|s| serde_json::json!({
-            "index": s.index,
-            "name": s.name,
-            "hidden": s.hidden,
-            "header_row": s.header_row,
-            "rows": s.rows,
-            "columns": s.columns,
-            "column_types": s.column_types,
-            "extra_columns": s.extra_columns,
-        })).collect::<Vec<_>>(),
-        "skipped_parts": summary.skipped_parts,
-    });
-    if let (Some(v), Some(t)) = (&summary.validation, template) {
-        result["validation"] = serde_json::json!({
+    let validation = match (&summary.validation, template) {
+        (Some(v), Some(t)) => Some(serde_json::json!({
             "template": t.name,
             "template_version": t.version,
             "on_invalid": t.on_invalid,
@@ -180,7 +167,29 @@ pub(super) fn result_json(
             "mapping": v.mapping,
             "source_columns": v.source_columns,
             "skipped_sheets": v.skipped_sheets,
-        });
-    }
-    result
+        })),
+        _ => None,
+    };
+    let result = TaskResult {
+        rows_total: summary.rows_total,
+        sheets: summary
+            .sheets
+            .iter()
+            .map(|s| SheetResult {
+                index: s.index,
+                name: s.name.clone(),
+                hidden: s.hidden,
+                header_row: s.header_row,
+                rows: s.rows,
+                columns: s.columns.clone(),
+                column_types: s.column_types.clone(),
+                extra_columns: s.extra_columns,
+                layout: s.layout.clone(),
+            })
+            .collect(),
+        skipped_parts: summary.skipped_parts.clone(),
+        validation,
+    };
+    // A struct of strings, numbers and JSON values always serialises.
+    serde_json::to_value(&result).unwrap_or_default()
 }

@@ -18,7 +18,8 @@ use shared::template::Cell as TemplateCell;
 
 use super::excel_error::{open_error, read_failure, sheet_error, ReadError};
 use super::excel_value::{header_text, push_value, template_cell};
-use super::header::{self, HeaderPhase, Headerless};
+use super::header::{self, Buffered, HeaderPhase, Headerless};
+use super::layout::{Fate, Resolution};
 use super::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
 use super::validate::Validation;
 use super::zip_check::ZipKind;
@@ -244,7 +245,11 @@ impl Run<'_, '_, '_> {
         mut next: impl FnMut() -> Result<Option<Cell<DataRef<'a>>>, E>,
     ) -> Result<SheetBuilder, ParseFailure> {
         let mut sheet = SheetBuilder::new(id, ColumnTyping::FromCells, self.limits.max_columns);
-        let mut phase = Some(HeaderPhase::new(Headerless::Never));
+        let mut phase = Pending {
+            phase: Some(HeaderPhase::new(Headerless::Never)),
+            held: Vec::new(),
+            held_bytes: 0,
+        };
         let mut current: Option<u32> = None;
         let mut cells: Cells<'a> = Vec::new();
         loop {
@@ -286,6 +291,9 @@ impl Run<'_, '_, '_> {
             self.row_done(&mut sheet, &mut phase, &mut cells, last)?;
         }
         self.decide(&mut sheet, &mut phase)?;
+        if sheet.holding() {
+            self.release(&mut sheet, &mut phase)?;
+        }
         Ok(sheet)
     }
 
@@ -294,7 +302,7 @@ impl Run<'_, '_, '_> {
     fn row_done<'a>(
         &mut self,
         sheet: &mut SheetBuilder,
-        phase: &mut Option<HeaderPhase<Cells<'a>>>,
+        phase: &mut Pending<'a>,
         cells: &mut Cells<'a>,
         at: u32,
     ) -> Result<(), ParseFailure> {
@@ -305,8 +313,8 @@ impl Run<'_, '_, '_> {
             cells.sort_by_key(|c| c.0);
             cells.dedup_by_key(|c| c.0);
         }
-        let Some(buffer) = phase.as_mut() else {
-            return self.data_row(sheet, cells, at);
+        let Some(buffer) = phase.phase.as_mut() else {
+            return self.data_or_hold(sheet, phase, cells, at);
         };
         let width = cells.last().map_or(0, |c| c.0 as usize + 1);
         let mut texts = vec![String::new(); width];
@@ -320,12 +328,12 @@ impl Run<'_, '_, '_> {
     }
 
     /// Ends the header phase: sets the header it decided and reads the rows it held.
-    fn decide(
+    fn decide<'a>(
         &mut self,
         sheet: &mut SheetBuilder,
-        phase: &mut Option<HeaderPhase<Cells<'_>>>,
+        phase: &mut Pending<'a>,
     ) -> Result<(), ParseFailure> {
-        let Some(decision) = phase.take().and_then(|p| p.decide(&self.labels)) else {
+        let Some(decision) = phase.phase.take().and_then(|p| p.decide(&self.labels)) else {
             return Ok(());
         };
         let header = decision.header;
@@ -338,18 +346,58 @@ impl Run<'_, '_, '_> {
         for mut buffered in decision.data {
             // Row numbers come from calamine's `u32` rows.
             let at = u32::try_from(buffered.number - 1).unwrap_or(u32::MAX);
-            self.data_row(sheet, &mut buffered.row, at)?;
+            self.data_or_hold(sheet, phase, &mut buffered.row, at)?;
         }
         Ok(())
     }
 
-    /// Emits data row `at` (0-based) from its non-empty cells, in column order.
+    /// Reads row `at` as data, or keeps it while the rows after a possible end of the table
+    /// are gathered; once enough are, decides them.
+    fn data_or_hold<'a>(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        pending: &mut Pending<'a>,
+        cells: &mut Cells<'a>,
+        at: u32,
+    ) -> Result<(), ParseFailure> {
+        if self.data_row(sheet, cells, at)? == Fate::Held {
+            pending.held_bytes += cells.len() * HELD_CELL_BYTES;
+            pending.held.push(Buffered {
+                number: u64::from(at) + 1,
+                row: std::mem::take(cells),
+            });
+            if sheet.hold_is_full(pending.held_bytes) {
+                self.release(sheet, pending)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Decides the rows held: read as data, in order, or set aside (counted already).
+    fn release(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        pending: &mut Pending<'_>,
+    ) -> Result<(), ParseFailure> {
+        let held = std::mem::take(&mut pending.held);
+        pending.held_bytes = 0;
+        if sheet.resolve() == Resolution::Data {
+            for mut buffered in held {
+                let at = u32::try_from(buffered.number - 1).unwrap_or(u32::MAX);
+                self.data_row(sheet, &mut buffered.row, at)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits data row `at` (0-based) from its non-empty cells, in column order, unless it
+    /// lies past the table's end (cleared) or is held (left as it was).
     fn data_row(
         &mut self,
         sheet: &mut SheetBuilder,
         cells: &mut Cells<'_>,
         at: u32,
-    ) -> Result<(), ParseFailure> {
+    ) -> Result<Fate, ParseFailure> {
         let number = u64::from(at) + 1;
         let texts = cells.iter().map(|(col, value)| {
             let text = match value {
@@ -360,12 +408,17 @@ impl Run<'_, '_, '_> {
             };
             (*col as usize, text)
         });
-        if sheet.past_table_end(number, texts) {
-            cells.clear();
-            return Ok(());
+        match sheet.fate(number, false, texts) {
+            Fate::Data => {}
+            Fate::Aside => {
+                cells.clear();
+                return Ok(Fate::Aside);
+            }
+            Fate::Held => return Ok(Fate::Held),
         }
         if self.validation.is_some() {
-            return self.templated_row(sheet, cells, at);
+            self.templated_row(sheet, cells, at)?;
+            return Ok(Fate::Data);
         }
         let width = cells.last().map_or(0, |c| c.0 as usize + 1);
         sheet.ensure_width(width)?;
@@ -409,8 +462,19 @@ impl Run<'_, '_, '_> {
         })
         .map_err(ParseFailure::sink)?;
         sheet.rows += 1;
-        Ok(())
+        Ok(Fate::Data)
     }
+}
+
+/// What a held cell counts against the hold's byte limit (its text is borrowed or small).
+const HELD_CELL_BYTES: usize = 32;
+
+/// A sheet's rows waiting on a decision: its first rows until the header is decided, then
+/// rows after a possible end of the table.
+struct Pending<'a> {
+    phase: Option<HeaderPhase<Cells<'a>>>,
+    held: Vec<Buffered<Cells<'a>>>,
+    held_bytes: usize,
 }
 
 impl Run<'_, '_, '_> {

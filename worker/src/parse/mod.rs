@@ -16,6 +16,7 @@ mod excel_value;
 mod header;
 pub mod isolate;
 mod json;
+mod layout;
 mod limits;
 mod review;
 mod sheet;
@@ -30,6 +31,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use shared::domain::review::Review;
+pub use shared::domain::task_result::SheetLayout;
 
 pub use error::ParseFailure;
 pub use limits::ParseLimits;
@@ -122,30 +124,17 @@ pub struct SheetSummary {
     pub column_types: Vec<ColumnType>,
     /// Columns beyond the header, named `column_N`, that ragged rows brought.
     pub extra_columns: u32,
-    /// Where the table lies in the sheet and what around it is not data.
+    /// Where the table lies in the sheet: its header rows, data rows and every range set
+    /// aside, which add up to the sheet's records.
     #[serde(default)]
     pub layout: SheetLayout,
-}
-
-/// How a sheet's table was found: what the header phase decided and what the reader set
-/// apart. A clean table has a one-row header on its first row and nothing else to report.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SheetLayout {
-    /// Rows the header spans: 1, or 2–3 with group rows above the names (`Q1` over `sales`,
-    /// giving `Q1 sales`); 0 for a table with no header row, whose columns are `column_N`.
-    pub header_rows: u32,
-    /// Non-blank rows above the table (titles, date lines, notes): not data.
-    pub rows_above: u64,
     /// Data rows with more or fewer cells than the header (padded, or adding columns).
+    #[serde(default)]
     pub ragged_rows: u64,
     /// The 1-based row of a totals row ending the table: kept as data, but left out of the
     /// column types.
+    #[serde(default)]
     pub totals_row: Option<u64>,
-    /// Where the table ended before the sheet did (a second table, or notes, after a blank
-    /// row): its 1-based row. That row and the non-blank rows after it (`rows_after`) are not
-    /// data.
-    pub ended_at_row: Option<u64>,
-    pub rows_after: u64,
 }
 
 /// The outcome of a successful parse.

@@ -1,15 +1,16 @@
 //! What every format shares once cells are decoded: the header (as the header phase decided it,
 //! blank names filled in, duplicates made unique), generated names for the extra cells of ragged
 //! rows, row numbering, the row and column limits, per-column type inference, and what the sheet
-//! reports about its table's layout ([`SheetLayout`]: ragged rows, a totals row, rows after the
-//! table's end). The format modules feed it cells and write each row's JSON text themselves.
+//! reports about its table: where every record went ([`layout::Tracker`]), ragged rows, a
+//! totals row. The format modules feed it cells and write each row's JSON text themselves.
 
 use std::collections::HashSet;
 
 use shared::domain::{ColumnType, TypeSet};
 
 use super::header::{self, Header};
-use super::{ParseEvent, ParseFailure, SheetLayout, SheetSummary, TaskErrorCode};
+use super::layout::{self, Fate, Resolution};
+use super::{ParseEvent, ParseFailure, SheetSummary, TaskErrorCode};
 
 /// What kind of typed value an Excel cell held, for column type reporting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,11 +180,10 @@ pub(crate) struct SheetBuilder {
     header_row: u64,
     /// A templated sheet's column types: the template's, not inferred.
     fixed_types: Option<Vec<ColumnType>>,
-    /// What the sheet reports about its table.
-    pub layout: SheetLayout,
-    /// The 1-based number of the last data row (the header's at first): a gap before the next
-    /// means blank rows, after which a row may end the table.
-    last_number: u64,
+    /// Where each row after the header goes (none until the header is decided).
+    tracker: Option<layout::Tracker>,
+    /// Data rows with more or fewer cells than the header.
+    ragged_rows: u64,
     /// The last data row's 1-based number when its label says it totals the rows above.
     last_total: Option<u64>,
 }
@@ -201,8 +201,8 @@ impl SheetBuilder {
             max_columns,
             header_row: 0,
             fixed_types: None,
-            layout: SheetLayout::default(),
-            last_number: 0,
+            tracker: None,
+            ragged_rows: 0,
             last_total: None,
         }
     }
@@ -213,9 +213,7 @@ impl SheetBuilder {
 
     /// Sets the header the header phase decided.
     pub fn start_table(&mut self, header: Header) -> Result<(), ParseFailure> {
-        self.layout.header_rows = header.rows;
-        self.layout.rows_above = header.rows_above;
-        self.last_number = header.row;
+        self.tracker = Some(layout::Tracker::new(&header));
         self.set_header(header.names, header.row)
     }
 
@@ -274,32 +272,43 @@ impl SheetBuilder {
         self.header_len
     }
 
-    /// Whether row `number`, with these cells (column, text), lies past the table's end: a row
-    /// after blank rows (a gap in the numbers) that ends it ([`header::ends_table`]), and every
-    /// row after that. Such rows are counted, not read as data.
+    /// What becomes of row `number` after the header, with these non-empty cells (column,
+    /// text; `blank` when there is none): data, set aside past the table's end, or held by
+    /// the reader until [`SheetBuilder::resolve`] once [`SheetBuilder::hold_is_full`] or the
+    /// sheet ends ([`layout::Tracker::fate`]).
     #[inline]
-    pub fn past_table_end<'t>(
+    pub fn fate<'t>(
         &mut self,
         number: u64,
+        blank: bool,
         cells: impl Iterator<Item = (usize, &'t str)>,
-    ) -> bool {
-        if self.layout.ended_at_row.is_some() {
-            self.layout.rows_after += 1;
-            return true;
-        }
-        let after_blank = number > self.last_number + 1;
-        self.last_number = number;
-        if !after_blank {
-            return false;
-        }
+    ) -> Fate {
+        let Some(tracker) = self.tracker.as_mut() else {
+            return Fate::Data;
+        };
         let (acc, typing) = (&self.columns_acc, self.typing);
-        let typed = |c: usize| acc.get(c).is_some_and(|a| a.is_typed(typing));
-        if header::ends_table(cells, typed) {
-            self.layout.ended_at_row = Some(number);
-            self.layout.rows_after = 1;
-            return true;
-        }
-        false
+        tracker.fate(number, blank, cells, |c| {
+            acc.get(c).is_some_and(|a| a.is_typed(typing))
+        })
+    }
+
+    /// Whether the reader holds enough rows after a possible end of the table to decide.
+    pub fn hold_is_full(&self, held_bytes: usize) -> bool {
+        self.tracker.as_ref().is_some_and(|t| {
+            t.holding() && (t.hold_is_full() || held_bytes >= layout::MAX_HELD_BYTES)
+        })
+    }
+
+    /// Whether rows are held after a possible end of the table.
+    pub fn holding(&self) -> bool {
+        self.tracker.as_ref().is_some_and(layout::Tracker::holding)
+    }
+
+    /// Decides what the rows held are: [`Resolution::Data`] to read them again, in order.
+    pub fn resolve(&mut self) -> Resolution {
+        self.tracker
+            .as_mut()
+            .map_or(Resolution::Data, layout::Tracker::resolve)
     }
 
     /// Notes data row `number` (1-based), the next of the sheet's rows: its `label` (first
@@ -309,7 +318,7 @@ impl SheetBuilder {
     pub fn note_row(&mut self, number: u64, label: &[u8], width: usize) {
         self.last_total = header::is_total_label(label).then_some(number);
         if width != self.header_len {
-            self.layout.ragged_rows += 1;
+            self.ragged_rows += 1;
         }
     }
 
@@ -329,8 +338,11 @@ impl SheetBuilder {
     pub fn finish(mut self) -> SheetSummary {
         // A totals row ending the table is data, but its label and sums say nothing of the
         // types of the columns above it.
-        if let (Some(number), 2..) = (self.last_total, self.rows) {
-            self.layout.totals_row = Some(number);
+        let totals_row = match (self.last_total, self.rows) {
+            (Some(number), 2..) => Some(number),
+            _ => None,
+        };
+        if totals_row.is_some() {
             for acc in &mut self.columns_acc {
                 acc.forget(self.rows - 1);
             }
@@ -353,7 +365,12 @@ impl SheetBuilder {
             column_types,
             extra_columns: (self.columns.len() - self.header_len) as u32,
             columns: self.columns,
-            layout: self.layout,
+            layout: self
+                .tracker
+                .map(layout::Tracker::finish)
+                .unwrap_or_default(),
+            ragged_rows: self.ragged_rows,
+            totals_row,
         }
     }
 }

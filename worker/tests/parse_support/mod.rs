@@ -60,7 +60,43 @@ pub fn parse_with(bytes: &[u8], format: FileFormat, limits: &ParseLimits) -> Par
         events.push(e.into_owned());
         Ok(())
     });
-    Parsed { events, result }
+    let parsed = Parsed { events, result };
+    if let Ok(summary) = &parsed.result {
+        assert_every_record_is_accounted_for(&parsed, summary);
+    }
+    parsed
+}
+
+/// The layout invariant, checked on every file the parser tests read: each sheet's header
+/// rows, stored rows, blank rows in the data and set-aside ranges add up to its records, and
+/// the ranges follow each other without a gap or an overlap.
+pub fn assert_every_record_is_accounted_for(parsed: &Parsed, summary: &ParseSummary) {
+    for sheet in &summary.sheets {
+        let stored = parsed.rows(sheet.index).len() as u64;
+        assert_eq!(stored, sheet.rows, "sheet {}: rows emitted", sheet.index);
+        let layout = &sheet.layout;
+        assert_eq!(
+            layout.accounted(stored),
+            layout.records,
+            "sheet {}: {layout:?} does not add up with {stored} rows",
+            sheet.index
+        );
+        let mut spans: Vec<(u64, u64)> = layout.header_rows.iter().map(|&r| (r, r)).collect();
+        spans.extend(layout.data.map(|d| (d.first_row, d.last_row)));
+        spans.extend(layout.set_aside.iter().map(|s| (s.from_row, s.to_row)));
+        spans.sort_unstable();
+        let mut next = 1;
+        for (from, to) in spans {
+            assert_eq!(from, next, "sheet {}: {layout:?} leaves a gap", sheet.index);
+            next = to + 1;
+        }
+        assert_eq!(
+            next,
+            layout.records + 1,
+            "sheet {}: {layout:?}",
+            sheet.index
+        );
+    }
 }
 
 /// Asserts that the file parses within limits of exactly `rows` rows and `columns` columns, and

@@ -7,7 +7,8 @@ use std::io;
 
 use super::records::{OwnedRecord, Record};
 use super::row::Rows;
-use crate::parse::header::{self, HeaderPhase, Headerless};
+use crate::parse::header::{self, Buffered, HeaderPhase, Headerless};
+use crate::parse::layout::{Fate, Resolution};
 use crate::parse::sheet::{check_cell, check_rows, ColumnTyping, SheetBuilder, SheetId};
 use crate::parse::validate::Validation;
 use crate::parse::{json, ParseEvent, ParseFailure, ParseLimits, SheetSummary};
@@ -22,6 +23,9 @@ pub(super) struct Table<'l, 's, 'v> {
     phase: Option<HeaderPhase<OwnedRecord>>,
     /// A template's field labels, for the header phase.
     labels: Vec<Vec<String>>,
+    /// Records after a possible end of the table, until it is decided, and their bytes.
+    held: Vec<Buffered<OwnedRecord>>,
+    held_bytes: usize,
     /// Rows' JSON is built as bytes and checked to be UTF-8 a batch at a time: cheaper than
     /// checking each record and then slicing every cell out of it as `&str`.
     rows: Rows,
@@ -43,6 +47,8 @@ impl<'l, 's, 'v> Table<'l, 's, 'v> {
             sheet: SheetBuilder::new(id, ColumnTyping::Inferred, limits.max_columns),
             phase: Some(HeaderPhase::new(Headerless::Allowed)),
             labels,
+            held: Vec::new(),
+            held_bytes: 0,
             rows: Rows::default(),
             limits,
             validation,
@@ -110,8 +116,10 @@ impl<'l, 's, 'v> Table<'l, 's, 'v> {
                 std::str::from_utf8(&bytes[start..end]).unwrap_or("\u{FFFD}"),
             )
         });
-        if sheet.past_table_end(number, cells) {
-            return Ok(());
+        match sheet.fate(number, record.is_blank(), cells) {
+            Fate::Data => {}
+            Fate::Aside => return Ok(()),
+            Fate::Held => return self.hold(record, number, on_event),
         }
         if let Some(v) = self.validation.as_deref_mut() {
             return templated_row(v, sheet, number, record, self.limits, on_event);
@@ -163,10 +171,44 @@ impl<'l, 's, 'v> Table<'l, 's, 'v> {
         Ok(())
     }
 
+    /// Keeps record `number`, after a possible end of the table, until enough are held to
+    /// decide whether they are data.
+    fn hold(
+        &mut self,
+        record: &Record<'_>,
+        number: u64,
+        on_event: Sink<'_>,
+    ) -> Result<(), ParseFailure> {
+        self.held_bytes += record.bytes.len();
+        self.held.push(Buffered {
+            number,
+            row: OwnedRecord::of(record),
+        });
+        if self.sheet.hold_is_full(self.held_bytes) {
+            self.release(on_event)?;
+        }
+        Ok(())
+    }
+
+    /// Decides the records held: read as data, or set aside (counted already).
+    fn release(&mut self, on_event: Sink<'_>) -> Result<(), ParseFailure> {
+        let held = std::mem::take(&mut self.held);
+        self.held_bytes = 0;
+        if self.sheet.resolve() == Resolution::Data {
+            for buffered in held {
+                self.data_record(&buffered.row.record(), buffered.number, on_event)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Ends the file: decides the header if the file was shorter than the header phase, hands
     /// on the last rows, and sums the sheet up (`None`: every line was blank).
     pub fn finish(mut self, on_event: Sink<'_>) -> Result<Option<SheetSummary>, ParseFailure> {
         self.decide(on_event)?;
+        if self.sheet.holding() {
+            self.release(on_event)?;
+        }
         emit(&mut self.rows, self.sheet.rows, on_event)?;
         if let Some(v) = self.validation {
             v.finish_sheet();

@@ -11,8 +11,7 @@ mod look;
 
 use shared::template::Template;
 
-pub(crate) use look::is_total_label;
-use look::{normalise, Look};
+pub(crate) use look::{is_total_label, normalise, Look};
 
 /// The most rows the phase buffers before it decides.
 pub(crate) const MAX_ROWS: usize = 50;
@@ -39,8 +38,8 @@ pub(crate) struct Header {
     pub row: u64,
     /// Rows the header spans: 1, 2 or 3 with group rows, 0 for a table without a header.
     pub rows: u32,
-    /// Non-blank rows above the table (titles, notes): not data.
-    pub rows_above: u64,
+    /// The table's first row: its header's top row, or its first data row without a header.
+    pub first_row: u64,
 }
 
 /// What the phase decided: the header, and the buffered rows after it, to be read as data.
@@ -100,22 +99,18 @@ impl<T> HeaderPhase<T> {
         let headerless = self.headerless == Headerless::Allowed;
         let choice = detect::choose(&shapes, labels, headerless)?;
         let top = choice.groups.first().copied().or(choice.header);
-        let rows_above = self.texts[..top.unwrap_or(choice.data_from)]
-            .iter()
-            .filter(|t| !t.is_empty())
-            .count() as u64;
         let header = match choice.header {
             Some(h) => Header {
                 names: merged_names(&self.texts, &choice.groups, h),
                 row: self.rows[h].number,
                 rows: choice.groups.len() as u32 + 1,
-                rows_above,
+                first_row: self.rows[top.unwrap_or(h)].number,
             },
             None => Header {
                 names: vec![String::new(); self.texts[choice.data_from].len()],
                 row: 0,
                 rows: 0,
-                rows_above,
+                first_row: self.rows[choice.data_from].number,
             },
         };
         let data = self.rows.into_iter().skip(choice.data_from).collect();
@@ -202,7 +197,7 @@ mod tests {
                 names: vec!["id".into(), "amount".into()],
                 row: 3,
                 rows: 1,
-                rows_above: 1
+                first_row: 3,
             }
         );
         let numbers: Vec<u64> = d.data.iter().map(|b| b.number).collect();

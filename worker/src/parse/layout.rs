@@ -1,0 +1,408 @@
+//! Accounting for every record of a sheet: which rows are the header, which are data (and
+//! which of those are blank), and which were set aside and why — above the table, notes under
+//! it, or another table. The readers tell [`Tracker`] each row after the header as they read
+//! it; it decides whether the row is data or past the table's end, and at the end builds the
+//! sheet's [`SheetLayout`], whose counts add up to the sheet's records by construction.
+//!
+//! A table may end only at a row of names after blank rows ([`header::ends_table`]), and even
+//! then only once the rows after it have been seen ([`Fate::Held`]): when they are rows of the
+//! same kind as the table's and the row does not repeat the header, or when more rows of the
+//! table's kind would be set aside than the table keeps, they are all data. So a row is never
+//! dropped on the strength of one line.
+
+use shared::domain::task_result::{DataRange, SetAside, SetAsideKind, SheetLayout};
+
+use super::header::{self, Header, Look};
+
+/// The most rows held after a possible end of the table before deciding.
+pub(crate) const MAX_HELD: usize = 50;
+
+/// The most bytes of cell text held (as the readers count them) before deciding.
+pub(crate) const MAX_HELD_BYTES: usize = 1 << 20;
+
+/// What becomes of a row after the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// A data row (or a blank one inside the data).
+    Data,
+    /// Past the table's end: counted in a set-aside range, not read.
+    Aside,
+    /// After a possible end: the reader keeps it until [`Tracker::resolve`] says.
+    Held,
+}
+
+/// Whether rows held after a possible end are data after all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resolution {
+    /// Read them as data, in order.
+    Data,
+    /// They were set aside.
+    Aside,
+}
+
+/// One non-blank row after a possible end, as the decision reads it.
+#[derive(Debug, Clone, Copy)]
+struct RowLook {
+    number: u64,
+    values: u32,
+    texts: u32,
+    /// No name over a typed column and a value in one: a row of the table's kind.
+    like_data: bool,
+}
+
+/// Rows after a possible end of the table, starting with the row that may end it.
+#[derive(Debug)]
+struct Hold {
+    rows: Vec<RowLook>,
+    /// The first row repeats the header's names: a table of its own, even of the same kind.
+    repeats_header: bool,
+}
+
+/// Tracks one sheet's rows from its header on.
+#[derive(Debug, Default)]
+pub(crate) struct Tracker {
+    /// The header's rows, top first (empty without a header).
+    header_rows: Vec<u64>,
+    /// The first row of the table (its top header row, or its first data row).
+    top: u64,
+    /// The header's names, normalised, to tell a repeated header, and its width.
+    header_words: Vec<String>,
+    width: usize,
+    /// Non-blank data rows read, and the last one's number (0: none yet).
+    data_rows: u64,
+    data_last: u64,
+    /// The last non-blank row's number: the sheet's records so far, and the row a gap (blank
+    /// rows) is measured from.
+    last_filled: u64,
+    hold: Option<Hold>,
+    /// Rows up to this one were held and are data: they are read again without a new hold.
+    replayed_to: u64,
+    /// Past the table's end: the ranges set aside, the last one still open.
+    tail: Option<Tail>,
+}
+
+impl Tracker {
+    /// Starts the table at the header the header phase decided.
+    pub fn new(header: &Header) -> Self {
+        let header_rows = if header.row == 0 {
+            Vec::new()
+        } else {
+            (header.row + 1 - u64::from(header.rows)..=header.row).collect()
+        };
+        Self {
+            top: header.first_row,
+            header_words: header.names.iter().map(|n| header::normalise(n)).collect(),
+            width: header.names.len(),
+            last_filled: header.row.max(header.first_row.saturating_sub(1)),
+            header_rows,
+            ..Self::default()
+        }
+    }
+
+    /// Whether rows are being held after a possible end.
+    pub fn holding(&self) -> bool {
+        self.hold.is_some()
+    }
+
+    /// Whether the rows held are enough to decide.
+    pub fn hold_is_full(&self) -> bool {
+        self.hold.as_ref().is_some_and(|h| h.rows.len() >= MAX_HELD)
+    }
+
+    /// Row `number` after the header: `blank` when it has no cell, `cells` its non-empty
+    /// (column, text) cells (any text standing for a typed value), `typed(c)` whether column
+    /// `c`'s values so far are all of one type other than text.
+    #[inline]
+    pub fn fate<'t>(
+        &mut self,
+        number: u64,
+        blank: bool,
+        cells: impl Iterator<Item = (usize, &'t str)>,
+        typed: impl Fn(usize) -> bool,
+    ) -> Fate {
+        if blank {
+            return if self.hold.is_some() {
+                Fate::Held
+            } else if self.tail.is_some() {
+                Fate::Aside
+            } else {
+                Fate::Data
+            };
+        }
+        let after_blank = number > self.last_filled + 1;
+        self.last_filled = number;
+        if let Some(tail) = self.tail.as_mut() {
+            tail.push(
+                look_of(number, self.width, cells, &typed),
+                number > tail.last + 1,
+            );
+            return Fate::Aside;
+        }
+        if let Some(hold) = self.hold.as_mut() {
+            hold.rows.push(look_of(number, self.width, cells, &typed));
+            return Fate::Held;
+        }
+        if after_blank && number > self.replayed_to {
+            let texts: Vec<(usize, &str)> = cells.collect();
+            if header::ends_table(texts.iter().copied(), &typed) {
+                self.hold = Some(Hold {
+                    rows: vec![look_of(number, self.width, texts.iter().copied(), &typed)],
+                    repeats_header: self.repeats_header(&texts),
+                });
+                return Fate::Held;
+            }
+        }
+        self.data_rows += 1;
+        self.data_last = number;
+        Fate::Data
+    }
+
+    /// Whether most of a row's names are the header's.
+    fn repeats_header(&self, cells: &[(usize, &str)]) -> bool {
+        let same = cells
+            .iter()
+            .filter(|(_, t)| {
+                let w = header::normalise(t);
+                !w.is_empty() && self.header_words.contains(&w)
+            })
+            .count();
+        same * 2 > cells.len()
+    }
+
+    /// Decides what the rows held are: data when the rows after the first are all of the
+    /// table's kind and it does not repeat the header, or when more rows of the table's kind
+    /// would be set aside than the table keeps; else the table ends at the first.
+    pub fn resolve(&mut self) -> Resolution {
+        let Some(hold) = self.hold.take() else {
+            return Resolution::Data;
+        };
+        let after = &hold.rows[1..];
+        let like_data = after.iter().filter(|r| r.like_data).count() as u64;
+        let continues = !after.is_empty() && like_data == after.len() as u64;
+        if like_data > self.data_rows || (continues && !hold.repeats_header) {
+            self.replayed_to = self.last_filled;
+            return Resolution::Data;
+        }
+        let from = self.last_accounted() + 1;
+        let mut tail = Tail::new(from, hold.rows[0]);
+        for r in after {
+            tail.push(*r, r.number > tail.last + 1);
+        }
+        self.tail = Some(tail);
+        Resolution::Aside
+    }
+
+    /// The last row of the header or the data.
+    fn last_accounted(&self) -> u64 {
+        self.data_last
+            .max(self.header_rows.last().copied().unwrap_or(0))
+            .max(self.top.saturating_sub(1))
+    }
+
+    /// The sheet's layout once every row was seen (rows still held must have been resolved).
+    pub fn finish(self) -> SheetLayout {
+        let mut set_aside = Vec::new();
+        if self.top > 1 {
+            set_aside.push(range(1, self.top - 1, SetAsideKind::Above, None));
+        }
+        let first_row = self.header_rows.last().map_or(self.top, |h| h + 1);
+        let data = (self.data_rows > 0).then(|| DataRange {
+            first_row,
+            last_row: self.data_last,
+            blank_rows: self.data_last + 1 - first_row - self.data_rows,
+        });
+        if let Some(tail) = self.tail {
+            set_aside.extend(tail.finish());
+        }
+        SheetLayout {
+            records: self.last_filled,
+            header_rows: self.header_rows,
+            data,
+            set_aside,
+        }
+    }
+}
+
+/// How row `number` reads against a table `width` columns wide.
+fn look_of<'t>(
+    number: u64,
+    width: usize,
+    cells: impl Iterator<Item = (usize, &'t str)>,
+    typed: &impl Fn(usize) -> bool,
+) -> RowLook {
+    let (mut values, mut texts, mut typed_values, mut text_over_typed) = (0, 0, 0, false);
+    let mut wider = false;
+    for (c, text) in cells {
+        wider |= c >= width;
+        match Look::of(text) {
+            Look::Empty => {}
+            Look::Text => {
+                texts += 1;
+                text_over_typed |= typed(c);
+            }
+            _ => {
+                values += 1;
+                typed_values += u32::from(typed(c));
+            }
+        }
+    }
+    RowLook {
+        number,
+        values,
+        texts,
+        like_data: !text_over_typed && !wider && typed_values > 0,
+    }
+}
+
+fn range(from_row: u64, to_row: u64, kind: SetAsideKind, header_row: Option<u64>) -> SetAside {
+    SetAside {
+        from_row,
+        to_row,
+        kind,
+        rows: to_row + 1 - from_row,
+        header_row,
+    }
+}
+
+/// The rows past the table's end, in blocks (runs of rows between blank rows): a block with
+/// a row of values under a row of names (or a row of two values or more) is a table, headed
+/// by that row of names; any other block is notes. Blank rows go with the block after them, and
+/// neighbouring blocks of notes make one range.
+#[derive(Debug)]
+struct Tail {
+    done: Vec<SetAside>,
+    /// The open block: where its range starts, its last row, a row of names, whether it
+    /// holds a table and that table's header row.
+    from: u64,
+    last: u64,
+    names_row: Option<u64>,
+    table: Option<u64>,
+}
+
+impl Tail {
+    fn new(from: u64, first: RowLook) -> Self {
+        let mut tail = Tail {
+            done: Vec::new(),
+            from,
+            last: first.number,
+            names_row: None,
+            table: None,
+        };
+        tail.read(first);
+        tail
+    }
+
+    fn push(&mut self, row: RowLook, after_blank: bool) {
+        if after_blank {
+            self.close();
+            self.from = self.last + 1;
+            self.names_row = None;
+            self.table = None;
+        }
+        self.last = row.number;
+        self.read(row);
+    }
+
+    fn read(&mut self, row: RowLook) {
+        if self.table.is_some() {
+            return;
+        }
+        let filled = row.values + row.texts;
+        if row.values >= 1 && filled >= 2 && (self.names_row.is_some() || row.values >= 2) {
+            self.table = Some(self.names_row.unwrap_or(row.number));
+        } else if row.texts >= 2 && row.values == 0 {
+            self.names_row = Some(row.number);
+        }
+    }
+
+    fn close(&mut self) {
+        let block = match self.table {
+            Some(h) => range(self.from, self.last, SetAsideKind::Table, Some(h)),
+            None => range(self.from, self.last, SetAsideKind::Notes, None),
+        };
+        match self.done.last_mut() {
+            Some(prev) if prev.kind == SetAsideKind::Notes && block.kind == SetAsideKind::Notes => {
+                prev.to_row = block.to_row;
+                prev.rows += block.rows;
+            }
+            _ => self.done.push(block),
+        }
+    }
+
+    fn finish(mut self) -> Vec<SetAside> {
+        self.close();
+        self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(row: u64, rows: u32, first_row: u64) -> Header {
+        Header {
+            names: vec!["year".into(), "value".into()],
+            row,
+            rows,
+            first_row,
+        }
+    }
+
+    /// Feeds `csv` lines numbered from `from`; the second column is typed.
+    fn feed(t: &mut Tracker, from: u64, csv: &str) -> Vec<Fate> {
+        let mut fates = Vec::new();
+        for (i, line) in csv.lines().enumerate() {
+            let cells: Vec<(usize, &str)> = line.split(',').enumerate().collect();
+            let blank = line.trim().is_empty();
+            fates.push(t.fate(from + i as u64, blank, cells.into_iter(), |c| c == 1));
+        }
+        fates
+    }
+
+    #[test]
+    fn notes_under_the_table_are_set_aside_and_every_row_is_counted() {
+        let mut t = Tracker::new(&header(3, 1, 3));
+        feed(&mut t, 4, "a,1\nb,2\n\nSource: office,note\n");
+        assert_eq!(t.resolve(), Resolution::Aside);
+        let layout = t.finish();
+        assert_eq!(layout.records, 7);
+        assert_eq!(layout.accounted(2), 7);
+        assert_eq!(
+            layout.set_aside,
+            [
+                range(1, 2, SetAsideKind::Above, None),
+                range(6, 7, SetAsideKind::Notes, None)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_row_of_names_followed_by_rows_of_the_table_is_data() {
+        let mut t = Tracker::new(&header(1, 1, 1));
+        feed(&mut t, 2, "a,1\n\nNorth,South\nc,3\nd,4\n");
+        assert!(t.holding());
+        assert_eq!(t.resolve(), Resolution::Data);
+        // Read again as data, they are not held again.
+        let fates = feed(&mut t, 4, "North,South\nc,3\nd,4\n");
+        assert_eq!(fates, [Fate::Data; 3]);
+        let layout = t.finish();
+        assert_eq!(layout.data.map(|d| d.blank_rows), Some(1));
+        assert_eq!(layout.accounted(4), layout.records);
+    }
+
+    #[test]
+    fn a_second_table_repeating_the_header_is_a_table_range() {
+        let mut t = Tracker::new(&header(1, 1, 1));
+        feed(&mut t, 2, "a,1\nb,2\nc,3\n\nyear,value\nd,4\n\nnote\n");
+        assert_eq!(t.resolve(), Resolution::Aside);
+        let layout = t.finish();
+        assert_eq!(
+            layout.set_aside,
+            [
+                range(5, 7, SetAsideKind::Table, Some(6)),
+                range(8, 9, SetAsideKind::Notes, None)
+            ]
+        );
+        assert_eq!(layout.accounted(3), layout.records);
+    }
+}
