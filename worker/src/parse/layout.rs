@@ -46,7 +46,8 @@ struct RowLook {
     number: u64,
     values: u32,
     texts: u32,
-    /// No name over a typed column and a value in one: a row of the table's kind.
+    /// No name over a typed column, no cell past the table's width, and a value in a typed
+    /// column or half the table's cells filled: a row of the table's kind.
     like_data: bool,
 }
 
@@ -144,7 +145,7 @@ impl Tracker {
         }
         if after_blank && number > self.replayed_to {
             let texts: Vec<(usize, &str)> = cells.collect();
-            if header::ends_table(texts.iter().copied(), &typed) {
+            if header::ends_table(texts.iter().copied(), self.width, &typed) {
                 self.hold = Some(Hold {
                     rows: vec![look_of(number, self.width, texts.iter().copied(), &typed)],
                     repeats_header: self.repeats_header(&texts),
@@ -250,7 +251,9 @@ fn look_of<'t>(
         number,
         values,
         texts,
-        like_data: !text_over_typed && !wider && typed_values > 0,
+        like_data: !text_over_typed
+            && !wider
+            && (typed_values > 0 || (values + texts) as usize >= width.div_ceil(2).max(2)),
     }
 }
 

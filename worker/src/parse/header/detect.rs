@@ -10,7 +10,8 @@
 //! Workbooks keep their first row as the header even then: their typed cells make a row of
 //! numbers as likely to be the author's column titles (years, codes) as data.
 
-use super::look::{normalise, Look};
+use super::look::Look;
+use super::shape::Shape;
 
 /// How much better a later row must score than the first wide row to be taken instead.
 const MARGIN: f64 = 0.35;
@@ -20,65 +21,6 @@ const BELOW: usize = 10;
 
 /// How many candidate rows are scored.
 const MAX_CANDIDATES: usize = 25;
-
-/// A name longer than this reads as a sentence (a note), not a column's name.
-const MAX_NAME_CHARS: usize = 40;
-
-/// One buffered row as detection reads it.
-pub(super) struct Shape {
-    /// The row's 1-based number: group rows lie right above the header, with no gap.
-    number: u64,
-    looks: Vec<Look>,
-    /// Non-empty cells.
-    filled: usize,
-    /// Normalised texts, for template matching.
-    words: Vec<String>,
-    texts_short_and_distinct: f64,
-}
-
-impl Shape {
-    pub fn of(texts: &[String], number: u64) -> Shape {
-        let looks: Vec<Look> = texts.iter().map(|t| Look::of(t)).collect();
-        let filled = looks.iter().filter(|l| **l != Look::Empty).count();
-        let words: Vec<String> = texts.iter().map(|t| normalise(t)).collect();
-        let mut names: Vec<&str> = texts
-            .iter()
-            .zip(&looks)
-            .filter(|(t, l)| **l == Look::Text && t.trim().chars().count() <= MAX_NAME_CHARS)
-            .map(|(t, _)| t.trim())
-            .collect();
-        let short = names.len();
-        names.sort_unstable();
-        names.dedup();
-        // Repeated names are common under group rows (`sales`, `units` under each quarter),
-        // so repeats only halve a row's share of names.
-        let texts_short_and_distinct = if filled == 0 {
-            0.0
-        } else {
-            let distinct = names.len() as f64 / short.max(1) as f64;
-            (short as f64 / filled as f64) * (0.5 + 0.5 * distinct)
-        };
-        Shape {
-            number,
-            looks,
-            filled,
-            words,
-            texts_short_and_distinct,
-        }
-    }
-
-    fn is_blank(&self) -> bool {
-        self.filled == 0
-    }
-
-    /// The cells up to the last non-empty one.
-    fn span(&self) -> usize {
-        self.looks
-            .iter()
-            .rposition(|l| *l != Look::Empty)
-            .map_or(0, |i| i + 1)
-    }
-}
 
 /// What detection decided, as indices into the rows it was given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,27 +44,45 @@ pub(super) fn choose(rows: &[Shape], labels: &[Vec<String>], headerless: bool) -
     } else {
         1
     };
-    let mut best: Option<(usize, f64)> = None;
-    for i in (first..rows.len())
-        .filter(|&i| rows[i].filled >= min_filled)
+    // A template names its header wherever it stands: it is looked for in every row.
+    let end = if labels.is_empty() {
+        first_table_end(rows, min_filled)
+    } else {
+        rows.len()
+    };
+    let candidates: Vec<usize> = (first..end)
+        .filter(|&i| is_candidate(rows, i, min_filled))
         .take(MAX_CANDIDATES)
-    {
+        .collect();
+    let mut best: Option<(usize, f64)> = None;
+    for &i in &candidates {
         let score = score(rows, i, width, labels);
         best = match best {
             Some((_, b)) if score <= b + MARGIN => best,
             _ => Some((i, score)),
         };
     }
+    let first_candidate = candidates.first().copied().unwrap_or(first);
     let mut header = best.map_or(first, |(i, _)| i);
+    // Rows of the table's kind above the header would be set aside: when they outnumber the
+    // rows under it, the header found is not worth them.
+    if header != first_candidate && data_like_above(rows, header, min_filled) {
+        header = first_candidate;
+    }
     if looks_like_values(rows, header, labels) {
-        if headerless && header == first {
+        // A text file whose table starts with values has no header (rows above it are
+        // titles and metadata); a workbook keeps its first row, as it always did.
+        header = if headerless { first_candidate } else { first };
+        if headerless && looks_like_values(rows, header, labels) {
             return Some(Choice {
                 header: None,
                 groups: Vec::new(),
-                data_from: first,
+                data_from: header,
             });
         }
-        header = first;
+    }
+    if is_lower_line(rows, header) {
+        header += 1;
     }
     let mut groups = Vec::new();
     let mut lower = header;
@@ -139,6 +99,74 @@ pub(super) fn choose(rows: &[Shape], labels: &[Vec<String>], headerless: bool) -
         groups,
         data_from: header + 1,
     })
+}
+
+/// Whether row `i` may be the header: as full as half the table, or a sparse row of names
+/// right above values (a header naming only some of its columns); never a metadata line.
+fn is_candidate(rows: &[Shape], i: usize, min_filled: usize) -> bool {
+    let row = &rows[i];
+    if row.meta || row.is_blank() {
+        return false;
+    }
+    if row.filled >= min_filled {
+        return true;
+    }
+    let names = (0..row.looks.len()).filter(|&c| row.is_name(c)).count();
+    names >= 2
+        && !row.has_values()
+        && rows
+            .get(i + 1)
+            .is_some_and(|next| next.number == row.number + 1 && next.has_values())
+}
+
+/// The end (exclusive) of the first block of rows (rows between blank rows) that holds a
+/// table: two rows or more as full as half the table and holding values (`Company,ACME`
+/// lines above the table are not one). The header is looked for up to there, so a second
+/// table further down, however well its header scores, never displaces the first.
+fn first_table_end(rows: &[Shape], min_filled: usize) -> usize {
+    let mut full = 0;
+    for (i, row) in rows.iter().enumerate() {
+        let gap = i > 0 && (row.is_blank() || row.number > rows[i - 1].number + 1);
+        if gap && full >= 2 {
+            return i;
+        }
+        if gap {
+            full = 0;
+        }
+        if !row.meta && row.filled >= min_filled && row.has_values() {
+            full += 1;
+        }
+    }
+    rows.len()
+}
+
+/// Whether more rows above `header` look like data (as full as half the table, with values)
+/// than there are rows under it.
+fn data_like_above(rows: &[Shape], header: usize, min_filled: usize) -> bool {
+    let above = rows[..header]
+        .iter()
+        .filter(|r| !r.meta && r.filled >= min_filled && r.has_values())
+        .count();
+    let below = rows[header + 1..].iter().filter(|r| !r.is_blank()).count();
+    above > below
+}
+
+/// Whether the row under `header` is the lower line of a two-line header: names only, right
+/// under it, with values under them, and grouped by the header's row ([`is_group_row`]: the
+/// upper line spans it, or holds the label columns it leaves empty).
+fn is_lower_line(rows: &[Shape], header: usize) -> bool {
+    let (Some(upper), Some(lower)) = (rows.get(header), rows.get(header + 1)) else {
+        return false;
+    };
+    let names = (0..lower.looks.len()).filter(|&c| lower.is_name(c)).count();
+    lower.number == upper.number + 1
+        && names >= 2
+        && !lower.has_values()
+        && rows[header + 2..]
+            .iter()
+            .find(|r| !r.is_blank())
+            .is_some_and(Shape::has_values)
+        && is_group_row(upper, lower)
 }
 
 /// The table's width: the widest span at least two rows share (one ragged row does not make
@@ -207,23 +235,23 @@ fn template_match(row: &Shape, labels: &[Vec<String>]) -> f64 {
 }
 
 /// Whether row `i` is data rather than names: none of its cells is a name over values, and
-/// some of its values sit over values of the same look. A year (`2024`) beside names is a
-/// name too: reports head columns with years.
+/// some of its values sit over values of the same look. A year (`2024`, `1990.0`) over values
+/// that are not years is a name: reports head columns with years.
 fn looks_like_values(rows: &[Shape], i: usize, labels: &[Vec<String>]) -> bool {
     let row = &rows[i];
     if template_match(row, labels) > 0.0 {
         return false;
     }
-    let has_text = row.looks.contains(&Look::Text);
     let (mut agree, mut differ) = (0, 0);
     for (c, look) in row.looks.iter().enumerate() {
         let Some(dominant) = dominant_look(below(rows, i).filter_map(|r| r.looks.get(c).copied()))
         else {
             continue;
         };
+        let years_below = below(rows, i).any(|r| r.years.get(c) == Some(&true));
         match look {
             Look::Text if dominant.is_value() => differ += 1,
-            Look::Number if has_text && is_year(&row.words[c]) => {}
+            Look::Number if row.years[c] && !years_below && dominant.is_value() => differ += 1,
             l if l.is_value() && *l == dominant => agree += 1,
             _ => {}
         }
@@ -231,16 +259,9 @@ fn looks_like_values(rows: &[Shape], i: usize, labels: &[Vec<String>]) -> bool {
     differ == 0 && agree > 0
 }
 
-fn is_year(word: &str) -> bool {
-    word.len() == 4
-        && word
-            .parse::<u16>()
-            .is_ok_and(|y| (1900..=2100).contains(&y))
-}
-
 /// The look most non-empty cells of a column have, if at least 60 % of them have it.
 fn dominant_look(looks: impl Iterator<Item = Look>) -> Option<Look> {
-    let mut counts = [0usize; 5];
+    let mut counts = [0usize; 6];
     let mut total = 0;
     for l in looks.filter(|l| *l != Look::Empty) {
         counts[l as usize] += 1;
@@ -254,34 +275,38 @@ fn dominant_look(looks: impl Iterator<Item = Look>) -> Option<Look> {
             Look::Number,
             Look::Date,
             Look::Bool,
+            Look::Missing,
         ][k]
     })
 }
 
-/// Whether `row`, right above `header`, groups its columns (`Q1` over `Sales`, `Units`):
-/// two names or more, fewer than the header's, and at least one spanning the empty cells
-/// after it. A lone cell is a title, wherever it stands.
+/// Whether `row`, right above `header`, groups its columns (`Q1` over `Sales`, `Units`; years
+/// over `Male`, `Female`): two names or more and no values, fewer names than the header's
+/// unless it names the label columns the header leaves empty, and at least one spanning the
+/// empty cells after it. A lone cell is a title, wherever it stands.
 fn is_group_row(row: &Shape, header: &Shape) -> bool {
-    if row.is_blank()
-        || row.filled >= header.filled
-        || row.span() > header.looks.len()
-        || row.looks.iter().any(|l| l.is_value())
-    {
-        return false;
-    }
-    if row.filled < 2 {
+    if row.is_blank() || row.filled < 2 || row.span() > header.looks.len() {
         return false;
     }
     let named = |c: usize| header.looks.get(c).is_some_and(|l| *l != Look::Empty);
+    // Years are group names only in a row whose text stands over label columns alone
+    // (`Region,2019,,2020,`); beside other text (`Report,2020`) a year is a value.
+    let years_are_names = (0..row.looks.len()).all(|c| row.looks[c] != Look::Text || !named(c));
+    let is_name =
+        |c: usize| row.looks.get(c) == Some(&Look::Text) || (years_are_names && row.years[c]);
+    let values = (0..row.looks.len()).any(|c| row.looks[c].is_value() && !is_name(c));
+    let labels_above_empty = (0..row.looks.len()).any(|c| is_name(c) && !named(c));
+    if values || (row.filled >= header.filled && !labels_above_empty) {
+        return false;
+    }
     (0..row.looks.len()).any(|c| {
-        row.looks[c] == Look::Text
-            && row.looks.get(c + 1).is_none_or(|l| *l == Look::Empty)
-            && named(c + 1)
+        is_name(c) && row.looks.get(c + 1).is_none_or(|l| *l == Look::Empty) && named(c + 1)
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::look::normalise;
     use super::*;
 
     fn shapes(csv: &str) -> Vec<Shape> {
@@ -334,15 +359,67 @@ mod tests {
     }
 
     #[test]
-    fn a_narrow_first_row_over_values_stays_the_header() {
+    fn a_narrow_first_row_over_values_is_a_title_in_text_and_the_header_in_a_workbook() {
+        let rows = shapes("a\n1,1,1\n1,1,1\n");
+        let text = choose(&rows, &[], true);
+        assert_eq!(text.map(|c| (c.header, c.data_from)), Some((None, 1)));
+        let workbook = choose(&rows, &[], false);
+        assert_eq!(workbook.and_then(|c| c.header), Some(0));
+    }
+
+    #[test]
+    fn years_exported_as_decimals_under_a_title_are_the_header() {
+        let csv =
+            "Table 3. Exports (million USD)\nCountry,1989.0,1990.0\nFrance,1.5,2.5\nItaly,3.5,4\n";
+        assert_eq!(header_of(csv), Some(1));
         assert_eq!(
-            header_of(
-                "a
-1,1,1
-1,1,1
-"
-            ),
+            header_of(",1989.0,1990.0\nFrance,1.5,2.5\nItaly,3.5,4\n"),
             Some(0)
+        );
+    }
+
+    #[test]
+    fn a_sparse_header_under_metadata_lines_is_the_header() {
+        let csv = "Station:,EDW\nElevation:,2\nDate,Hour,,,Wind,\n\
+                   2001-01-01,1,2,3,4,5\n2001-01-01,2,2,3,4,5\n2001-01-01,3,2,3,4,5\n";
+        assert_eq!(header_of(csv), Some(2));
+    }
+
+    #[test]
+    fn values_under_metadata_lines_have_no_header() {
+        let c = choose(
+            &shapes("Unit: mm\nStation: 260\n2001,1,5.5\n2001,2,6.5\n"),
+            &[],
+            true,
+        );
+        assert_eq!(c.map(|c| (c.header, c.data_from)), Some((None, 2)));
+    }
+
+    #[test]
+    fn a_second_tables_header_never_displaces_the_first() {
+        let csv = "Size,Households,Share\n1,2024,0.5\n2,12,0.25\n\n\
+                   Region,Owner,Rented,Other\nNorth,1,2,3\n";
+        assert_eq!(header_of(csv), Some(0));
+    }
+
+    #[test]
+    fn the_lower_line_of_a_two_line_header_is_the_header_under_its_groups() {
+        let c = choose(
+            &shapes(
+                "Area,Age,Population,,\n,,Male,Female,Total\nNorth,0-14,1,2,3\nSouth,15-64,4,5,9\n",
+            ),
+            &[],
+            true,
+        );
+        assert_eq!(c.map(|c| (c.header, c.groups)), Some((Some(1), vec![0])));
+        let years = choose(
+            &shapes("Region,2019,,2020,\n,Male,Female,Male,Female\nNorth,1,2,3,4\nSouth,5,6,7,8\n"),
+            &[],
+            true,
+        );
+        assert_eq!(
+            years.map(|c| (c.header, c.groups)),
+            Some((Some(1), vec![0]))
         );
     }
 

@@ -1,7 +1,9 @@
 //! What one cell looks like to the header phase: a name (text), a value (a number, a date, a
-//! boolean) or nothing. Detection only compares rows with each other, so the reading is looser
-//! than column typing: `$1,234.50`, `12 %`, `(300)` and `31.01.2024` are values here although a
-//! column of them is typed text, because no person would take them for a column's name.
+//! boolean, a missing-value marker) or nothing. Detection only compares rows with each other, so
+//! the reading is looser than column typing: `$1,234.50`, `12 %`, `(300)`, `31.01.2024`, `3,5`,
+//! `−0,1` (a Unicode minus or a dash) and `1 234` are values here although a column of them is
+//! typed text, and so are the markers statistics offices put where a value is missing (`(NA)`,
+//! `(D)`, `n/a`, `x`), because no person would take them for a column's name.
 
 use shared::domain::{ColumnType, TypeSet};
 
@@ -13,7 +15,15 @@ pub(crate) enum Look {
     Number,
     Date,
     Bool,
+    /// A marker standing for a missing value (`(NA)`, `(D)`, `(X)`, `n/a`, `x`).
+    Missing,
 }
+
+/// Missing-value markers with letters in them (those without, `-`, `..`, `:`, are blank).
+const MISSING: [&str; 14] = [
+    "(na)", "(d)", "(x)", "(z)", "(s)", "(b)", "(n)", "(r)", "na", "n/a", "n.a.", "x", "nan",
+    "null",
+];
 
 impl Look {
     pub fn of(text: &str) -> Look {
@@ -22,6 +32,9 @@ impl Look {
         // an empty one.
         if !t.chars().any(char::is_alphanumeric) {
             return Look::Empty;
+        }
+        if t.len() <= 5 && MISSING.iter().any(|m| t.eq_ignore_ascii_case(m)) {
+            return Look::Missing;
         }
         match TypeSet::ANY.narrow(t.as_bytes()).column_type(true) {
             ColumnType::Integer | ColumnType::Decimal => Look::Number,
@@ -33,17 +46,20 @@ impl Look {
     }
 
     pub fn is_value(self) -> bool {
-        matches!(self, Look::Number | Look::Date | Look::Bool)
+        matches!(self, Look::Number | Look::Date | Look::Bool | Look::Missing)
     }
 }
 
-/// Digits with the separators, signs and currency marks amounts and dates are written with.
+/// Digits with the separators, signs and currency marks amounts and dates are written with,
+/// the Unicode minus and dashes used as minus signs and the spaces used as thousands
+/// separators among them.
 fn loosely_numeric(t: &str) -> bool {
     let mut digits = 0;
     for c in t.chars() {
         match c {
             '0'..='9' => digits += 1,
             ',' | '.' | ' ' | '-' | '+' | '(' | ')' | '%' | '/' | ':' | '\'' | '\u{a0}' => {}
+            '\u{2212}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{202f}' | '\u{2009}' => {}
             '$' | '€' | '£' | '¥' | '₹' | '₩' => {}
             _ => return false,
         }
@@ -103,6 +119,14 @@ mod tests {
             "12 %",
             "31.01.2024",
             "2024-01-31",
+            "3,5",
+            "\u{2013}0,1",
+            "\u{2212}12.5",
+            "1\u{202f}234\u{202f}567",
+            "13.369.393",
+            "(NA)",
+            "(D)",
+            "n/a",
         ] {
             assert!(Look::of(value).is_value(), "{value}");
         }

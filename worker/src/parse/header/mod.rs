@@ -8,6 +8,7 @@
 
 mod detect;
 mod look;
+mod shape;
 
 use shared::template::Template;
 
@@ -93,8 +94,8 @@ impl<T> HeaderPhase<T> {
     /// [`template_labels`]) preferring the row that names them. `None` when every row was
     /// blank.
     pub fn decide(self, labels: &[Vec<String>]) -> Option<Decision<T>> {
-        let shapes: Vec<detect::Shape> = (self.texts.iter().zip(&self.rows))
-            .map(|(texts, row)| detect::Shape::of(texts, row.number))
+        let shapes: Vec<shape::Shape> = (self.texts.iter().zip(&self.rows))
+            .map(|(texts, row)| shape::Shape::of(texts, row.number))
             .collect();
         let headerless = self.headerless == Headerless::Allowed;
         let choice = detect::choose(&shapes, labels, headerless)?;
@@ -156,23 +157,29 @@ pub(crate) fn template_labels(template: &Template) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Whether a row after blank rows ends the table (a second table's header, or notes): its
-/// cells are all names (`looks` of its non-empty cells), and one of them stands in a column
-/// whose values so far are all typed (`typed(c)`). Rows of values, and text under text
-/// columns, stay data, so a clean file's rows are never dropped.
+/// Whether a row after blank rows may end the table (a second table's header, or notes): its
+/// cells are all names (`cells` its non-empty ones), and one of them stands in a column whose
+/// values so far are all typed (`typed(c)`), or it is a single cell under a table of several
+/// columns (`width`): a note, a source line, a title. Rows of values, and rows of text under
+/// text columns, stay data; and even a row that may end the table ends it only once the rows
+/// after it say so (`layout::Tracker::resolve`).
 pub(crate) fn ends_table<'t>(
     cells: impl Iterator<Item = (usize, &'t str)>,
+    width: usize,
     typed: impl Fn(usize) -> bool,
 ) -> bool {
-    let mut over_typed = false;
+    let (mut over_typed, mut filled) = (false, 0);
     for (c, text) in cells {
         match Look::of(text) {
             Look::Empty => {}
-            Look::Text => over_typed |= typed(c),
+            Look::Text => {
+                over_typed |= typed(c);
+                filled += 1;
+            }
             _ => return false,
         }
     }
-    over_typed
+    over_typed || (filled == 1 && width >= 2)
 }
 
 #[cfg(test)]

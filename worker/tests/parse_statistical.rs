@@ -1,0 +1,114 @@
+//! Header and table detection on files shaped like statistics offices' publications
+//! (`tests/fixtures/statistical/`, written by its `generate.py` with what a person reads in
+//! each in `manifest.json`): years as column labels under a title, sparse headers under
+//! metadata lines, decimal commas and Unicode minus signs, missing-value markers, two-line
+//! headers, several tables on a sheet, headerless series, notes under the table, and clean
+//! tables. No file may lose a data row, every layout must add up, and the header must be
+//! right in at least 95 % of them; the score is printed
+//! (`cargo test -p worker --test parse_statistical -- --nocapture`).
+
+mod parse_support;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use parse_support::parse;
+use serde::Deserialize;
+use worker::parse::{FileFormat, SheetLayout};
+
+#[derive(Deserialize)]
+struct Expected {
+    file: String,
+    kind: String,
+    header_row: u64,
+    columns: Vec<String>,
+    /// Data rows a person reads in the file.
+    rows: u64,
+    layout: SheetLayout,
+}
+
+fn folder() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/statistical")
+}
+
+/// Per kind: files, headers right, layouts right, files losing rows.
+#[derive(Default)]
+struct Score {
+    files: u32,
+    header: u32,
+    layout: u32,
+    lost: u32,
+}
+
+#[test]
+fn statistical_files_keep_every_data_row_and_find_their_header() {
+    let manifest = std::fs::read_to_string(folder().join("manifest.json")).expect("manifest");
+    let expected: Vec<Expected> = serde_json::from_str(&manifest).expect("manifest is JSON");
+    assert!(expected.len() >= 80, "{} fixtures", expected.len());
+    let mut scores: BTreeMap<&str, Score> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for e in &expected {
+        let bytes = std::fs::read(folder().join(&e.file)).expect("fixture");
+        // Parsing asserts that every record is accounted for (`parse_support::parse`).
+        let p = parse(&bytes, FileFormat::Csv);
+        let sheet = &p.summary().sheets[0];
+        let score = scores.entry(&e.kind).or_default();
+        score.files += 1;
+        let header = sheet.header_row == e.header_row && sheet.columns == e.columns;
+        score.header += u32::from(header);
+        score.layout += u32::from(sheet.layout == e.layout);
+        score.lost += u32::from(sheet.rows < e.rows);
+        if !header || sheet.layout != e.layout || sheet.rows != e.rows {
+            misses.push(format!(
+                "{}: header {} {:?}, {} rows, {:?}\n  expected {} {:?}, {} rows, {:?}",
+                e.file,
+                sheet.header_row,
+                sheet.columns,
+                sheet.rows,
+                sheet.layout,
+                e.header_row,
+                e.columns,
+                e.rows,
+                e.layout
+            ));
+        }
+    }
+    let total = scores.values().fold(Score::default(), |t, s| Score {
+        files: t.files + s.files,
+        header: t.header + s.header,
+        layout: t.layout + s.layout,
+        lost: t.lost + s.lost,
+    });
+    for (kind, s) in &scores {
+        println!(
+            "  {kind:<18} {:>2} files: header right {:>2}, layout right {:>2}, losing rows {}",
+            s.files, s.header, s.layout, s.lost
+        );
+    }
+    let pct = |n: u32| 100.0 * f64::from(n) / f64::from(total.files);
+    println!(
+        "statistical fixtures: header right {}/{} ({:.1} %), layout right {}/{} ({:.1} %), files losing data rows: {}",
+        total.header,
+        total.files,
+        pct(total.header),
+        total.layout,
+        total.files,
+        pct(total.layout),
+        total.lost
+    );
+    for m in &misses {
+        println!("{m}");
+    }
+    assert_eq!(total.lost, 0, "files losing data rows");
+    assert!(
+        pct(total.header) >= 95.0,
+        "header right in {:.1} %",
+        pct(total.header)
+    );
+    let clean = &scores["clean"];
+    assert_eq!(
+        (clean.header, clean.layout),
+        (clean.files, clean.files),
+        "clean files change"
+    );
+}
