@@ -158,18 +158,7 @@ fn a_template_finds_its_header_below_rows_that_look_like_one() {
     let without = parse(bytes, FileFormat::Csv);
     assert_eq!(without.summary().sheets[0].header_row, 1);
 
-    let job = TemplateJob {
-        schema: json!({"fields": [
-            {"name": "invoice_no", "title": "Invoice No."},
-            {"name": "amount", "title": "Amount", "type": "number"},
-        ]}),
-        sheet: None,
-        on_invalid: OnInvalid::DropInvalidRows,
-        max_errors: 100,
-        confirmed: None,
-        confirmed_sheet: None,
-        remembered: Default::default(),
-    };
+    let job = invoice_job();
     let (_dir, path) = parse_support::temp_file(bytes, "upload.csv");
     let mut rows = 0;
     let summary = parse_templated(
@@ -188,6 +177,42 @@ fn a_template_finds_its_header_below_rows_that_look_like_one() {
         Some((4, 2, 0))
     );
     assert_eq!(rows, 2);
+}
+
+#[test]
+fn a_templated_sheet_validates_a_note_under_its_table_instead_of_setting_it_aside() {
+    let bytes = b"Invoice No.,Amount\nA-1,5\nA-2,7\n\nSource: ERP\n";
+    let (_dir, path) = parse_support::temp_file(bytes, "upload.csv");
+    let summary = parse_templated(
+        &path,
+        FileFormat::Csv,
+        &ParseLimits::default(),
+        &invoice_job(),
+        &mut |_| Ok(()),
+    )
+    .expect("parsed");
+    let sheet = &summary.sheets[0];
+    assert!(sheet.layout.set_aside.is_empty(), "{:?}", sheet.layout);
+    assert_eq!(sheet.layout.data.map(|d| d.last_row), Some(5));
+    let report = summary.validation.expect("a report");
+    // The blank row and the note are rows of the table, reported as errors.
+    assert_eq!((report.rows_valid, report.rows_rejected), (2, 2));
+}
+
+/// A template of two fields, `invoice_no` and a number `amount`, dropping invalid rows.
+fn invoice_job() -> TemplateJob {
+    TemplateJob {
+        schema: json!({"fields": [
+            {"name": "invoice_no", "title": "Invoice No."},
+            {"name": "amount", "title": "Amount", "type": "number"},
+        ]}),
+        sheet: None,
+        on_invalid: OnInvalid::DropInvalidRows,
+        max_errors: 100,
+        confirmed: None,
+        confirmed_sheet: None,
+        remembered: Default::default(),
+    }
 }
 
 fn aside(from_row: u64, to_row: u64, kind: SetAsideKind, header_row: Option<u64>) -> SetAside {

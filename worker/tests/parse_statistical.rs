@@ -112,3 +112,68 @@ fn statistical_files_keep_every_data_row_and_find_their_header() {
         "clean files change"
     );
 }
+
+/// The same files as workbooks (numbers as number cells, the rest as text, blank lines as
+/// empty rows), as a person saving the CSV from a spreadsheet gets them. Workbooks keep a header
+/// row even over a table of values (see `docs/header-detection.md`), so a headerless file's
+/// header is its first row; no file may lose a data row either way.
+#[test]
+fn statistical_files_as_workbooks_keep_every_data_row() {
+    let manifest = std::fs::read_to_string(folder().join("manifest.json")).expect("manifest");
+    let expected: Vec<Expected> = serde_json::from_str(&manifest).expect("manifest is JSON");
+    let (mut right, mut lost) = (0, Vec::new());
+    for e in &expected {
+        let text = std::fs::read_to_string(folder().join(&e.file)).expect("fixture");
+        let delimiter = if e.kind == "locale_numbers" {
+            b';'
+        } else {
+            b','
+        };
+        let p = parse(&workbook_of(&text, delimiter), FileFormat::Xlsx);
+        let sheet = &p.summary().sheets[0];
+        let header_row = if e.header_row == 0 { 1 } else { e.header_row };
+        right += u32::from(sheet.header_row == header_row);
+        // A headerless file's first row is its header here: its other lines above the data
+        // become rows, so only the rows a person reads as data are counted.
+        if sheet.rows < e.rows {
+            lost.push(format!("{}: {} rows of {}", e.file, sheet.rows, e.rows));
+        }
+    }
+    println!(
+        "statistical fixtures as xlsx: header right {right}/{} ({:.1} %), files losing data rows: {}",
+        expected.len(),
+        100.0 * f64::from(right) / expected.len() as f64,
+        lost.len()
+    );
+    assert!(lost.is_empty(), "{}", lost.join("\n"));
+    assert!(f64::from(right) >= 0.95 * expected.len() as f64);
+}
+
+/// An xlsx of a fixture's lines, split at `delimiter`: cells that read as plain numbers are
+/// number cells.
+fn workbook_of(text: &str, delimiter: u8) -> Vec<u8> {
+    let mut wb = rust_xlsxwriter::Workbook::new();
+    let ws = wb.add_worksheet();
+    // One record a line in these files: each line read on its own keeps its row number.
+    for (row, line) in text.lines().enumerate() {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .delimiter(delimiter)
+            .from_reader(line.as_bytes());
+        let Some(record) = reader.records().next() else {
+            continue;
+        };
+        let record = record.expect("a record");
+        let row = u32::try_from(row).expect("row");
+        for (c, cell) in record.iter().enumerate() {
+            let c = u16::try_from(c).expect("column");
+            match cell.parse::<f64>() {
+                Ok(n) => ws.write_number(row, c, n).map(|_| ()),
+                Err(_) if cell.is_empty() => Ok(()),
+                Err(_) => ws.write_string(row, c, cell).map(|_| ()),
+            }
+            .expect("write a cell");
+        }
+    }
+    wb.save_to_buffer().expect("xlsx")
+}

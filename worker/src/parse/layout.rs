@@ -80,6 +80,10 @@ pub(crate) struct Tracker {
     replayed_to: u64,
     /// Past the table's end: the ranges set aside, the last one still open.
     tail: Option<Tail>,
+    /// The table never ends before the sheet does (a templated sheet).
+    to_the_end: bool,
+    /// Rows are held or set aside: no row takes the fast path of [`Tracker::fate`].
+    busy: bool,
 }
 
 impl Tracker {
@@ -100,6 +104,11 @@ impl Tracker {
         }
     }
 
+    /// Makes every row after the header data (or blank).
+    pub fn run_to_the_end(&mut self) {
+        self.to_the_end = true;
+    }
+
     /// Whether rows are being held after a possible end.
     pub fn holding(&self) -> bool {
         self.hold.is_some()
@@ -115,6 +124,27 @@ impl Tracker {
     /// `c`'s values so far are all of one type other than text.
     #[inline]
     pub fn fate<'t>(
+        &mut self,
+        number: u64,
+        blank: bool,
+        cells: impl Iterator<Item = (usize, &'t str)>,
+        typed: impl Fn(usize) -> bool,
+    ) -> Fate {
+        // The next row of a table being read: all but a few rows of a sheet.
+        if !blank && !self.busy && number == self.last_filled + 1 {
+            self.last_filled = number;
+            self.data_rows += 1;
+            self.data_last = number;
+            return Fate::Data;
+        }
+        self.fate_after_a_gap(number, blank, cells, typed)
+    }
+
+    /// [`Tracker::fate`] for a blank row, a row after blank rows, or any row once the table
+    /// may have ended.
+    #[cold]
+    #[inline(never)]
+    fn fate_after_a_gap<'t>(
         &mut self,
         number: u64,
         blank: bool,
@@ -143,13 +173,14 @@ impl Tracker {
             hold.rows.push(look_of(number, self.width, cells, &typed));
             return Fate::Held;
         }
-        if after_blank && number > self.replayed_to {
+        if after_blank && number > self.replayed_to && !self.to_the_end {
             let texts: Vec<(usize, &str)> = cells.collect();
             if header::ends_table(texts.iter().copied(), self.width, &typed) {
                 self.hold = Some(Hold {
                     rows: vec![look_of(number, self.width, texts.iter().copied(), &typed)],
                     repeats_header: self.repeats_header(&texts),
                 });
+                self.busy = true;
                 return Fate::Held;
             }
         }
@@ -182,6 +213,7 @@ impl Tracker {
         let continues = !after.is_empty() && like_data == after.len() as u64;
         if like_data > self.data_rows || (continues && !hold.repeats_header) {
             self.replayed_to = self.last_filled;
+            self.busy = false;
             return Resolution::Data;
         }
         let from = self.last_accounted() + 1;

@@ -240,7 +240,12 @@ impl SheetBuilder {
     }
 
     /// A templated sheet: its columns are the template's fields, typed by the template.
+    /// Its table runs to the sheet's end: every row is validated, a note as much as a data
+    /// row, and the error report says where each one failed.
     pub fn set_template_columns(&mut self, names: Vec<String>, types: Vec<ColumnType>) {
+        if let Some(tracker) = self.tracker.as_mut() {
+            tracker.run_to_the_end();
+        }
         self.columns = names;
         self.header_len = self.columns.len();
         self.columns_acc = vec![ColumnAcc::new(); self.header_len];

@@ -106,7 +106,8 @@ impl<'l, 's, 'v> Table<'l, 's, 'v> {
         let sheet = &mut self.sheet;
         // Blank lines and rows of empty fields carry nothing: skip them, but a template's
         // report names a blank row inside its table.
-        if record.is_blank() && self.validation.is_none() {
+        let blank = record.is_blank();
+        if blank && self.validation.is_none() {
             return Ok(());
         }
         let bytes = record.bytes;
@@ -116,7 +117,7 @@ impl<'l, 's, 'v> Table<'l, 's, 'v> {
                 std::str::from_utf8(&bytes[start..end]).unwrap_or("\u{FFFD}"),
             )
         });
-        match sheet.fate(number, record.is_blank(), cells) {
+        match sheet.fate(number, blank, cells) {
             Fate::Data => {}
             Fate::Aside => return Ok(()),
             Fate::Held => return self.hold(record, number, on_event),
@@ -173,6 +174,8 @@ impl<'l, 's, 'v> Table<'l, 's, 'v> {
 
     /// Keeps record `number`, after a possible end of the table, until enough are held to
     /// decide whether they are data.
+    #[cold]
+    #[inline(never)]
     fn hold(
         &mut self,
         record: &Record<'_>,
