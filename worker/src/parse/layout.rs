@@ -202,7 +202,8 @@ impl Tracker {
     }
 
     /// Decides what the rows held are: data when the rows after the first are all of the
-    /// table's kind and it does not repeat the header, or when more rows of the table's kind
+    /// table's kind and it does not repeat the header (or it does, but they run past what is
+    /// held, so how many would be set aside is unknown), or when more rows of the table's kind
     /// would be set aside than the table keeps; else the table ends at the first.
     pub fn resolve(&mut self) -> Resolution {
         let Some(hold) = self.hold.take() else {
@@ -211,7 +212,8 @@ impl Tracker {
         let after = &hold.rows[1..];
         let like_data = after.iter().filter(|r| r.like_data).count() as u64;
         let continues = !after.is_empty() && like_data == after.len() as u64;
-        if like_data > self.data_rows || (continues && !hold.repeats_header) {
+        let open_ended = hold.rows.len() >= MAX_HELD;
+        if like_data > self.data_rows || (continues && (!hold.repeats_header || open_ended)) {
             self.replayed_to = self.last_filled;
             self.busy = false;
             return Resolution::Data;
@@ -423,6 +425,15 @@ mod tests {
         let layout = t.finish();
         assert_eq!(layout.data.map(|d| d.blank_rows), Some(1));
         assert_eq!(layout.accounted(4), layout.records);
+    }
+
+    #[test]
+    fn a_repeated_header_over_more_rows_than_are_held_is_data() {
+        let mut t = Tracker::new(&header(1, 1, 1));
+        let table: String = (0..60).map(|i| format!("r{i},{i}\n")).collect();
+        feed(&mut t, 2, &format!("{table}\nyear,value\n{table}"));
+        assert!(t.hold_is_full());
+        assert_eq!(t.resolve(), Resolution::Data);
     }
 
     #[test]
