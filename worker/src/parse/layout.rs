@@ -4,10 +4,11 @@
 //! it; it decides whether the row is data or past the table's end, and at the end builds the
 //! sheet's [`SheetLayout`], whose counts add up to the sheet's records by construction.
 //!
-//! A table may end only at a row of names after blank rows ([`header::ends_table`]), and even
-//! then only once the rows after it have been seen ([`Fate::Held`]): when they are rows of the
-//! same kind as the table's and the row does not repeat the header, or when more rows of the
-//! table's kind would be set aside than the table keeps, they are all data. So a row is never
+//! A table may end only at a row of names, or a single cell, after blank rows
+//! ([`header::ends_table`]), and even then only once the rows after it have been seen
+//! ([`Fate::Held`], at most [`MAX_HELD`]): when they are rows of the same kind as the table's
+//! and the row does not repeat the header, or when more rows of the table's kind would be set
+//! aside than the table keeps, they are all data ([`Tracker::resolve`]). So a row is never
 //! dropped on the strength of one line.
 
 use shared::domain::task_result::{DataRange, SetAside, SetAsideKind, SheetLayout};

@@ -386,6 +386,11 @@ mod tests {
     }
 
     #[test]
+    fn names_ending_in_colons_are_a_header_not_metadata() {
+        assert_eq!(header_of("Name:,Age:\nAnn,3\nBob,4\n"), Some(0));
+    }
+
+    #[test]
     fn values_under_metadata_lines_have_no_header() {
         let c = choose(
             &shapes("Unit: mm\nStation: 260\n2001,1,5.5\n2001,2,6.5\n"),

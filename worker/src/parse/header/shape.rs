@@ -20,7 +20,7 @@ pub(super) struct Shape {
     /// Cells that are years (`1990`, `1990.0`): column labels in a row of names above values.
     pub(super) years: Vec<bool>,
     /// A metadata line (`Station:,EDW`, `Unit: mm`): a label ending in `:` and at most one
-    /// value. Never a header, never part of the table.
+    /// value (which does not end in `:` itself). Never a header, never part of the table.
     pub(super) meta: bool,
 }
 
@@ -47,11 +47,13 @@ impl Shape {
             (short as f64 / filled as f64) * (0.5 + 0.5 * distinct)
         };
         let years = texts.iter().map(|t| is_year(t)).collect();
-        let meta = filled <= 2
-            && texts
-                .iter()
-                .find(|t| !t.trim().is_empty())
-                .is_some_and(|t| t.trim_end().ends_with(':') || (filled == 1 && t.contains(": ")));
+        let mut cells = texts.iter().map(|t| t.trim()).filter(|t| !t.is_empty());
+        let meta = match (cells.next(), cells.next(), cells.next()) {
+            (Some(label), None, None) => label.ends_with(':') || label.contains(": "),
+            // `Name:,Age:` is a header whose names end in colons, not a label and its value.
+            (Some(label), Some(value), None) => label.ends_with(':') && !value.ends_with(':'),
+            _ => false,
+        };
         Shape {
             number,
             looks,
