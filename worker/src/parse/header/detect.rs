@@ -141,13 +141,11 @@ fn first_table_end(rows: &[Shape], min_filled: usize) -> usize {
 }
 
 /// Whether more rows above `header` look like data (as full as half the table, with values)
-/// than there are rows under it.
+/// than under it (notes under the table do not count).
 fn data_like_above(rows: &[Shape], header: usize, min_filled: usize) -> bool {
-    let above = rows[..header]
-        .iter()
-        .filter(|r| !r.meta && r.filled >= min_filled && r.has_values())
-        .count();
-    let below = rows[header + 1..].iter().filter(|r| !r.is_blank()).count();
+    let like_data = |r: &&Shape| !r.meta && r.filled >= min_filled && r.has_values();
+    let above = rows[..header].iter().filter(like_data).count();
+    let below = rows[header + 1..].iter().filter(like_data).count();
     above > below
 }
 

@@ -40,13 +40,26 @@ impl Look {
             ColumnType::Integer | ColumnType::Decimal => Look::Number,
             ColumnType::Boolean => Look::Bool,
             ColumnType::Date | ColumnType::DateTime => Look::Date,
-            _ if loosely_numeric(t) => Look::Number,
+            _ if loosely_numeric(without_flag(t)) => Look::Number,
             _ => Look::Text,
         }
     }
 
     pub fn is_value(self) -> bool {
         matches!(self, Look::Number | Look::Date | Look::Bool | Look::Missing)
+    }
+}
+
+/// A value without the flag statistics offices print after it (`67221943 p` provisional,
+/// `12.5 e` estimated, `3 bu`): one or two lowercase letters after a space.
+fn without_flag(t: &str) -> &str {
+    match t.rsplit_once(' ') {
+        Some((value, flag))
+            if (1..=2).contains(&flag.len()) && flag.bytes().all(|b| b.is_ascii_lowercase()) =>
+        {
+            value
+        }
+        _ => t,
     }
 }
 
@@ -127,10 +140,12 @@ mod tests {
             "(NA)",
             "(D)",
             "n/a",
+            "67221943 p",
+            "12.5 e",
         ] {
             assert!(Look::of(value).is_value(), "{value}");
         }
-        for name in ["Invoice No.", "amount", "Q1 2026", "合計"] {
+        for name in ["Invoice No.", "amount", "Q1 2026", "合計", "Q1 p"] {
             assert_eq!(Look::of(name), Look::Text, "{name}");
         }
         assert_eq!(Look::of("  "), Look::Empty);
