@@ -124,6 +124,9 @@ const FORWARDED: &[&str] = &[
     "RELAY_TENANT_IN_FLIGHT",
     // Another idle backoff of the consumer: how long an idle consumer may leave a new message.
     "IDLE_BACKOFF_MAX",
+    // glibc's allocator settings, for `template-compile`'s memory with them.
+    "MALLOC_ARENA_MAX",
+    "GLIBC_TUNABLES",
 ];
 
 fn base_command(exe: &Path, env: &WorkerEnv, label: &str) -> anyhow::Result<Command> {
