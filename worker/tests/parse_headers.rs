@@ -53,7 +53,7 @@ fn the_motivating_file_has_its_header_on_line_3_and_typed_columns() {
     assert_eq!(sheet.header_row, 3);
     assert_eq!(
         sheet.layout.set_aside,
-        [aside(1, 2, SetAsideKind::Above, None)]
+        [SetAside::new(1, 2, SetAsideKind::Above, None)]
     );
     assert_eq!(
         sheet.column_types,
@@ -95,8 +95,8 @@ fn a_second_table_and_notes_after_a_blank_row_are_left_out_and_reported() {
     assert_eq!(
         sheet.layout.set_aside,
         [
-            aside(4, 6, SetAsideKind::Table, Some(5)),
-            aside(7, 8, SetAsideKind::Notes, None)
+            SetAside::new(4, 6, SetAsideKind::Table, Some(5)),
+            SetAside::new(7, 8, SetAsideKind::Notes, None)
         ]
     );
     assert_eq!(
@@ -212,15 +212,5 @@ fn invoice_job() -> TemplateJob {
         confirmed: None,
         confirmed_sheet: None,
         remembered: Default::default(),
-    }
-}
-
-fn aside(from_row: u64, to_row: u64, kind: SetAsideKind, header_row: Option<u64>) -> SetAside {
-    SetAside {
-        from_row,
-        to_row,
-        kind,
-        rows: to_row + 1 - from_row,
-        header_row,
     }
 }

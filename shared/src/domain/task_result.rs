@@ -89,6 +89,20 @@ pub struct SetAside {
     pub header_row: Option<u64>,
 }
 
+impl SetAside {
+    /// Records `from_row..=to_row` set aside as `kind` (`header_row` for a `table` range); its
+    /// `rows` follow from the two ends.
+    pub fn new(from_row: u64, to_row: u64, kind: SetAsideKind, header_row: Option<u64>) -> Self {
+        SetAside {
+            from_row,
+            to_row,
+            kind,
+            rows: to_row + 1 - from_row,
+            header_row,
+        }
+    }
+}
+
 /// Why a range was set aside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -239,7 +239,7 @@ impl Tracker {
     pub fn finish(self) -> SheetLayout {
         let mut set_aside = Vec::new();
         if self.top > 1 {
-            set_aside.push(range(1, self.top - 1, SetAsideKind::Above, None));
+            set_aside.push(SetAside::new(1, self.top - 1, SetAsideKind::Above, None));
         }
         let first_row = self.header_rows.last().map_or(self.top, |h| h + 1);
         let data = (self.data_rows > 0).then(|| DataRange {
@@ -289,16 +289,6 @@ fn look_of<'t>(
         like_data: !text_over_typed
             && !wider
             && (typed_values > 0 || (values + texts) as usize >= width.div_ceil(2).max(2)),
-    }
-}
-
-fn range(from_row: u64, to_row: u64, kind: SetAsideKind, header_row: Option<u64>) -> SetAside {
-    SetAside {
-        from_row,
-        to_row,
-        kind,
-        rows: to_row + 1 - from_row,
-        header_row,
     }
 }
 
@@ -355,8 +345,8 @@ impl Tail {
 
     fn close(&mut self) {
         let block = match self.table {
-            Some(h) => range(self.from, self.last, SetAsideKind::Table, Some(h)),
-            None => range(self.from, self.last, SetAsideKind::Notes, None),
+            Some(h) => SetAside::new(self.from, self.last, SetAsideKind::Table, Some(h)),
+            None => SetAside::new(self.from, self.last, SetAsideKind::Notes, None),
         };
         match self.done.last_mut() {
             Some(prev) if prev.kind == SetAsideKind::Notes && block.kind == SetAsideKind::Notes => {
@@ -408,8 +398,8 @@ mod tests {
         assert_eq!(
             layout.set_aside,
             [
-                range(1, 2, SetAsideKind::Above, None),
-                range(6, 7, SetAsideKind::Notes, None)
+                SetAside::new(1, 2, SetAsideKind::Above, None),
+                SetAside::new(6, 7, SetAsideKind::Notes, None)
             ]
         );
     }
@@ -446,8 +436,8 @@ mod tests {
         assert_eq!(
             layout.set_aside,
             [
-                range(5, 7, SetAsideKind::Table, Some(6)),
-                range(8, 9, SetAsideKind::Notes, None)
+                SetAside::new(5, 7, SetAsideKind::Table, Some(6)),
+                SetAside::new(8, 9, SetAsideKind::Notes, None)
             ]
         );
         assert_eq!(layout.accounted(3), layout.records);
