@@ -239,24 +239,21 @@ pub async fn list_templates(
 
 /// The first templates of `found` (read with one more than `limit`) that make a page: at most
 /// `limit`, and no more than [`PAGE_BYTES`] of schema unless the first alone is larger; with the
-/// cursor of the next page when some are left.
+/// cursor of the next page when some are left ([`query::cut`], at the smaller of the two).
 fn page_of(found: Vec<db::templates::Sized>, limit: i64) -> (Vec<Template>, Option<String>) {
-    let total = found.len();
     let mut bytes = 0i64;
-    let mut page = Vec::new();
-    for sized in found {
-        let full =
-            page.len() as i64 >= limit || (!page.is_empty() && bytes + sized.bytes > PAGE_BYTES);
-        if full {
-            break;
-        }
-        bytes += sized.bytes;
-        page.push(sized.template);
-    }
-    let next_after = (page.len() < total)
-        .then(|| page.last().map(|t| t.name.clone()))
-        .flatten();
-    (page, next_after)
+    let fit = found
+        .iter()
+        .take_while(|t| {
+            bytes += t.bytes;
+            bytes <= PAGE_BYTES
+        })
+        .count()
+        .max(1);
+    let templates = found.into_iter().map(|t| t.template).collect();
+    query::cut(templates, limit.min(fit as i64), |t: &Template| {
+        t.name.clone()
+    })
 }
 
 /// One template: its latest version, or the one asked for.
