@@ -291,9 +291,7 @@ pub async fn report_progress(
 pub async fn oldest_queued_secs(db: impl PgExecutor<'_>) -> sqlx::Result<f64> {
     let secs = sqlx::query_scalar!(
         r#"SELECT coalesce(extract(epoch FROM now() - min(relayed_at)), 0)::float8 AS "secs!"
-           FROM tasks
-           WHERE status IN ('PENDING', 'RUNNING') AND relayed_at IS NOT NULL
-             AND status = 'PENDING'"#
+           FROM tasks WHERE status = 'PENDING' AND relayed_at IS NOT NULL"#
     )
     .fetch_one(db)
     .await?;
