@@ -43,3 +43,6 @@ pub const ROW_STORE_PARTITIONS: i64 = 20261129000001;
 
 /// The first migration of the partitioned event log.
 pub const EVENT_LOG_PARTITIONS: i64 = 20261130000001;
+
+/// The migration that splits each tenant's usage into shards.
+pub const USAGE_SHARDS: i64 = 20261202000001;

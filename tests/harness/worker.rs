@@ -410,10 +410,13 @@ async fn insert_upload(
         inline: None,
         traceparent: None,
     };
-    db::uploads::insert(&mut *tx, &upload, i64::MAX)
+    let recorded = db::uploads::insert(&mut *tx, &upload, i64::MAX)
         .await
-        .expect("insert an upload's rows")
-        .expect("no quota");
+        .expect("insert an upload's rows");
+    assert!(
+        matches!(recorded, db::uploads::Recorded::Stored(..)),
+        "no quota"
+    );
 }
 
 /// Polls `condition` until it holds, failing the test after `within`.

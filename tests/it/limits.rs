@@ -114,12 +114,150 @@ async fn concurrent_uploads_never_take_a_tenant_past_its_quota() {
     );
     assert_eq!(app.upload_rows().await, UploadRows::each(5));
     assert_eq!(app.blob_names().await.len(), 5, "refused blobs are deleted");
-    let stored: i64 =
-        sqlx::query_scalar("SELECT stored_bytes FROM tenant_usage WHERE tenant_id = 'default'")
+    assert_eq!(
+        usage(&app).await,
+        (5 * CSV.len() as i64, 5 * CSV.len() as i64)
+    );
+}
+
+/// What the tenant `default` stores, and what its usage shards are granted together (each grant
+/// made from the quota in force).
+async fn usage(app: &TestApp) -> (i64, i64) {
+    sqlx::query_as(
+        "SELECT coalesce(sum(stored_bytes), 0)::bigint, coalesce(sum(granted_bytes), 0)::bigint
+         FROM tenant_usage WHERE tenant_id = 'default'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .expect("usage")
+}
+
+#[tokio::test]
+async fn an_upload_does_not_wait_for_another_holding_its_tenants_usage() {
+    // Before, every upload of a tenant locked its one usage row until its commit: an upload
+    // whose commit was slow held up the next. Now the next takes another shard.
+    let app = TestApp::spawn().await;
+    let resp = app.upload("first.csv", CSV.to_vec(), None).await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let mut slow = app.db.begin().await.expect("begin");
+    let held: Vec<i16> = sqlx::query_scalar(
+        "SELECT shard FROM tenant_usage WHERE tenant_id = 'default' AND shard < 3
+         ORDER BY shard FOR UPDATE",
+    )
+    .fetch_all(&mut *slow)
+    .await
+    .expect("hold three shards");
+    assert_eq!(held, [0, 1, 2]);
+    let resp = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        app.upload("second.csv", CSV.to_vec(), None),
+    )
+    .await
+    .expect("the upload waited for the transaction holding the tenant's usage");
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let shard: i16 =
+        sqlx::query_scalar("SELECT usage_shard FROM source_files WHERE file_name = 'second.csv'")
             .fetch_one(&app.db)
             .await
-            .expect("usage");
-    assert_eq!(stored, 5 * CSV.len() as i64);
+            .expect("the second file");
+    assert_eq!(shard, 3, "the first shard with room that nobody holds");
+    slow.rollback().await.expect("rollback");
+    assert_eq!(app.upload_rows().await, UploadRows::each(2));
+}
+
+#[tokio::test]
+async fn a_quota_holds_exactly_over_shards_concurrent_templates_and_a_lowered_quota() {
+    // 40 files fit. 64 uploads and 8 template versions race for the room; the shards' grants
+    // run out one by one, so most late uploads take the exact path.
+    let file = CSV.len() as i64;
+    let app = TestApp::spawn_with(|cfg| {
+        cfg.limits.storage_quota_bytes = 40 * CSV.len() as u64;
+        cfg.limits.upload_rate = "1000/s".parse().expect("rate");
+    })
+    .await;
+    let names: Vec<String> = (0..64).map(|i| format!("{i}.csv")).collect();
+    let schema = serde_json::json!({"fields": [{"name": "a", "type": "integer"}]});
+    let uploads =
+        futures::future::join_all(names.iter().map(|n| app.upload(n, CSV.to_vec(), None)));
+    let templates = futures::future::join_all((0..8).map(|_| {
+        app.client
+            .put(app.url("/api/v1/templates/t"))
+            .json(&schema)
+            .send()
+    }));
+    let (uploads, templates) = futures::join!(uploads, templates);
+    let accepted = uploads
+        .iter()
+        .filter(|r| r.status() == StatusCode::ACCEPTED)
+        .count() as i64;
+    let stored_templates: i64 = sqlx::query_scalar(
+        "SELECT coalesce(sum(template_bytes(schema)), 0)::bigint FROM templates",
+    )
+    .fetch_one(&app.db)
+    .await
+    .expect("template bytes");
+    let template_answers = templates
+        .iter()
+        .filter(|r| r.as_ref().is_ok_and(|r| r.status().is_success()))
+        .count();
+    assert!(template_answers > 0 || stored_templates == 0);
+    let files: i64 =
+        sqlx::query_scalar("SELECT coalesce(sum(size_bytes), 0)::bigint FROM source_files")
+            .fetch_one(&app.db)
+            .await
+            .expect("file bytes");
+    assert_eq!(files, accepted * file);
+    let (stored, granted) = usage(&app).await;
+    assert_eq!(
+        stored,
+        files + stored_templates,
+        "usage follows what is stored"
+    );
+    assert!(
+        stored <= 40 * file,
+        "{stored} bytes stored past a quota of {}",
+        40 * file
+    );
+    assert!(granted <= 40 * file, "grants {granted} past the quota");
+    // Every upload that was refused was refused for want of room: the quota is full to within
+    // one file.
+    assert!(
+        stored > 39 * file,
+        "{stored} of {}: an upload was refused with room left",
+        40 * file
+    );
+
+    // A tenant's quota lowered below what it stores: nothing more is taken, whatever a shard
+    // was granted before.
+    shared::db::limits::set(&app.db, "default", None, Some(stored - 1))
+        .await
+        .expect("set the quota");
+    let resp = app.upload("late.csv", CSV.to_vec(), None).await;
+    assert_eq!(
+        code_of(resp).await,
+        (StatusCode::FORBIDDEN, "quota_exceeded".to_owned())
+    );
+    shared::db::limits::set(&app.db, "default", None, Some(stored + 2 * file))
+        .await
+        .expect("set the quota");
+    for (i, expected) in [
+        StatusCode::ACCEPTED,
+        StatusCode::ACCEPTED,
+        StatusCode::FORBIDDEN,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let resp = app
+            .upload(&format!("raised-{i}.csv"), CSV.to_vec(), None)
+            .await;
+        assert_eq!(
+            resp.status(),
+            expected,
+            "upload {i} after the quota was raised by two files"
+        );
+    }
+    assert_eq!(usage(&app).await, (stored + 2 * file, stored + 2 * file));
 }
 
 #[tokio::test]
@@ -176,4 +314,60 @@ async fn a_tenants_own_limits_are_set_and_shown_from_the_command_line() {
 
     let bad = run(&["tenants", "set", "acme", "--upload-rate", "fast"]);
     assert!(!bad.status.success());
+}
+
+#[tokio::test]
+async fn usage_recorded_before_the_shards_is_kept_and_given_back_after() {
+    let db = harness::migrations::database_before(harness::migrations::USAGE_SHARDS).await;
+    let file = uuid::Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO source_files (id, tenant_id, file_name, content_type, format, size_bytes,
+                                   sha256, blob_name)
+         VALUES ($1, 'old', 'f.csv', 'text/csv', 'csv', 1000, repeat('0', 64), 'old/f')",
+    )
+    .bind(file)
+    .execute(&db)
+    .await
+    .expect("a file");
+    sqlx::query(
+        "INSERT INTO file_row_usage (source_file_id, tenant_id, row_count, row_bytes)
+         VALUES ($1, 'old', 20, 3000)",
+    )
+    .bind(file)
+    .execute(&db)
+    .await
+    .expect("its rows");
+    sqlx::query(
+        "INSERT INTO templates (tenant_id, name, version, schema, on_invalid)
+         VALUES ('old', 't', 1, '{\"fields\": []}', 'drop_invalid_rows')",
+    )
+    .execute(&db)
+    .await
+    .expect("a template");
+    let sums = || async {
+        sqlx::query_as::<_, (i64, i64, i64)>(
+            "SELECT sum(stored_bytes)::bigint, sum(row_count)::bigint, sum(row_bytes)::bigint
+             FROM tenant_usage WHERE tenant_id = 'old'",
+        )
+        .fetch_one(&db)
+        .await
+        .expect("usage")
+    };
+    let before = sums().await;
+    assert_eq!(before, (1000 + 14, 20, 3000));
+
+    shared::db::MIGRATOR.run(&db).await.expect("the migrations");
+    assert_eq!(sums().await, before, "the sums are kept");
+    // The file's bytes and rows are given back where the triggers now look for them.
+    sqlx::query("DELETE FROM source_files WHERE id = $1")
+        .bind(file)
+        .execute(&db)
+        .await
+        .expect("delete the file");
+    assert_eq!(sums().await, (14, 0, 0));
+    sqlx::query("DELETE FROM templates WHERE tenant_id = 'old'")
+        .execute(&db)
+        .await
+        .expect("delete the template");
+    assert_eq!(sums().await, (0, 0, 0));
 }

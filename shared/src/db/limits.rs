@@ -1,6 +1,6 @@
-//! Tenant limits: an upload rate (a token bucket per tenant in `upload_buckets`, so every api
-//! replica draws from the same one) and a storage quota (against `tenant_usage`, which a
-//! trigger keeps equal to the bytes of the tenant's files). A tenant's own values in
+//! Tenant limits: an upload rate (a token bucket per tenant in the unlogged `upload_buckets`, so
+//! every api replica draws from the same one) and a storage quota (against the shards of
+//! `tenant_usage`, which triggers keep equal to the bytes of the tenant's files and templates). A tenant's own values in
 //! `tenant_limits` override the settings' defaults, and so does its [`Retention`] (how long its
 //! files are kept; the worker's retention job deletes older ones).
 
@@ -189,8 +189,8 @@ pub struct Admission {
 /// where there were four, each of which woke a Postgres backend.
 ///
 /// The bucket holds at most the rate's count and refills continuously; a take is one
-/// conditional upsert, so concurrent takes never spend the same token. The statement also makes
-/// sure the tenant has its `tenant_usage` row, which [`super::uploads::insert`] locks.
+/// conditional upsert, so concurrent takes never spend the same token. The table is unlogged,
+/// so the statement's commit does not wait for a disk write while it holds the tenant's bucket.
 pub async fn admit(
     db: impl PgExecutor<'_>,
     tenant: &str,
@@ -206,8 +206,6 @@ pub async fn admit(
                       coalesce((SELECT upload_rate FROM own), $2)::float8
                           / coalesce((SELECT upload_rate_secs FROM own), $3)::float8
                           AS per_second
-           ), usage AS (
-               INSERT INTO tenant_usage (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING
            ), taken AS (
                INSERT INTO upload_buckets AS b (tenant_id, tokens, refilled_at)
                SELECT $1, burst - 1, now() FROM rate
@@ -227,8 +225,8 @@ pub async fn admit(
                    FROM upload_buckets b WHERE b.tenant_id = $1) AS available,
                   r.per_second AS "per_second!",
                   coalesce((SELECT storage_quota_bytes FROM own), $4) AS "quota_bytes!",
-                  coalesce((SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $1), 0)
-                      AS "used_bytes!"
+                  coalesce((SELECT sum(stored_bytes) FROM tenant_usage WHERE tenant_id = $1),
+                           0)::bigint AS "used_bytes!"
            FROM rate r"#,
         tenant,
         default_rate.count as i32,
@@ -251,12 +249,13 @@ pub async fn admit(
 /// The bytes `tenant` stores (no lock: the check before a file is streamed).
 pub async fn usage(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<i64> {
     let n = sqlx::query_scalar!(
-        "SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $1",
+        r#"SELECT coalesce(sum(stored_bytes), 0)::bigint AS "used!" FROM tenant_usage
+           WHERE tenant_id = $1"#,
         tenant
     )
-    .fetch_optional(db)
+    .fetch_one(db)
     .await?;
-    Ok(n.unwrap_or(0))
+    Ok(n)
 }
 
 #[cfg(test)]

@@ -28,13 +28,13 @@ pub async fn mark_expired(
     default_retention_secs: Option<i64>,
     limit: i64,
 ) -> sqlx::Result<u64> {
-    // One short index range per tenant (tenant_usage has a row for every tenant that ever
+    // One short index range per tenant (tenant_usage has rows for every tenant that ever
     // stored a file), oldest first.
     let done = sqlx::query!(
         r#"UPDATE source_files SET deleting_at = now()
            WHERE id IN (
                SELECT old.id
-               FROM tenant_usage u
+               FROM (SELECT DISTINCT tenant_id FROM tenant_usage) u
                LEFT JOIN tenant_limits l ON l.tenant_id = u.tenant_id
                CROSS JOIN LATERAL (
                    SELECT f.id FROM source_files f JOIN tasks t ON t.source_file_id = f.id

@@ -166,12 +166,14 @@ pub async fn measure_unmeasured(
 /// The parsed rows `tenant` stores and the row store bytes recorded for them.
 pub async fn of_tenant(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<(i64, i64)> {
     let row = sqlx::query!(
-        "SELECT row_count, row_bytes FROM tenant_usage WHERE tenant_id = $1",
+        r#"SELECT coalesce(sum(row_count), 0)::bigint AS "row_count!",
+                  coalesce(sum(row_bytes), 0)::bigint AS "row_bytes!"
+           FROM tenant_usage WHERE tenant_id = $1"#,
         tenant
     )
-    .fetch_optional(db)
+    .fetch_one(db)
     .await?;
-    Ok(row.map_or((0, 0), |r| (r.row_count, r.row_bytes)))
+    Ok((row.row_count, row.row_bytes))
 }
 
 /// The row store as the gauges show it.
@@ -202,8 +204,10 @@ pub async fn usage(db: &PgPool, top: i64) -> sqlx::Result<Usage> {
     .fetch_one(db)
     .await?;
     let top: Vec<(String, i64, i64)> = sqlx::query!(
-        r#"SELECT tenant_id, row_count, row_bytes FROM tenant_usage
-           WHERE row_bytes > 0 ORDER BY row_bytes DESC, tenant_id LIMIT $1"#,
+        r#"SELECT tenant_id, sum(row_count)::bigint AS "row_count!",
+                  sum(row_bytes)::bigint AS "row_bytes!"
+           FROM tenant_usage GROUP BY tenant_id
+           HAVING sum(row_bytes) > 0 ORDER BY 3 DESC, tenant_id LIMIT $1"#,
         top
     )
     .fetch_all(db)

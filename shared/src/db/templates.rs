@@ -69,18 +69,20 @@ pub async fn put(conn: &mut PgConnection, new: &NewTemplate<'_>) -> sqlx::Result
     .fetch_one(&mut *conn)
     .await?;
     let live = latest.version.is_some() && latest.live == Some(true);
-    // The tenant's usage row, locked to the end of the transaction: two `PUT`s (or a `PUT` and
-    // an upload) cannot both take the last of the quota.
+    // The quota's exact path (as an upload's when no usage shard has room): every usage shard
+    // of the tenant locked to the end of the transaction, so two `PUT`s (or a `PUT` and an
+    // upload) cannot both take the last of the quota, and the template's bytes granted to the
+    // shard its trigger counts them in.
     let room = sqlx::query!(
-        r#"SELECT coalesce((SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $1
-                            FOR UPDATE), 0) AS "used!",
-                  template_bytes($2) AS "bytes!""#,
+        r#"SELECT g.used AS "used!", g.fits AS "fits!", template_bytes($2) AS "bytes!"
+           FROM usage_regrant($1, $3, template_bytes($2)) g"#,
         new.tenant_id,
-        new.schema
+        new.schema,
+        new.quota_bytes
     )
     .fetch_one(&mut *conn)
     .await?;
-    if room.used.saturating_add(room.bytes) > new.quota_bytes {
+    if !room.fits {
         return Ok(Stored::QuotaExceeded {
             used: room.used,
             bytes: room.bytes,

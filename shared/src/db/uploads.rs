@@ -5,12 +5,14 @@
 //! and a Postgres backend. The task's foreign key is checked at the end of the statement, after
 //! its file row is in.
 //!
-//! The same statement checks the tenant's storage quota: it locks the tenant's `tenant_usage` row
-//! (which the `source_files_usage` trigger then raises by the file's size), so two uploads cannot
-//! both take the last of a quota, and the lock is held for this one statement when it runs on
-//! its own, not across the round trips of a transaction (which serialised a tenant's uploads).
+//! The same statement checks the tenant's storage quota against one of its usage shards (see
+//! `migrations/20261202000001_usage_shards.sql`): it locks a shard whose grant has room for the
+//! file, skipping the shards other uploads hold, and the `source_files_usage` trigger raises that
+//! shard by the file's size. Concurrent uploads of one tenant so commit side by side instead of
+//! one after another on a single row. When no shard has room, the exact path locks them all,
+//! checks the sum and grants the free bytes again, in one transaction.
 
-use sqlx::PgExecutor;
+use sqlx::{Connection as _, PgConnection};
 use uuid::Uuid;
 
 use super::outbox::DEFAULT_MAX_ATTEMPTS;
@@ -29,14 +31,56 @@ pub struct NewUpload<'a> {
     pub traceparent: Option<&'a str>,
 }
 
-/// Writes the three rows if the file fits `quota_bytes` beside what its tenant stores; returns the
-/// file and task as stored (with their defaults), or `None` when it does not fit (nothing
-/// written).
+/// What [`insert`] did.
+// Returned once per upload and taken apart at once: a box would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Recorded {
+    /// The file and task as stored (with their defaults).
+    Stored(SourceFile, Task),
+    /// The file does not fit beside the `used` bytes of the quota; nothing was written.
+    OverQuota { used: i64 },
+}
+
+/// Writes the three rows if the file fits `quota_bytes` beside what its tenant stores. On a
+/// connection outside a transaction the common case is one statement, committed on its own;
+/// inside one (a resumable upload marks itself recorded in the same transaction) the exact
+/// path's transaction is a savepoint.
 pub async fn insert(
-    db: impl PgExecutor<'_>,
+    conn: &mut PgConnection,
     new: &NewUpload<'_>,
     quota_bytes: i64,
-) -> sqlx::Result<Option<(SourceFile, Task)>> {
+) -> sqlx::Result<Recorded> {
+    if let Some(stored) = insert_in_a_shard(&mut *conn, new, quota_bytes).await? {
+        return Ok(stored);
+    }
+    let mut tx = conn.begin().await?;
+    let grant = sqlx::query!(
+        r#"SELECT used AS "used!", fits AS "fits!" FROM usage_regrant($1, $2, $3)"#,
+        new.file.tenant_id,
+        quota_bytes,
+        new.file.size_bytes
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if !grant.fits {
+        tx.rollback().await?;
+        return Ok(Recorded::OverQuota { used: grant.used });
+    }
+    // Every shard is ours until the commit, and shard 0 was granted the file's size.
+    let stored = insert_in_a_shard(&mut tx, new, quota_bytes)
+        .await?
+        .ok_or_else(|| sqlx::Error::Protocol("a regranted usage shard had no room".into()))?;
+    tx.commit().await?;
+    Ok(stored)
+}
+
+/// The statement of [`insert`]: `None` when no shard of the tenant's usage has room that no
+/// other transaction holds.
+async fn insert_in_a_shard(
+    conn: &mut PgConnection,
+    new: &NewUpload<'_>,
+    quota_bytes: i64,
+) -> sqlx::Result<Option<Recorded>> {
     let file = &new.file;
     let payload =
         ParseTaskPayload::new(new.task_id, file.id, new.inline).with_traceparent(new.traceparent);
@@ -45,19 +89,23 @@ pub async fn insert(
         .and_then(crate::telemetry::propagation::trace_id);
     let payload = serde_json::to_value(&payload).map_err(|e| sqlx::Error::Encode(e.into()))?;
     let row = sqlx::query!(
-        r#"WITH usage AS MATERIALIZED (
-               SELECT stored_bytes FROM tenant_usage WHERE tenant_id = $14 FOR UPDATE
-           ), used AS (
-               SELECT coalesce((SELECT stored_bytes FROM usage), 0) AS bytes
+        r#"WITH shard AS MATERIALIZED (
+               -- The rule of api::routes::upload::limits::check_quota within a shard's grant:
+               -- the file fits, and a shard at its grant stores nothing more, not even an
+               -- empty file.
+               SELECT shard FROM tenant_usage
+               WHERE tenant_id = $14 AND granted_for = $20
+                 AND stored_bytes + $5 <= granted_bytes
+                 AND ($5 > 0 OR stored_bytes < granted_bytes)
+               ORDER BY shard
+               LIMIT 1
+               FOR UPDATE SKIP LOCKED
            ), file AS (
                INSERT INTO source_files
                    (id, file_name, content_type, format, size_bytes, sha256, blob_name,
                     idempotency_key, tenant_id, uploaded_by, template_name, template_version,
-                    on_invalid)
-               -- The rule of api::routes::upload::limits::check_quota: the file fits, and a
-               -- tenant at its quota stores nothing more, not even an empty file.
-               SELECT $1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19 FROM used
-               WHERE used.bytes + $5 <= $20 AND ($5 > 0 OR used.bytes < $20)
+                    on_invalid, usage_shard)
+               SELECT $1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19, shard FROM shard
                RETURNING id, tenant_id, file_name, content_type, format, size_bytes, sha256,
                          blob_name, idempotency_key, created_at
            ), task AS (
@@ -100,7 +148,7 @@ pub async fn insert(
         file.template.map(|t| t.on_invalid),
         quota_bytes,
     )
-    .fetch_optional(db)
+    .fetch_optional(&mut *conn)
     .await?;
     let Some(row) = row else {
         return Ok(None);
@@ -131,5 +179,5 @@ pub async fn insert(
         started_at: row.started_at,
         finished_at: row.finished_at,
     };
-    Ok(Some((file, task)))
+    Ok(Some(Recorded::Stored(file, task)))
 }

@@ -377,9 +377,11 @@ pub async fn insert_upload(
         inline: None,
         traceparent: None,
     };
-    db::uploads::insert(&mut *tx, &upload, i64::MAX)
-        .await?
-        .context("no quota")?;
+    let recorded = db::uploads::insert(&mut *tx, &upload, i64::MAX).await?;
+    anyhow::ensure!(
+        matches!(recorded, db::uploads::Recorded::Stored(..)),
+        "no quota"
+    );
     Ok((outbox_id, task_id))
 }
 

@@ -1,7 +1,8 @@
 //! The tenant limits every way of uploading goes through: the upload rate before a byte is
 //! read, the storage quota before the file is streamed (a cheap check) and again, exactly,
-//! where it is recorded (the tenant's usage row locked in the recording transaction, so two
-//! uploads cannot both take the last of the quota). Nothing is stored for a refused upload.
+//! where it is recorded (a usage shard whose grant has room locked by the recording statement,
+//! all of them near the quota: `db::uploads`), so two uploads cannot both take the last of the
+//! quota. Nothing is stored for a refused upload.
 
 use shared::db::limits;
 

@@ -10,9 +10,10 @@
 //! every upload is recorded, replayed, logged and counted alike.
 
 use chrono::{DateTime, Utc};
+use shared::db;
 use shared::db::source_files::{NewSourceFile, SourceFile, TemplateRef};
 use shared::db::tasks::Task;
-use shared::db::{self, uploads::NewUpload};
+use shared::db::uploads::{NewUpload, Recorded};
 use shared::domain::{FileFormat, OnInvalid};
 use uuid::Uuid;
 
@@ -98,29 +99,29 @@ pub(crate) async fn record(
         inline: streamed.small.as_deref(),
         traceparent: traceparent.as_deref(),
     };
-    // One statement checks the quota and writes the rows; a resumable upload is also marked
-    // recorded, in the same transaction.
+    // One statement checks the quota and writes the rows (see db::uploads); a resumable upload
+    // is also marked recorded, in the same transaction.
     let quota_bytes = i64::try_from(quota).unwrap_or(i64::MAX);
     let recorded = async {
         let Some((upload_id, keep_until)) = resumable else {
-            return db::uploads::insert(&state.db, &upload, quota_bytes).await;
+            let mut conn = state.db.acquire().await?;
+            return db::uploads::insert(&mut conn, &upload, quota_bytes).await;
         };
         let mut tx = state.db.begin().await?;
-        let rows = db::uploads::insert(&mut *tx, &upload, quota_bytes).await?;
-        if rows.is_some() {
+        let recorded = db::uploads::insert(&mut tx, &upload, quota_bytes).await?;
+        if matches!(recorded, Recorded::Stored(..)) {
             db::resumable_uploads::finish(&mut *tx, upload_id, id, keep_until).await?;
             tx.commit().await?;
         }
-        Ok(rows)
+        Ok(recorded)
     }
     .await;
     let err = match recorded {
-        Ok(None) => {
+        Ok(Recorded::OverQuota { used }) => {
             discard_blob(state, blob_name).await;
-            let used = db::limits::usage(&state.db, &principal.tenant_id).await?;
             return Err(limits::quota_exceeded(quota, used));
         }
-        Ok(Some((file, task))) => {
+        Ok(Recorded::Stored(file, task)) => {
             tracing::info!(source_file_id = %file.id, task_id = %task.id, format = %format,
                            size_bytes = streamed.size, tenant_id = %principal.tenant_id,
                            "upload accepted");

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Side by side: small uploads and their parses through two (or more) builds of the api and the
+# worker, alternated round by round on one Postgres and one Azurite, with the same Python client
+# (httpx, concurrency C). Postgres is durable here (fsync and synchronous_commit on, as in
+# production), unlike the test clusters: commit latency is what a hot row serialises on.
+#
+#   tests/bench/side_by_side/uploads.sh old=/path/to/old/target/release new=target/release
+#
+# Each LABEL=DIR names a directory holding `api` and `worker`; each build runs against a database
+# of its own, migrated by its own api. ROUNDS (3), N uploads (500), C concurrency (16), DURABLE
+# (1; 0 keeps the test clusters' fsync = off). Prints one JSON line per build and round and the
+# medians per build.
+set -euo pipefail
+REPO_ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+# shellcheck source=../../stack/lib.sh
+source "$REPO_ROOT/tests/stack/lib.sh"
+
+ROUNDS=${ROUNDS:-3} N=${N:-500} C=${C:-16} DURABLE=${DURABLE:-1}
+[ $# -ge 1 ] || die "usage: $0 LABEL=BIN_DIR [LABEL=BIN_DIR ...]"
+STATE="$REPO_ROOT/target/bench/side-by-side"
+mkdir -p "$STATE"
+ensure_postgres
+VENV=$(ensure_venv edge-venv "$REPO_ROOT/tests/edge/requirements.txt")
+
+PG_PORT=$(free_port) BLOB_PORT=$(free_port) QUEUE_PORT=$(free_port) TABLE_PORT=$(free_port)
+rm -rf "$STATE/pg" "$STATE/azurite"
+init_postgres "$STATE/pg"
+if [ "$DURABLE" = 1 ]; then
+  printf '\n# side by side: durable, as in production\nfsync = on\nsynchronous_commit = on\nfull_page_writes = on\n' \
+    >>"$STATE/pg/postgresql.conf"
+fi
+start_postgres "$STATE/pg" "$PG_PORT"
+start_azurite "$STATE/azurite" "$BLOB_PORT" "$QUEUE_PORT" "$TABLE_PORT"
+cleanup() {
+  stop_pidfile "$STATE/worker.pid" worker || true
+  stop_pidfile "$STATE/api.pid" api || true
+  stop_azurite "$STATE/azurite" || true
+  stop_postgres "$STATE/pg" || true
+}
+trap cleanup EXIT
+
+AZURE_STORAGE_CONNECTION_STRING=$(azurite_connection_string "$BLOB_PORT" "$QUEUE_PORT")
+export AZURE_STORAGE_CONNECTION_STRING RUST_LOG=warn NO_COLOR=1
+# No limit in the way: the rate is what is measured, not what refuses.
+export UPLOAD_RATE=1000000/s
+
+for round in $(seq 1 "$ROUNDS"); do
+  for spec in "$@"; do
+    label=${spec%%=*} bin=${spec#*=}
+    db="sbs_${label}_${round}"
+    create_database "$PG_PORT" "$db" >/dev/null
+    export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/$db"
+    export QUEUE_NAME="sbs-${label}-${round}" BLOB_CONTAINER="sbs-${label}-${round}"
+    api_port=$(free_port)
+    LISTEN_ADDR="127.0.0.1:$api_port" METRICS_ADDR="127.0.0.1:$(free_port)" \
+      start_bg "$STATE/api.pid" "$STATE/api-$label.log" "$bin/api"
+    wait_for_http "http://127.0.0.1:$api_port/healthz" 200 120
+    key=$("$bin/api" keys create --name bench)
+    METRICS_ADDR="127.0.0.1:$(free_port)" \
+      start_bg "$STATE/worker.pid" "$STATE/worker-$label.log" "$bin/worker" run
+    result=$("$VENV/bin/python" "$REPO_ROOT/tests/bench/side_by_side/upload_client.py" \
+      "http://127.0.0.1:$api_port" "$key" "$N" "$C" \
+      "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres "$db")
+    echo "{\"build\": \"$label\", \"round\": $round, \"result\": $result}" | tee -a "$STATE/results.jsonl"
+    stop_pidfile "$STATE/worker.pid" worker
+    stop_pidfile "$STATE/api.pid" api
+  done
+done
+python3 - "$STATE/results.jsonl" "$ROUNDS" "$#" <<'PY'
+import json, statistics, sys
+lines = [json.loads(l) for l in open(sys.argv[1])][-int(sys.argv[2]) * int(sys.argv[3]):]
+for build in dict.fromkeys(l["build"] for l in lines):
+    runs = [l["result"] for l in lines if l["build"] == build]
+    med = {k: statistics.median(r[k] for r in runs) for k in ("uploads_per_s", "tasks_per_s", "p99_ms")}
+    print(f"{build}: uploads/s {med['uploads_per_s']} ({', '.join(str(r['uploads_per_s']) for r in runs)}), "
+          f"tasks/s {med['tasks_per_s']} ({', '.join(str(r['tasks_per_s']) for r in runs)}), p99 {med['p99_ms']} ms")
+PY
