@@ -71,7 +71,8 @@ impl Modify for SecuritySchemes {
 
 /// The answers any operation may give besides its own, because they come from the edge or the
 /// runtime rather than the handler: `414`/`431` (request target or headers over the edge's
-/// limits), `500 internal_error`, and for `/api/v1` routes `503` (Postgres or Entra ID's signing
+/// limits), `500 internal_error`, and for `/api/v1` routes `401` (every one needs credentials:
+/// the auth layer answers before any handler) and `503` (Postgres or Entra ID's signing
 /// keys unavailable, or the request ran past `HTTP_REQUEST_TIMEOUT`), unless the handler says more. Declared on every operation so that a generated
 /// client and a schema fuzzer know them.
 struct EdgeResponses;
@@ -116,6 +117,7 @@ impl Modify for EdgeResponses {
                 );
                 add("500", "An unexpected server error (`internal_error`)");
                 if path.starts_with("/api/v1/") {
+                    add("401", "Missing or invalid credentials (`unauthorized`)");
                     add(
                         "503",
                         "Postgres unavailable (`database_unavailable`), Entra ID's signing keys unavailable (`auth_unavailable`), or the request ran past the deadline (`request_timeout`)",

@@ -5,8 +5,7 @@
 //! until the task is final; a file uploaded without a template has an empty report.
 
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -19,10 +18,12 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::export::content_disposition;
-use super::{query, PathId};
+use super::query;
 use crate::auth::Principal;
 use crate::csv_safe;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
+use crate::extract::AppQuery;
+use crate::extract::PathId;
 use crate::state::AppState;
 
 const DEFAULT_LIMIT: i64 = 100;
@@ -102,7 +103,6 @@ fn known_code(code: Option<&str>) -> Result<(), ApiError> {
     responses(
         (status = 200, body = ErrorsPage),
         (status = 400, description = "Bad id, after, limit or code", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "Unknown file", body = ErrorBody),
         (status = 409, description = "The file's task is not final yet", body = ErrorBody),
     )
@@ -111,9 +111,8 @@ pub async fn list_errors(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     PathId(id): PathId,
-    q: Result<Query<ErrorsQuery>, QueryRejection>,
+    AppQuery(q): AppQuery<ErrorsQuery>,
 ) -> Result<Json<ErrorsPage>, ApiError> {
-    let Query(q) = q.map_err(query::rejected)?;
     let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
     let after = query::after(q.after)?;
     known_code(q.code.as_deref())?;
@@ -165,7 +164,6 @@ pub struct ErrorsExportQuery {
     responses(
         (status = 200, description = "The rejected rows", content((String = "text/csv"))),
         (status = 400, description = "Bad id or format", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "Unknown file", body = ErrorBody),
         (status = 409, description = "The file's task is not final yet", body = ErrorBody),
     )
@@ -174,9 +172,8 @@ pub async fn export_errors(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     PathId(id): PathId,
-    q: Result<Query<ErrorsExportQuery>, QueryRejection>,
+    AppQuery(q): AppQuery<ErrorsExportQuery>,
 ) -> Result<Response, ApiError> {
-    let Query(q) = q.map_err(query::rejected)?;
     if q.format.as_deref().is_some_and(|f| f != "csv") {
         return Err(ApiError::bad_request(
             ApiErrorCode::InvalidParameter,
@@ -280,10 +277,7 @@ async fn final_file(
     id: Uuid,
 ) -> Result<(SourceFile, db::tasks::Task), ApiError> {
     let not_found = || ApiError::NotFound(format!("no source file {id}"));
-    let file = db::source_files::find_for_tenant(&state.db, &principal.tenant_id, id)
-        .await?
-        .ok_or_else(not_found)?;
-    let task = db::tasks::find_by_source_file(&state.db, id)
+    let (file, task) = db::source_files::find_with_task(&state.db, &principal.tenant_id, id)
         .await?
         .ok_or_else(not_found)?;
     if !task.status.is_final() {

@@ -7,8 +7,7 @@
 
 use std::convert::Infallible;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::{Extension, Json};
@@ -25,6 +24,7 @@ use super::query;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::event_hub::{Full, StreamPlace, Wake};
+use crate::extract::AppQuery;
 use crate::state::AppState;
 
 const DEFAULT_LIMIT: i64 = 100;
@@ -62,16 +62,14 @@ pub struct EventList {
     responses(
         (status = 200, body = EventList),
         (status = 400, description = "Bad limit or after", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 410, description = "`unknown_cursor`: after names no event kept for the caller (removed by retention, or never theirs): start again without it", body = ErrorBody),
     )
 )]
 pub async fn list_events(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
-    q: Result<Query<FeedQuery>, QueryRejection>,
+    AppQuery(q): AppQuery<FeedQuery>,
 ) -> Result<Json<EventList>, ApiError> {
-    let Query(q) = q.map_err(query::rejected)?;
     let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
     db::events::sequence(&state.db).await?;
     let position = match q.after {
@@ -111,7 +109,6 @@ pub struct StreamQuery {
     responses(
         (status = 200, description = "An endless `text/event-stream`", content_type = "text/event-stream", body = String),
         (status = 400, description = "Last-Event-ID or after is not an event id", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 410, description = "`unknown_cursor`: the event to resume after is not kept for the caller: start again without it", body = ErrorBody),
         (status = 429, description = "`too_many_streams`: the tenant holds EVENTS_MAX_STREAMS_PER_TENANT streams on this api process", body = ErrorBody),
         (status = 503, description = "`too_many_streams`: this api process holds EVENTS_MAX_STREAMS streams; or Postgres or Entra ID unavailable", body = ErrorBody),
@@ -121,9 +118,8 @@ pub async fn stream_events(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     headers: HeaderMap,
-    q: Result<Query<StreamQuery>, QueryRejection>,
+    AppQuery(q): AppQuery<StreamQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let Query(q) = q.map_err(query::rejected)?;
     let last_event_id = match headers.get("last-event-id") {
         Some(v) => Some(
             v.to_str()

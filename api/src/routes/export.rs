@@ -8,12 +8,8 @@
 //! that a spreadsheet would run as a formula is written with a `'` in front
 //! ([`crate::csv_safe`]).
 
-mod cells;
-mod encode;
-mod parquet;
-
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
@@ -25,12 +21,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use self::encode::{Encoder, TextFormat};
-use self::parquet::ParquetEncoder;
-use super::rows::parsed_sheet;
-use super::{query, PathId};
+use super::query;
 use crate::auth::Principal;
+use crate::encode::parquet::ParquetEncoder;
+use crate::encode::text::{Encoder, TextFormat};
 use crate::error::{ApiError, ErrorBody};
+use crate::extract::{AppQuery, PathId};
+use crate::sheets::parsed_sheet;
 use crate::state::AppState;
 
 /// Pieces converted ahead of the client.
@@ -77,7 +74,6 @@ pub struct ExportQuery {
         (status = 200, description = "The whole sheet: text/csv (a text cell or header name a spreadsheet would run as a formula, or that begins with ', is written with a ' in front), application/x-ndjson for format=ndjson, or application/vnd.apache.parquet for format=parquet (one column per sheet column, typed: integer INT64, decimal DOUBLE, boolean BOOLEAN, date DATE, date-time TIMESTAMP, else UTF8)",
             content((String = "text/csv"), (String = "application/x-ndjson"), (Vec<u8> = "application/vnd.apache.parquet"))),
         (status = 400, description = "Bad id, sheet or format", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "Unknown file, or no such sheet", body = ErrorBody),
         (status = 409, description = "The file is not parsed (yet, or it failed)", body = ErrorBody),
     )
@@ -86,9 +82,8 @@ pub async fn export_rows(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     PathId(id): PathId,
-    q: Result<Query<ExportQuery>, axum::extract::rejection::QueryRejection>,
+    AppQuery(q): AppQuery<ExportQuery>,
 ) -> Result<Response, ApiError> {
-    let Query(q) = q.map_err(query::rejected)?;
     let sheet_index = query::sheet(q.sheet)?;
     let format = q.format.unwrap_or_default();
     let (file, sheet, columns) = parsed_sheet(&state, &principal, id, sheet_index).await?;

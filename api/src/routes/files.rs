@@ -2,7 +2,7 @@
 //! `DELETE /api/v1/files/{id}`. Every query takes the caller's tenant: another tenant's id is a
 //! `404`, exactly like an id that does not exist, so ids reveal nothing.
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
@@ -10,9 +10,10 @@ use shared::db;
 use shared::db::source_files::Announce;
 use uuid::Uuid;
 
-use super::{query, PathId};
+use super::query;
 use crate::auth::Principal;
 use crate::error::{ApiError, ErrorBody};
+use crate::extract::{AppQuery, PathId};
 use crate::state::AppState;
 use crate::views::{FileList, FileView};
 
@@ -38,15 +39,13 @@ pub struct ListQuery {
     responses(
         (status = 200, body = FileList),
         (status = 400, description = "Bad limit or after", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
     )
 )]
 pub async fn list_files(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
-    q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+    AppQuery(q): AppQuery<ListQuery>,
 ) -> Result<Json<FileList>, ApiError> {
-    let Query(q) = q.map_err(query::rejected)?;
     let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
     let files = db::source_files::list(&state.db, &principal.tenant_id, q.after, limit + 1).await?;
     let (files, next_after) = query::cut(files, limit, |f| f.file.id);
@@ -69,7 +68,6 @@ pub async fn list_files(
     responses(
         (status = 200, body = FileView),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -78,12 +76,9 @@ pub async fn get_file(
     Extension(principal): Extension<Principal>,
     PathId(id): PathId,
 ) -> Result<Json<FileView>, ApiError> {
-    let file = db::source_files::find_for_tenant(&state.db, &principal.tenant_id, id)
+    let (file, task) = db::source_files::find_with_task(&state.db, &principal.tenant_id, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no source file {id}")))?;
-    let task = db::tasks::find_by_source_file(&state.db, id)
-        .await?
-        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("source file {id} has no task")))?;
     Ok(Json(FileView::new(&file, &task)))
 }
 
@@ -97,7 +92,6 @@ pub async fn get_file(
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 503, description = "Postgres, Blob Storage or Entra ID's signing keys unavailable", body = ErrorBody),
     )

@@ -16,15 +16,12 @@ pub mod templates;
 pub mod upload;
 pub mod webhooks;
 
-use axum::extract::{DefaultBodyLimit, FromRequestParts, Path};
-use axum::http::request::Parts;
+use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn;
 use axum::routing::get;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
-use uuid::Uuid;
 
-use crate::error::{ApiError, ApiErrorCode};
 use crate::state::AppState;
 
 /// Every `/api/v1` route with its operation. `routes!` takes the handlers of one path, so a
@@ -86,32 +83,12 @@ pub(crate) fn public() -> OpenApiRouter<AppState> {
         .route("/assets/{name}", get(page::asset))
 }
 
-/// The `{source_file_id}` or `{task_id}` of a path; anything but a UUID is a JSON `400`.
-pub struct PathId(pub Uuid);
-
-impl<S: Send + Sync> FromRequestParts<S> for PathId {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let Path(id) = Path::<Uuid>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| ApiError::bad_request(ApiErrorCode::InvalidParameter, e.body_text()))?;
-        Ok(PathId(id))
-    }
-}
-
 /// Query-string checks shared by the paged endpoints.
 pub mod query {
-    use axum::extract::rejection::QueryRejection;
-
     use crate::error::{ApiError, ApiErrorCode};
 
     /// Largest page of any paged endpoint.
     pub const MAX_LIMIT: i64 = 1000;
-
-    pub fn rejected(e: QueryRejection) -> ApiError {
-        ApiError::bad_request(ApiErrorCode::InvalidParameter, e.body_text())
-    }
 
     /// `limit`, or `default` when absent; `400` outside 1..=[`MAX_LIMIT`].
     pub fn limit(limit: Option<i64>, default: i64) -> Result<i64, ApiError> {

@@ -5,9 +5,9 @@ use axum::extract::State;
 use axum::{Extension, Json};
 use shared::db;
 
-use super::PathId;
 use crate::auth::Principal;
 use crate::error::{ApiError, ErrorBody};
+use crate::extract::PathId;
 use crate::state::AppState;
 use crate::views::TaskDetailView;
 
@@ -21,7 +21,6 @@ use crate::views::TaskDetailView;
     responses(
         (status = 200, body = TaskDetailView),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

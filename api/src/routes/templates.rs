@@ -4,8 +4,7 @@
 //! an invalid one is refused with every problem and its JSON pointer. A `PUT` of an existing
 //! name makes a new version; uploads record the version they were checked against.
 
-use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -15,10 +14,11 @@ use shared::db::templates::{NewTemplate, Stored, Template};
 use shared::domain::OnInvalid;
 
 use super::query;
-use super::upload::limits::quota;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
+use crate::extract::{AppJson, AppQuery};
 use crate::state::AppState;
+use crate::uploads::limits::quota;
 
 /// The largest template document accepted, in bytes of JSON.
 pub const MAX_TEMPLATE_BYTES: usize = 1 << 20;
@@ -128,7 +128,6 @@ fn checked_name(name: &str) -> Result<(), ApiError> {
         (status = 201, description = "The first version", body = TemplateView),
         (status = 200, description = "A new version", body = TemplateView),
         (status = 400, description = "Bad name, a body that is not the request's JSON, or a text holding U+0000", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 403, description = "`quota_exceeded`: the template does not fit in the tenant's storage quota", body = ErrorBody),
         (status = 409, description = "The tenant holds the most templates allowed", body = ErrorBody),
         (status = 413, description = "Body over 1 MiB", body = ErrorBody),
@@ -139,10 +138,9 @@ pub async fn put_template(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Path(name): Path<String>,
-    body: Result<Json<TemplateRequest>, JsonRejection>,
+    AppJson(request): AppJson<TemplateRequest>,
 ) -> Result<Response, ApiError> {
     checked_name(&name)?;
-    let Json(request) = body.map_err(json_rejected)?;
     if let Err(problems) = state
         .compiler
         .compile(request.schema.clone())
@@ -213,15 +211,13 @@ pub async fn put_template(
     responses(
         (status = 200, body = TemplateList),
         (status = 400, description = "Bad after or limit", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
     )
 )]
 pub async fn list_templates(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
-    q: Result<Query<ListTemplatesQuery>, QueryRejection>,
+    AppQuery(q): AppQuery<ListTemplatesQuery>,
 ) -> Result<Json<TemplateList>, ApiError> {
-    let Query(q) = q.map_err(query::rejected)?;
     let limit = query::limit(q.limit, DEFAULT_LIMIT)?;
     let found = db::templates::list_latest(
         &state.db,
@@ -266,7 +262,6 @@ fn page_of(found: Vec<db::templates::Sized>, limit: i64) -> (Vec<Template>, Opti
     responses(
         (status = 200, body = TemplateView),
         (status = 400, description = "Bad name or version", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "No such template or version", body = ErrorBody),
     )
 )]
@@ -274,9 +269,8 @@ pub async fn get_template(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Path(name): Path<String>,
-    q: Result<Query<VersionQuery>, QueryRejection>,
+    AppQuery(q): AppQuery<VersionQuery>,
 ) -> Result<Json<TemplateView>, ApiError> {
-    let Query(q) = q.map_err(query::rejected)?;
     checked_name(&name)?;
     if q.version.is_some_and(|v| v < 1) {
         return Err(ApiError::bad_request(
@@ -300,7 +294,6 @@ pub async fn get_template(
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "Bad name", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "No such template", body = ErrorBody),
     )
 )]
@@ -315,17 +308,4 @@ pub async fn delete_template(
     } else {
         Err(ApiError::NotFound(format!("no template {name:?}")))
     }
-}
-
-/// A JSON body that could not be read: `413` past the size limit, `400` otherwise, with the
-/// contract's error body.
-fn json_rejected(e: JsonRejection) -> ApiError {
-    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        return ApiError::Refused {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            code: ApiErrorCode::PayloadTooLarge,
-            message: format!("a template is at most {MAX_TEMPLATE_BYTES} bytes of JSON"),
-        };
-    }
-    ApiError::bad_request(ApiErrorCode::InvalidBody, e.body_text())
 }

@@ -60,6 +60,58 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Sour
     .await
 }
 
+/// The tenant's file `id` and its task, in one query; `None` for an unknown id and for another
+/// tenant's (every file has its task: the upload writes both in one statement).
+pub async fn find_with_task(
+    db: impl PgExecutor<'_>,
+    tenant_id: &str,
+    id: Uuid,
+) -> sqlx::Result<Option<(SourceFile, Task)>> {
+    let row = sqlx::query!(
+        r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
+                  f.sha256, f.blob_name, f.idempotency_key, f.created_at,
+                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts, t.error_code,
+                  t.error_message, t.result, t.lease_expires_at,
+                  t.created_at AS task_created_at, t.started_at, t.finished_at,
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
+           FROM source_files f JOIN tasks t ON t.source_file_id = f.id
+           WHERE f.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
+        id,
+        tenant_id
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| {
+        let task = Task {
+            id: r.task_id,
+            source_file_id: r.id,
+            status: r.status,
+            attempts: r.attempts,
+            error_code: r.error_code,
+            error_message: r.error_message,
+            result: r.result,
+            lease_expires_at: r.lease_expires_at,
+            created_at: r.task_created_at,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            review: r.review,
+        };
+        let file = SourceFile {
+            id: r.id,
+            tenant_id: r.tenant_id,
+            file_name: r.file_name,
+            content_type: r.content_type,
+            format: r.format,
+            size_bytes: r.size_bytes,
+            sha256: r.sha256,
+            blob_name: r.blob_name,
+            idempotency_key: r.idempotency_key,
+            created_at: r.created_at,
+        };
+        (file, task)
+    }))
+}
+
 /// The tenant's file `id`; `None` for an unknown id and for another tenant's.
 pub async fn find_for_tenant(
     db: impl PgExecutor<'_>,

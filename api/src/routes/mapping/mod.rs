@@ -6,7 +6,6 @@
 
 mod check;
 
-use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
@@ -15,9 +14,10 @@ use shared::db;
 use shared::domain::review::{header_key, RememberedMapping, Review};
 use uuid::Uuid;
 
-use super::PathId;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
+use crate::extract::AppJson;
+use crate::extract::PathId;
 use crate::state::AppState;
 use crate::views::TaskView;
 
@@ -42,7 +42,6 @@ pub struct MappingRequest {
     responses(
         (status = 202, description = "The task, PENDING again", body = TaskView),
         (status = 400, description = "The id is not a UUID, or the body is not the request's JSON", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, description = "not_in_review: the task is not waiting in NEEDS_REVIEW (or another answer won)", body = ErrorBody),
         (status = 422, description = "invalid_mapping: every problem with its JSON pointer in `error.details`", body = ErrorBody),
@@ -52,10 +51,8 @@ pub async fn put_mapping(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     PathId(id): PathId,
-    body: Result<Json<MappingRequest>, JsonRejection>,
+    AppJson(request): AppJson<MappingRequest>,
 ) -> Result<(StatusCode, Json<TaskView>), ApiError> {
-    let Json(request) =
-        body.map_err(|e| ApiError::bad_request(ApiErrorCode::InvalidBody, e.body_text()))?;
     let tenant_id = &principal.tenant_id;
     let Some(pending) = db::reviews::pending(&state.db, tenant_id, id).await? else {
         return Err(

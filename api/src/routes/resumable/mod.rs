@@ -12,7 +12,6 @@
 //! (`RESUMABLE_UPLOAD_EXPIRY`) and the worker deletes them.
 
 mod append;
-mod finish;
 pub mod protocol;
 
 use axum::extract::{Request, State};
@@ -26,11 +25,11 @@ use uuid::Uuid;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
+use crate::extract::PathId;
 use crate::metered_field::clean_file_name;
 use crate::routes::upload::form::{self, FormFields};
-use crate::routes::upload::{limits, record};
-use crate::routes::PathId;
 use crate::state::AppState;
+use crate::uploads::{finish, limits, record};
 use crate::views::UploadView;
 use finish::Finished;
 use protocol::{
@@ -48,7 +47,6 @@ use protocol::{
         (status = 204, description = "The tus versions, extensions, largest size and checksum algorithms",
          headers(("Tus-Version" = String), ("Tus-Extension" = String), ("Tus-Max-Size" = u64),
                  ("Tus-Checksum-Algorithm" = String), ("Tus-Resumable" = String))),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
     )
 )]
 pub async fn options(State(state): State<AppState>) -> Response {
@@ -92,7 +90,6 @@ pub async fn options(State(state): State<AppState>) -> Response {
         (status = 202, description = "An upload of 0 bytes, complete and recorded at once", body = UploadView,
          headers(("Location" = String, description = "/api/v1/uploads/{upload_id}"))),
         (status = 400, description = "A missing or malformed Upload-Length, Upload-Metadata or Idempotency-Key", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 403, description = "quota_exceeded: the declared length does not fit the tenant's storage quota", body = ErrorBody),
         (status = 409, description = "An upload of 0 bytes whose Idempotency-Key was used for another file", body = ErrorBody),
         (status = 412, description = "tus_version_unsupported: no `Tus-Resumable: 1.0.0`", body = ErrorBody),
@@ -183,7 +180,6 @@ pub async fn create(
                  ("Upload-Expires" = String, description = "Absent once the upload is complete"),
                  ("Cache-Control" = String, description = "no-store"), ("Tus-Resumable" = String))),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "No such upload for the caller", body = ErrorBody),
         (status = 410, description = "upload_expired", body = ErrorBody),
         (status = 412, description = "tus_version_unsupported", body = ErrorBody),
@@ -218,7 +214,6 @@ pub async fn status(
          headers(("Upload-Offset" = u64, description = "The new offset"),
                  ("Upload-Expires" = String), ("Tus-Resumable" = String))),
         (status = 400, description = "A missing or malformed Upload-Offset or Upload-Checksum, a body cut off, a bad id", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 403, description = "quota_exceeded at the last byte: nothing is kept", body = ErrorBody),
         (status = 404, description = "No such upload for the caller", body = ErrorBody),
         (status = 408, description = "The body stalled; what arrived before counts (without a checksum)", body = ErrorBody),
@@ -292,7 +287,6 @@ pub async fn append(
         (status = 204, description = "The upload and its staged blocks are gone (a recorded upload's file stays: delete it at /api/v1/files/{id})",
          headers(("Tus-Resumable" = String))),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, description = "No such upload for the caller", body = ErrorBody),
         (status = 409, description = "upload_incomplete: the upload is being recorded right now", body = ErrorBody),
         (status = 412, description = "tus_version_unsupported", body = ErrorBody),
@@ -328,7 +322,6 @@ pub async fn terminate(
         (status = 200, description = "Recorded: the same body as a multipart upload's 202", body = UploadView,
          headers(("Location" = String, description = "/api/v1/tasks/{task_id}"))),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 403, description = "quota_exceeded when recording: nothing is kept", body = ErrorBody),
         (status = 404, description = "No such upload for the caller (or its file was deleted)", body = ErrorBody),
         (status = 409, description = "upload_incomplete: bytes are missing (the message says how many) or it is being recorded; idempotency_key_reused", body = ErrorBody),

@@ -8,12 +8,12 @@ use axum::http::{header, HeaderMap, StatusCode};
 use shared::db;
 use shared::domain::OnInvalid;
 
-use super::record::ChosenTemplate;
 use crate::auth::Principal;
 use crate::body_guard::{self, Trip, Tripped};
 use crate::error::{ApiError, ApiErrorCode};
 use crate::metered_field::BodyError;
 use crate::state::AppState;
+use crate::uploads::record::ChosenTemplate;
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 const TEMPLATE_PART: &str = "template";

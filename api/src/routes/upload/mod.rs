@@ -10,8 +10,6 @@
 //! when the key is known.
 
 pub(crate) mod form;
-pub(crate) mod limits;
-pub(crate) mod record;
 
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
@@ -29,9 +27,10 @@ use crate::body_guard::Trip;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::metered_field::{clean_file_name, MeteredField, Streamed};
 use crate::state::AppState;
+use crate::uploads::limits;
+use crate::uploads::record::{self, StoredFile};
 use crate::views::UploadView;
 use form::{Errors, FormFields};
-use record::StoredFile;
 
 /// Room for multipart boundaries and part headers on top of the file size limit.
 const MULTIPART_OVERHEAD: u64 = 64 * 1024;
@@ -66,7 +65,6 @@ pub struct UploadForm {
         (status = 202, description = "Stored; parsing is queued", body = UploadView,
          headers(("Location" = String, description = "/api/v1/tasks/{task_id}"))),
         (status = 400, description = "Malformed multipart, no `file` part or more than one, a `template` or `on_invalid` part after `file`, a part header over the limit, bad Idempotency-Key", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 403, description = "quota_exceeded: the file would take the tenant past its storage quota; nothing is stored", body = ErrorBody),
         (status = 408, description = "The body stalled", body = ErrorBody),
         (status = 409, description = "Idempotency-Key reused with a different file", body = ErrorBody),

@@ -7,8 +7,7 @@
 
 mod views;
 
-use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -22,9 +21,11 @@ pub use views::{
     ReplayRequest, Replayed, RotatedSecret, WebhookList, WebhookView,
 };
 
-use super::{query, PathId};
+use super::query;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
+use crate::extract::PathId;
+use crate::extract::{AppJson, AppQuery};
 use crate::state::AppState;
 
 const MAX_DESCRIPTION: usize = 1024;
@@ -42,7 +43,6 @@ const RESOLVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
     responses(
         (status = 201, description = "Created; `secret` is shown this once", body = CreatedWebhook),
         (status = 400, description = "A body that is not the request's JSON, or an unknown event type", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 409, description = "`too_many_webhooks`: the tenant has WEBHOOK_MAX_ENDPOINTS", body = ErrorBody),
         (status = 422, description = "`unsafe_url`: not https, or a host that is or resolves to a non-public address", body = ErrorBody),
         (status = 503, description = "`webhooks_unavailable`: WEBHOOK_SECRET_KEY is not set; or Postgres or Entra ID unavailable", body = ErrorBody),
@@ -51,9 +51,8 @@ const RESOLVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 pub async fn create_webhook(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
-    body: Result<Json<CreateWebhook>, JsonRejection>,
+    AppJson(request): AppJson<CreateWebhook>,
 ) -> Result<Response, ApiError> {
-    let Json(request) = body.map_err(json_rejected)?;
     let events = event_types(request.events.as_deref())?;
     let description = checked_description(request.description.as_deref())?;
     let url = checked_url(&state, &request.url).await?;
@@ -104,7 +103,6 @@ pub async fn create_webhook(
     security(("api_key" = []), ("entra_id" = [])),
     responses(
         (status = 200, body = WebhookList),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
     )
 )]
 pub async fn list_webhooks(
@@ -127,7 +125,6 @@ pub async fn list_webhooks(
     responses(
         (status = 200, body = WebhookView),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -153,7 +150,6 @@ pub async fn get_webhook(
     responses(
         (status = 200, body = WebhookView),
         (status = 400, description = "Bad id or body", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, description = "`unsafe_url`", body = ErrorBody),
     )
@@ -162,9 +158,8 @@ pub async fn patch_webhook(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     PathId(id): PathId,
-    body: Result<Json<PatchWebhook>, JsonRejection>,
+    AppJson(request): AppJson<PatchWebhook>,
 ) -> Result<Json<WebhookView>, ApiError> {
-    let Json(request) = body.map_err(json_rejected)?;
     let url = match &request.url {
         Some(url) => Some(checked_url(&state, url).await?),
         None => None,
@@ -201,7 +196,6 @@ pub async fn patch_webhook(
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -229,7 +223,6 @@ pub async fn delete_webhook(
     responses(
         (status = 200, description = "The new secret, shown this once", body = RotatedSecret),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 503, description = "`webhooks_unavailable`: WEBHOOK_SECRET_KEY is not set; or Postgres or Entra ID unavailable", body = ErrorBody),
     )
@@ -268,7 +261,6 @@ pub async fn rotate_secret(
     responses(
         (status = 202, description = "Queued", body = Replayed),
         (status = 400, description = "Bad id or body", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -276,9 +268,8 @@ pub async fn replay(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     PathId(id): PathId,
-    body: Result<Json<ReplayRequest>, JsonRejection>,
+    AppJson(request): AppJson<ReplayRequest>,
 ) -> Result<(StatusCode, Json<Replayed>), ApiError> {
-    let Json(request) = body.map_err(json_rejected)?;
     let queued = db::webhooks::replay(&state.db, &principal.tenant_id, id, request.since)
         .await?
         .ok_or_else(|| not_found(id))?;
@@ -296,7 +287,6 @@ pub async fn replay(
     responses(
         (status = 200, body = AttemptList),
         (status = 400, description = "Bad id, after or limit", body = ErrorBody),
-        (status = 401, description = "Missing or invalid credentials", body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -304,9 +294,8 @@ pub async fn list_attempts(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     PathId(id): PathId,
-    q: Result<Query<AttemptsQuery>, QueryRejection>,
+    AppQuery(q): AppQuery<AttemptsQuery>,
 ) -> Result<Json<AttemptList>, ApiError> {
-    let Query(q) = q.map_err(query::rejected)?;
     let limit = query::limit(q.limit, 100)?;
     db::webhooks::find(&state.db, &principal.tenant_id, id)
         .await?
@@ -337,10 +326,6 @@ pub async fn list_attempts(
 
 fn not_found(id: Uuid) -> ApiError {
     ApiError::NotFound(format!("no webhook endpoint {id}"))
-}
-
-fn json_rejected(e: JsonRejection) -> ApiError {
-    ApiError::bad_request(ApiErrorCode::InvalidBody, e.body_text())
 }
 
 /// The key that seals secrets; without it no secret can be made.

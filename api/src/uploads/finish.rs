@@ -24,24 +24,24 @@ use shared::db::{self};
 use shared::domain::{FileFormat, OnInvalid, ParseTaskPayload};
 use uuid::Uuid;
 
+use super::{limits, record};
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::metered_field::Streamed;
-use crate::routes::upload::{limits, record};
 use crate::state::AppState;
 
 /// How long a request may take to record an upload before another may try.
 const FINISH_LEASE: Duration = Duration::from_secs(600);
 
 /// Where a complete upload stands after [`finish`].
-pub(super) enum Finished {
+pub(crate) enum Finished {
     Recorded(Box<(SourceFile, Task)>),
     /// Another request is recording it right now.
     InProgress,
 }
 
 /// Records the complete `upload` (or finds it recorded). See the module's comment.
-pub(super) async fn finish(
+pub(crate) async fn finish(
     state: &AppState,
     upload: &ResumableUpload,
 ) -> Result<Finished, ApiError> {
@@ -194,18 +194,14 @@ async fn file_and_task(
     tenant: &str,
     file_id: Uuid,
 ) -> Result<(SourceFile, Task), ApiError> {
-    let file = db::source_files::find_for_tenant(&state.db, tenant, file_id)
+    db::source_files::find_with_task(&state.db, tenant, file_id)
         .await?
-        .ok_or_else(|| ApiError::NotFound("the upload's file was deleted".into()))?;
-    let task = db::tasks::find_by_source_file(&state.db, file.id)
-        .await?
-        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("source file {file_id} has no task")))?;
-    Ok((file, task))
+        .ok_or_else(|| ApiError::NotFound("the upload's file was deleted".into()))
 }
 
 /// Forgets an upload that cannot be recorded, and drops its blocks or blob (best effort: the
 /// service's garbage collection takes uncommitted blocks within a week anyway).
-pub(super) async fn end(state: &AppState, upload: &ResumableUpload) {
+pub(crate) async fn end(state: &AppState, upload: &ResumableUpload) {
     state.digests.forget(upload.id);
     if let Err(e) = resumable_uploads::remove(&state.db, upload.id).await {
         tracing::warn!(upload_id = %upload.id, error = %e, "could not delete an ended upload");
@@ -214,7 +210,7 @@ pub(super) async fn end(state: &AppState, upload: &ResumableUpload) {
 }
 
 /// Drops the staged blocks (or the committed blob) of an upload that will not be recorded.
-pub(super) async fn discard(state: &AppState, blob_name: &str) {
+pub(crate) async fn discard(state: &AppState, blob_name: &str) {
     if let Err(e) = state.blobs.discard_staged(blob_name).await {
         tracing::warn!(blob_name, error = %e, "could not discard an upload's blocks");
     }

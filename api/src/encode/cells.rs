@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 
 /// Every cell of a chunk, in order, and where each row's cells end.
 #[derive(Debug, Default, PartialEq)]
-pub(super) struct Cells<'a> {
+pub(crate) struct Cells<'a> {
     /// A cell's stored JSON text, and whether it is a string with escapes in it.
     pub cells: Vec<(&'a str, bool)>,
     /// The end of each row in `cells`.
@@ -44,7 +44,7 @@ fn with_capacity<'a>() -> Cells<'a> {
 }
 
 /// Splits a chunk as the worker writes it; `None` for anything else.
-pub(super) fn scan(json: &str) -> Option<Cells<'_>> {
+pub(crate) fn scan(json: &str) -> Option<Cells<'_>> {
     let b = json.as_bytes();
     let mut out = with_capacity();
     let mut i = 1;
@@ -114,7 +114,7 @@ pub(super) fn scan(json: &str) -> Option<Cells<'_>> {
 }
 
 /// Reads any array of arrays with serde_json; `None` when a row is not an array.
-pub(super) fn parse(json: &str) -> Option<Cells<'_>> {
+pub(crate) fn parse(json: &str) -> Option<Cells<'_>> {
     let mut out = with_capacity();
     let mut de = serde_json::Deserializer::from_str(json);
     Rows(&mut out).deserialize(&mut de).ok()?;
@@ -123,7 +123,7 @@ pub(super) fn parse(json: &str) -> Option<Cells<'_>> {
 }
 
 /// One stored cell, as far as the writers need to know it.
-pub(super) enum Cell<'a> {
+pub(crate) enum Cell<'a> {
     /// `null`, `true` or `false`, whose text is their JSON whatever the column's type.
     Literal(&'a str),
     /// A string's value, and whether the stored text is already its JSON as serde_json writes

@@ -24,19 +24,19 @@ use serde_json::Value;
 use shared::domain::column_type::{self, Rendered};
 use shared::domain::ColumnType;
 
-use super::super::rows::typed;
 use super::cells::{Cell, Cells};
 use crate::csv_safe::{self, Holds};
+use crate::sheets::typed;
 
 /// The text formats this encoder writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum TextFormat {
+pub(crate) enum TextFormat {
     Csv,
     Ndjson,
 }
 
 /// Turns stored chunks into CSV or NDJSON.
-pub(super) struct Encoder {
+pub(crate) struct Encoder {
     pub format: TextFormat,
     pub types: Vec<ColumnType>,
     pub columns: Vec<String>,

@@ -1,0 +1,71 @@
+//! Sheet access shared by the rows endpoint and the exports: the caller's parsed sheet with its
+//! columns (once the file's task is `COMPLETED`), and a stored row typed as the contract shows it.
+
+use shared::db;
+use shared::db::rows::SheetColumns;
+use shared::db::source_files::SourceFile;
+use shared::domain::{column_type, ColumnType, TaskStatus};
+use uuid::Uuid;
+
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiErrorCode};
+use crate::state::AppState;
+
+/// The caller's file `id`, its parsed sheet `sheet_index` and that sheet's columns: `404` for
+/// another tenant's file or no such sheet, `409 not_parsed` while the file's task is not
+/// COMPLETED, and a `500` (logged) when the stored columns do not decode: typing the values by
+/// no columns would answer with wrong data that looks right.
+pub(crate) async fn parsed_sheet(
+    state: &AppState,
+    principal: &Principal,
+    id: Uuid,
+    sheet_index: i32,
+) -> Result<(SourceFile, db::rows::Sheet, SheetColumns), ApiError> {
+    let not_found = || ApiError::NotFound(format!("no source file {id}"));
+    let (file, task) = db::source_files::find_with_task(&state.db, &principal.tenant_id, id)
+        .await?
+        .ok_or_else(not_found)?;
+    if task.status != TaskStatus::Completed {
+        return Err(ApiError::Conflict {
+            code: ApiErrorCode::NotParsed,
+            message: format!(
+                "the file has no rows to show: its task is {}",
+                task.status.as_str()
+            ),
+        });
+    }
+    let sheet = db::rows::find_sheet(&state.db, id, sheet_index)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("file {id} has no sheet {sheet_index}")))?;
+    let columns = sheet.decode_columns().map_err(|e| {
+        ApiError::Internal(
+            anyhow::Error::new(e)
+                .context(format!("the columns of file {id}'s sheet {sheet_index}")),
+        )
+    })?;
+    Ok((file, sheet, columns))
+}
+
+/// A stored row as the contract shows it: each value typed by its column, and as many values
+/// as the sheet has columns (rows read before a longer, ragged row were stored shorter).
+pub(crate) fn typed(
+    values: serde_json::Value,
+    types: &[ColumnType],
+    width: usize,
+) -> Vec<serde_json::Value> {
+    let mut values = match values {
+        serde_json::Value::Array(values) => values,
+        other => vec![other],
+    };
+    if values.len() < width {
+        values.resize(width, serde_json::Value::Null);
+    }
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| match types.get(i) {
+            Some(&ty) => column_type::render(v, ty),
+            None => v,
+        })
+        .collect()
+}
