@@ -12,6 +12,10 @@
 -- sum checked, the free bytes granted again (usage_regrant, below). Templates take that path
 -- every time (db::templates::store).
 --
+-- Row store sums: the rows each tenant's files take (file_row_usage's sums, kept by the
+-- consumer's transactions) move to a table of their own, so storing a file's rows never waits
+-- for an upload holding a usage shard, nor an upload for it.
+--
 -- Rate: the token buckets become UNLOGGED. A transaction that writes only unlogged tables does
 -- not wait for the WAL flush at commit, so a bucket row is held for microseconds, not a disk
 -- write. A crash of Postgres empties the table: every bucket starts full again (one burst).
@@ -20,7 +24,8 @@ CREATE FUNCTION usage_shard_count() RETURNS smallint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN 32;
 
--- The shard whose row counts a file's rows in the row store (spread like the files themselves).
+-- The shard a file's uploads start looking from, and the one whose row counts its rows in the
+-- row store: spread like the files' ids.
 CREATE FUNCTION usage_shard(id uuid) RETURNS smallint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN (get_byte(uuid_send(id), 15) % usage_shard_count())::smallint;
@@ -30,7 +35,20 @@ CREATE FUNCTION usage_shard(id uuid) RETURNS smallint
 -- The shard a file was counted in, so its deletion gives the bytes back to the same one.
 ALTER TABLE source_files ADD COLUMN usage_shard smallint NOT NULL DEFAULT 0;
 
+CREATE TABLE tenant_row_usage (
+    tenant_id text     NOT NULL,
+    shard     smallint NOT NULL CHECK (shard >= 0 AND shard < usage_shard_count()),
+    row_count bigint   NOT NULL DEFAULT 0 CHECK (row_count >= 0),
+    row_bytes bigint   NOT NULL DEFAULT 0 CHECK (row_bytes >= 0),
+    PRIMARY KEY (tenant_id, shard)
+);
+INSERT INTO tenant_row_usage (tenant_id, shard, row_count, row_bytes)
+SELECT tenant_id, usage_shard(source_file_id), sum(row_count), sum(row_bytes)
+FROM file_row_usage GROUP BY 1, 2;
+
 ALTER TABLE tenant_usage
+    DROP COLUMN row_count,
+    DROP COLUMN row_bytes,
     ADD COLUMN shard smallint NOT NULL DEFAULT 0,
     -- What this shard may store: its part of the quota, handed out by usage_regrant.
     ADD COLUMN granted_bytes bigint NOT NULL DEFAULT 0,
@@ -81,31 +99,23 @@ DECLARE
                                       ELSE NEW.source_file_id END);
 BEGIN
     IF TG_OP = 'DELETE' THEN
-        -- Never a new row: a purged tenant's usage rows are gone for good.
-        UPDATE tenant_usage SET row_count = greatest(row_count + d_count, 0),
-                                row_bytes = greatest(row_bytes + d_bytes, 0)
+        -- Never a new row: a purged tenant's sums are gone for good.
+        UPDATE tenant_row_usage SET row_count = greatest(row_count + d_count, 0),
+                                    row_bytes = greatest(row_bytes + d_bytes, 0)
         WHERE tenant_id = tenant AND shard = slot;
     ELSE
-        INSERT INTO tenant_usage (tenant_id, shard, row_count, row_bytes)
+        INSERT INTO tenant_row_usage (tenant_id, shard, row_count, row_bytes)
         VALUES (tenant, slot, greatest(d_count, 0), greatest(d_bytes, 0))
         ON CONFLICT (tenant_id, shard) DO UPDATE
-            SET row_count = greatest(tenant_usage.row_count + d_count, 0),
-                row_bytes = greatest(tenant_usage.row_bytes + d_bytes, 0);
+            SET row_count = greatest(tenant_row_usage.row_count + d_count, 0),
+                row_bytes = greatest(tenant_row_usage.row_bytes + d_bytes, 0);
     END IF;
     RETURN NULL;
 END $$;
 
--- The row counts moved to the shard their file hashes to, so a file's deletion finds them.
-UPDATE tenant_usage SET row_count = 0, row_bytes = 0;
-INSERT INTO tenant_usage (tenant_id, shard, row_count, row_bytes)
-SELECT tenant_id, usage_shard(source_file_id), sum(row_count), sum(row_bytes)
-FROM file_row_usage GROUP BY 1, 2
-ON CONFLICT (tenant_id, shard)
-    DO UPDATE SET row_count = EXCLUDED.row_count, row_bytes = EXCLUDED.row_bytes;
-
 -- The exact path of the quota check: locks every usage row of `tenant` in shard order (creating
 -- the missing ones), and when `size` more bytes fit beside the sum (the rule of
--- api::routes::upload::limits::check_quota: a tenant at its quota stores nothing more, not even
+-- api::uploads::limits::check_quota: a tenant at its quota stores nothing more, not even
 -- 0 bytes) grants the free bytes again: `size` and an even part of the rest to shard 0, an even
 -- part to each other shard, so the grants add up to exactly `quota`. Returns the bytes stored
 -- and whether `size` fits; the caller then writes in shard 0 within the same transaction.
@@ -116,9 +126,12 @@ DECLARE
     n constant bigint := usage_shard_count();
     rest bigint;
 BEGIN
-    INSERT INTO tenant_usage (tenant_id, shard)
-    SELECT tenant, s FROM generate_series(0, n - 1) s
-    ON CONFLICT (tenant_id, shard) DO NOTHING;
+    -- Only when some are missing: the insert would wait for every upload in flight.
+    IF (SELECT count(*) FROM tenant_usage WHERE tenant_id = tenant) < n THEN
+        INSERT INTO tenant_usage (tenant_id, shard)
+        SELECT tenant, s FROM generate_series(0, n - 1) s
+        ON CONFLICT (tenant_id, shard) DO NOTHING;
+    END IF;
     SELECT coalesce(sum(stored_bytes), 0) INTO used
     FROM (SELECT stored_bytes FROM tenant_usage WHERE tenant_id = tenant
           ORDER BY shard FOR UPDATE) locked;

@@ -168,7 +168,7 @@ pub async fn of_tenant(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<(i
     let row = sqlx::query!(
         r#"SELECT coalesce(sum(row_count), 0)::bigint AS "row_count!",
                   coalesce(sum(row_bytes), 0)::bigint AS "row_bytes!"
-           FROM tenant_usage WHERE tenant_id = $1"#,
+           FROM tenant_row_usage WHERE tenant_id = $1"#,
         tenant
     )
     .fetch_one(db)
@@ -199,14 +199,14 @@ pub async fn usage(db: &PgPool, top: i64) -> sqlx::Result<Usage> {
                                          'rejected_rows'::regclass)) AS "bytes_on_disk!",
                   coalesce(sum(row_count), 0)::bigint AS "rows!",
                   coalesce(sum(row_bytes), 0)::bigint AS "bytes!"
-           FROM tenant_usage"#
+           FROM tenant_row_usage"#
     )
     .fetch_one(db)
     .await?;
     let top: Vec<(String, i64, i64)> = sqlx::query!(
         r#"SELECT tenant_id, sum(row_count)::bigint AS "row_count!",
                   sum(row_bytes)::bigint AS "row_bytes!"
-           FROM tenant_usage GROUP BY tenant_id
+           FROM tenant_row_usage GROUP BY tenant_id
            HAVING sum(row_bytes) > 0 ORDER BY 3 DESC, tenant_id LIMIT $1"#,
         top
     )

@@ -1,4 +1,4 @@
-"""Uploads N small CSVs at concurrency C with httpx and prints what the api and the worker did.
+"""Uploads N small CSVs at concurrency C with httpx, as one tenant or several in turn, and prints what the api and the worker did.
 
 Run by tests/bench/side_by_side/uploads.sh (one stack, several builds alternated). Prints one
 JSON line: uploads/s (first request to last answer), tasks/s end to end (first request until
@@ -29,13 +29,13 @@ def final_tasks(psql: list[str]) -> int:
 
 
 async def main() -> None:
-    api, key, n, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    api, keys, n, concurrency = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4])
     psql = sys.argv[5:]
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     latencies: list[float] = []
     failures = 0
     async with httpx.AsyncClient(
-        base_url=api, headers={"Authorization": f"Bearer {key}"}, limits=limits, timeout=60
+        base_url=api, limits=limits, timeout=60
     ) as client:
         queue: asyncio.Queue[int] = asyncio.Queue()
         for i in range(n):
@@ -47,7 +47,9 @@ async def main() -> None:
                 i = queue.get_nowait()
                 t0 = time.perf_counter()
                 resp = await client.post(
-                    "/api/v1/files", files={"file": (f"b-{i}.csv", CSV, "text/csv")}
+                    "/api/v1/files",
+                    files={"file": (f"b-{i}.csv", CSV, "text/csv")},
+                    headers={"Authorization": f"Bearer {keys[i % len(keys)]}"},
                 )
                 latencies.append((time.perf_counter() - t0) * 1000)
                 if resp.status_code != 202:

@@ -7,15 +7,16 @@
 #   tests/bench/side_by_side/uploads.sh old=/path/to/old/target/release new=target/release
 #
 # Each LABEL=DIR names a directory holding `api` and `worker`; each build runs against a database
-# of its own, migrated by its own api. ROUNDS (3), N uploads (500), C concurrency (16), DURABLE
-# (1; 0 keeps the test clusters' fsync = off). Prints one JSON line per build and round and the
+# of its own, migrated by its own api. ROUNDS (3), N uploads (500), C concurrency (16), TENANTS
+# (1: every upload as one tenant; more: the uploads take the tenants in turn), DURABLE (1; 0
+# keeps the test clusters' fsync = off). Prints one JSON line per build and round and the
 # medians per build.
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 # shellcheck source=../../stack/lib.sh
 source "$REPO_ROOT/tests/stack/lib.sh"
 
-ROUNDS=${ROUNDS:-3} N=${N:-500} C=${C:-16} DURABLE=${DURABLE:-1}
+ROUNDS=${ROUNDS:-3} N=${N:-500} C=${C:-16} TENANTS=${TENANTS:-1} DURABLE=${DURABLE:-1}
 [ $# -ge 1 ] || die "usage: $0 LABEL=BIN_DIR [LABEL=BIN_DIR ...]"
 STATE="$REPO_ROOT/target/bench/side-by-side"
 mkdir -p "$STATE"
@@ -27,6 +28,11 @@ rm -rf "$STATE/pg" "$STATE/azurite"
 init_postgres "$STATE/pg"
 if [ "$DURABLE" = 1 ]; then
   printf '\n# side by side: durable, as in production\nfsync = on\nsynchronous_commit = on\nfull_page_writes = on\n' \
+    >>"$STATE/pg/postgresql.conf"
+fi
+# `STATEMENTS=1`: what Postgres spent its time on, per build, printed after each run.
+if [ "${STATEMENTS:-0}" = 1 ]; then
+  printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n" \
     >>"$STATE/pg/postgresql.conf"
 fi
 start_postgres "$STATE/pg" "$PG_PORT"
@@ -55,15 +61,24 @@ for round in $(seq 1 "$ROUNDS"); do
     LISTEN_ADDR="127.0.0.1:$api_port" METRICS_ADDR="127.0.0.1:$(free_port)" \
       start_bg "$STATE/api.pid" "$STATE/api-$label.log" "$bin/api"
     wait_for_http "http://127.0.0.1:$api_port/healthz" 200 120
-    key=$("$bin/api" keys create --name bench)
+    keys=""
+    for t in $(seq 1 "$TENANTS"); do
+      keys+="${keys:+,}$("$bin/api" keys create --name bench --tenant "tenant-$t" 2>/dev/null)"
+    done
     METRICS_ADDR="127.0.0.1:$(free_port)" \
       start_bg "$STATE/worker.pid" "$STATE/worker-$label.log" "$bin/worker" run
     result=$("$VENV/bin/python" "$REPO_ROOT/tests/bench/side_by_side/upload_client.py" \
-      "http://127.0.0.1:$api_port" "$key" "$N" "$C" \
+      "http://127.0.0.1:$api_port" "$keys" "$N" "$C" \
       "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres "$db")
-    echo "{\"build\": \"$label\", \"round\": $round, \"result\": $result}" | tee -a "$STATE/results.jsonl"
+    echo "{\"build\": \"$label\", \"tenants\": $TENANTS, \"round\": $round, \"result\": $result}" | tee -a "$STATE/results.jsonl"
     stop_pidfile "$STATE/worker.pid" worker
     stop_pidfile "$STATE/api.pid" api
+    if [ "${STATEMENTS:-0}" = 1 ]; then
+      "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres "$db" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+        -c "SELECT calls, round(total_exec_time) AS ms, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
+            FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$db')
+            ORDER BY total_exec_time DESC LIMIT 25" -c "SELECT pg_stat_statements_reset()" >"$STATE/statements-$label-$round.txt"
+    fi
   done
 done
 python3 - "$STATE/results.jsonl" "$ROUNDS" "$#" <<'PY'

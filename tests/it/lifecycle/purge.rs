@@ -23,6 +23,7 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
         "events",
         "tenant_limits",
         "tenant_usage",
+        "tenant_row_usage",
         "upload_buckets",
     ];
     let mut owned = Vec::new();
