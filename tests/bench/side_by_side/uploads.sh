@@ -8,8 +8,8 @@
 #
 # Each LABEL=DIR names a directory holding `api` and `worker`; each build runs against a database
 # of its own, migrated by its own api. ROUNDS (3), N uploads (500), C concurrency (16), TENANTS
-# (1: every upload as one tenant; more: the uploads take the tenants in turn), DURABLE (1; 0
-# keeps the test clusters' fsync = off). Prints one JSON line per build and round and the
+# (1: every upload as one tenant; more: the uploads take the tenants in turn), WORKER (1; 0: the
+# api alone, so tasks/s is not measured), DURABLE (1; 0 keeps the test clusters' fsync = off). Prints one JSON line per build and round and the
 # medians per build.
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -65,10 +65,12 @@ for round in $(seq 1 "$ROUNDS"); do
     for t in $(seq 1 "$TENANTS"); do
       keys+="${keys:+,}$("$bin/api" keys create --name bench --tenant "tenant-$t" 2>/dev/null)"
     done
-    METRICS_ADDR="127.0.0.1:$(free_port)" \
-      start_bg "$STATE/worker.pid" "$STATE/worker-$label.log" "$bin/worker" run
+    if [ "${WORKER:-1}" = 1 ]; then
+      METRICS_ADDR="127.0.0.1:$(free_port)" \
+        start_bg "$STATE/worker.pid" "$STATE/worker-$label.log" "$bin/worker" run
+    fi
     result=$("$VENV/bin/python" "$REPO_ROOT/tests/bench/side_by_side/upload_client.py" \
-      "http://127.0.0.1:$api_port" "$keys" "$N" "$C" \
+      "http://127.0.0.1:$api_port" "$keys" "$N" "$C" "${WORKER:-1}" \
       "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres "$db")
     echo "{\"build\": \"$label\", \"tenants\": $TENANTS, \"round\": $round, \"result\": $result}" | tee -a "$STATE/results.jsonl"
     stop_pidfile "$STATE/worker.pid" worker
@@ -86,7 +88,7 @@ import json, statistics, sys
 lines = [json.loads(l) for l in open(sys.argv[1])][-int(sys.argv[2]) * int(sys.argv[3]):]
 for build in dict.fromkeys(l["build"] for l in lines):
     runs = [l["result"] for l in lines if l["build"] == build]
-    med = {k: statistics.median(r[k] for r in runs) for k in ("uploads_per_s", "tasks_per_s", "p99_ms")}
+    med = {k: statistics.median(r[k] or 0 for r in runs) for k in ("uploads_per_s", "tasks_per_s", "p99_ms")}
     print(f"{build}: uploads/s {med['uploads_per_s']} ({', '.join(str(r['uploads_per_s']) for r in runs)}), "
           f"tasks/s {med['tasks_per_s']} ({', '.join(str(r['tasks_per_s']) for r in runs)}), p99 {med['p99_ms']} ms")
 PY
