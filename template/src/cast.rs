@@ -113,122 +113,172 @@ impl Syntax {
     }
 
     /// Reads a cell that is not a missing value; `None` when it is not of the type. Inlined
-    /// into the row loop: returned through memory, the value's bytes stall the loads that
-    /// copy it.
+    /// into the row loop (as is each type's reader): returned through memory, the value's
+    /// bytes stall the loads that copy it.
     #[inline(always)]
     pub fn read<'a>(&self, cell: Cell<'a>) -> Option<Value<'a>> {
         if matches!(cell, Cell::Empty) {
             return Some(Value::Null);
         }
         match self {
-            Syntax::String(format) => {
-                let text = match cell {
-                    Cell::Text(t) => Text::Borrowed(t),
-                    Cell::Error(_) | Cell::Empty => return None,
-                    typed => Text::inline(|out| typed.write_text(out))?,
-                };
-                format.accepts(text.as_str()).then_some(Value::Text(text))
-            }
-            Syntax::Integer { bare } => match cell {
-                Cell::Text(t) => {
-                    let t = t.trim();
-                    let t = if *bare { t } else { strip_non_bare(t) };
-                    t.parse().ok().map(Value::Integer)
-                }
-                Cell::Int(i) => Some(Value::Integer(i)),
-                Cell::Float(f) => integral(f).map(Value::Integer),
-                _ => None,
-            },
-            Syntax::Number(syntax) => match cell {
-                Cell::Text(t) => Number::parse(t, syntax).map(Value::Number),
-                Cell::Int(i) => Some(Value::Number(Number::from_i64(i))),
-                Cell::Float(f) => Some(Value::Number(Number::from_f64(f))),
-                _ => None,
-            },
+            Syntax::String(format) => read_string(*format, cell),
+            Syntax::Integer { bare } => read_integer(*bare, cell),
+            Syntax::Number(syntax) => read_number(syntax, cell),
             Syntax::Boolean {
                 true_values,
                 false_values,
-            } => {
-                let lookup = |t: &str| {
-                    if true_values.iter().any(|v| v == t) {
-                        Some(Value::Boolean(true))
-                    } else if false_values.iter().any(|v| v == t) {
-                        Some(Value::Boolean(false))
-                    } else {
-                        None
-                    }
-                };
-                match cell {
-                    Cell::Text(t) => lookup(t),
-                    Cell::Bool(b) => Some(Value::Boolean(b)),
-                    Cell::Int(_) | Cell::Float(_) => {
-                        let text = Text::inline(|out| cell.write_text(out))?;
-                        lookup(text.as_str())
-                    }
-                    _ => None,
-                }
-            }
-            Syntax::Date(format) => match cell {
-                Cell::Text(t) => format.date(t),
-                Cell::Date(d) => Some(d),
-                Cell::DateTime(dt) => {
-                    let t = dt.time();
-                    (t.hour() == 0 && t.minute() == 0 && t.second() == 0).then(|| dt.date())
-                }
-                _ => None,
-            }
-            .filter(in_python_range)
-            .map(Value::Date),
-            Syntax::DateTime(format) => match cell {
-                Cell::Text(t) => format.datetime(t),
-                Cell::DateTime(local) => Some(DateTime {
-                    local,
-                    offset: None,
-                }),
-                Cell::Date(d) => Some(DateTime {
-                    local: d.and_time(chrono::NaiveTime::MIN),
-                    offset: None,
-                }),
-                _ => None,
-            }
-            .filter(|dt| in_python_range(&dt.local.date()))
-            .map(Value::DateTime),
-            Syntax::Time(format) => match cell {
-                Cell::Text(t) => format.time(t),
-                Cell::Time(local) => Some(Time {
-                    local,
-                    offset: None,
-                }),
-                _ => None,
-            }
-            .map(Value::Time),
-            Syntax::Year => match cell {
-                Cell::Text(t) if t.len() == 4 && t.bytes().all(|b| b.is_ascii_digit()) => {
-                    t.parse().ok()
-                }
-                Cell::Int(i) => i32::try_from(i).ok(),
-                Cell::Float(f) => integral(f).and_then(|i| i32::try_from(i).ok()),
-                _ => None,
-            }
-            .filter(|y| (0..=9999).contains(y))
-            .map(Value::Year),
-            Syntax::Any => Some(match cell {
-                Cell::Text(t) | Cell::Error(t) => Value::Text(Text::Borrowed(t)),
-                Cell::Empty => Value::Null,
-                Cell::Int(i) => Value::Integer(i),
-                Cell::Float(f) => Value::Number(Number::from_f64(f)),
-                Cell::Bool(b) => Value::Boolean(b),
-                Cell::Date(d) => Value::Date(d),
-                Cell::DateTime(local) => Value::DateTime(DateTime {
-                    local,
-                    offset: None,
-                }),
-                Cell::Time(local) => Value::Time(Time {
-                    local,
-                    offset: None,
-                }),
-            }),
+            } => read_boolean(true_values, false_values, cell),
+            Syntax::Date(format) => read_date(format, cell),
+            Syntax::DateTime(format) => read_datetime(format, cell),
+            Syntax::Time(format) => read_time(format, cell),
+            Syntax::Year => read_year(cell),
+            Syntax::Any => Some(read_any(cell)),
         }
+    }
+}
+
+/// A `string` cell: its text (a typed cell's formatted inline), if the format takes it.
+#[inline(always)]
+fn read_string(format: StringFormat, cell: Cell<'_>) -> Option<Value<'_>> {
+    let text = match cell {
+        Cell::Text(t) => Text::Borrowed(t),
+        Cell::Error(_) | Cell::Empty => return None,
+        typed => Text::inline(|out| typed.write_text(out))?,
+    };
+    format.accepts(text.as_str()).then_some(Value::Text(text))
+}
+
+/// An `integer` cell: a text with (unless `bare`) its non-digits stripped, or an integral number.
+#[inline(always)]
+fn read_integer(bare: bool, cell: Cell<'_>) -> Option<Value<'_>> {
+    match cell {
+        Cell::Text(t) => {
+            let t = t.trim();
+            let t = if bare { t } else { strip_non_bare(t) };
+            t.parse().ok().map(Value::Integer)
+        }
+        Cell::Int(i) => Some(Value::Integer(i)),
+        Cell::Float(f) => integral(f).map(Value::Integer),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn read_number<'a>(syntax: &NumberSyntax, cell: Cell<'a>) -> Option<Value<'a>> {
+    match cell {
+        Cell::Text(t) => Number::parse(t, syntax).map(Value::Number),
+        Cell::Int(i) => Some(Value::Number(Number::from_i64(i))),
+        Cell::Float(f) => Some(Value::Number(Number::from_f64(f))),
+        _ => None,
+    }
+}
+
+/// A `boolean` cell: a workbook boolean, or a text (a number's too) among the field's values.
+#[inline(always)]
+fn read_boolean<'a>(
+    true_values: &[String],
+    false_values: &[String],
+    cell: Cell<'a>,
+) -> Option<Value<'a>> {
+    let lookup = |t: &str| {
+        if true_values.iter().any(|v| v == t) {
+            Some(Value::Boolean(true))
+        } else if false_values.iter().any(|v| v == t) {
+            Some(Value::Boolean(false))
+        } else {
+            None
+        }
+    };
+    match cell {
+        Cell::Text(t) => lookup(t),
+        Cell::Bool(b) => Some(Value::Boolean(b)),
+        Cell::Int(_) | Cell::Float(_) => {
+            let text = Text::inline(|out| cell.write_text(out))?;
+            lookup(text.as_str())
+        }
+        _ => None,
+    }
+}
+
+/// A `date` cell: a text in the format, a workbook date, or a workbook date-time at midnight.
+#[inline(always)]
+fn read_date<'a>(format: &Temporal, cell: Cell<'a>) -> Option<Value<'a>> {
+    match cell {
+        Cell::Text(t) => format.date(t),
+        Cell::Date(d) => Some(d),
+        Cell::DateTime(dt) => {
+            let t = dt.time();
+            (t.hour() == 0 && t.minute() == 0 && t.second() == 0).then(|| dt.date())
+        }
+        _ => None,
+    }
+    .filter(in_python_range)
+    .map(Value::Date)
+}
+
+/// A `datetime` cell: a text in the format, or a workbook date-time or date (at midnight).
+#[inline(always)]
+fn read_datetime<'a>(format: &Temporal, cell: Cell<'a>) -> Option<Value<'a>> {
+    match cell {
+        Cell::Text(t) => format.datetime(t),
+        Cell::DateTime(local) => Some(DateTime {
+            local,
+            offset: None,
+        }),
+        Cell::Date(d) => Some(DateTime {
+            local: d.and_time(chrono::NaiveTime::MIN),
+            offset: None,
+        }),
+        _ => None,
+    }
+    .filter(|dt| in_python_range(&dt.local.date()))
+    .map(Value::DateTime)
+}
+
+#[inline(always)]
+fn read_time<'a>(format: &Temporal, cell: Cell<'a>) -> Option<Value<'a>> {
+    match cell {
+        Cell::Text(t) => format.time(t),
+        Cell::Time(local) => Some(Time {
+            local,
+            offset: None,
+        }),
+        _ => None,
+    }
+    .map(Value::Time)
+}
+
+/// A `year` cell: four ASCII digits, or an integral number, from 0 to 9999.
+#[inline(always)]
+fn read_year(cell: Cell<'_>) -> Option<Value<'_>> {
+    match cell {
+        Cell::Text(t) if t.len() == 4 && t.bytes().all(|b| b.is_ascii_digit()) => t.parse().ok(),
+        Cell::Int(i) => i32::try_from(i).ok(),
+        Cell::Float(f) => integral(f).and_then(|i| i32::try_from(i).ok()),
+        _ => None,
+    }
+    .filter(|y| (0..=9999).contains(y))
+    .map(Value::Year)
+}
+
+/// An `any` cell: whatever it holds (an error cell as its text).
+#[inline(always)]
+fn read_any(cell: Cell<'_>) -> Value<'_> {
+    match cell {
+        Cell::Text(t) | Cell::Error(t) => Value::Text(Text::Borrowed(t)),
+        Cell::Empty => Value::Null,
+        Cell::Int(i) => Value::Integer(i),
+        Cell::Float(f) => Value::Number(Number::from_f64(f)),
+        Cell::Bool(b) => Value::Boolean(b),
+        Cell::Date(d) => Value::Date(d),
+        Cell::DateTime(local) => Value::DateTime(DateTime {
+            local,
+            offset: None,
+        }),
+        Cell::Time(local) => Value::Time(Time {
+            local,
+            offset: None,
+        }),
     }
 }
 

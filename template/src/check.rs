@@ -201,47 +201,67 @@ pub(crate) fn clip(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// A failed constraint, with what a person is told.
+type Failure = (Constraint, String);
+
 impl Field {
     /// Checks a cast value against the field's constraints except `unique`; the error names
     /// the constraint and says, for a person, what is wrong
     /// (`amount: "-5" is below the minimum 0`).
     #[inline]
     pub fn check(&self, value: &Value<'_>) -> Result<(), (Constraint, String)> {
-        let name = &self.name;
         if matches!(value, Value::Null) {
             return if self.required {
-                Err((Constraint::Required, format!("{name}: a value is required")))
+                Err((
+                    Constraint::Required,
+                    format!("{}: a value is required", self.name),
+                ))
             } else {
                 Ok(())
             };
         }
-        let rules = &self.rules;
         let shown = || clip(&value.to_string()).into_owned();
         if let Value::Text(text) = value {
-            let text = text.as_str();
-            // A character takes one to four bytes, so most lengths are known without counting.
-            if let Some(min) = rules.min_length {
-                let short = text.len() < min
-                    || (text.len() < min.saturating_mul(4) && text.chars().count() < min);
-                if short {
-                    let unit = plural(min, "character");
-                    return Err((
-                        Constraint::MinLength,
-                        format!("{name}: \"{}\" is shorter than {min} {unit}", shown()),
-                    ));
-                }
-            }
-            if let Some(max) = rules.max_length {
-                if text.len() > max && text.chars().count() > max {
-                    let unit = plural(max, "character");
-                    return Err((
-                        Constraint::MaxLength,
-                        format!("{name}: \"{}\" is longer than {max} {unit}", shown()),
-                    ));
-                }
+            self.check_length(text.as_str(), &shown)?;
+        }
+        self.check_bounds(value, &shown)?;
+        self.check_listed(value, &shown)
+    }
+
+    /// `minLength` and `maxLength`, in characters.
+    #[inline]
+    fn check_length(&self, text: &str, shown: &impl Fn() -> String) -> Result<(), Failure> {
+        let name = &self.name;
+        let rules = &self.rules;
+        // A character takes one to four bytes, so most lengths are known without counting.
+        if let Some(min) = rules.min_length {
+            let short = text.len() < min
+                || (text.len() < min.saturating_mul(4) && text.chars().count() < min);
+            if short {
+                let unit = plural(min, "character");
+                return Err((
+                    Constraint::MinLength,
+                    format!("{name}: \"{}\" is shorter than {min} {unit}", shown()),
+                ));
             }
         }
-        if let Some(minimum) = &rules.minimum {
+        if let Some(max) = rules.max_length {
+            if text.len() > max && text.chars().count() > max {
+                let unit = plural(max, "character");
+                return Err((
+                    Constraint::MaxLength,
+                    format!("{name}: \"{}\" is longer than {max} {unit}", shown()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `minimum`, then `maximum`: a value that cannot be compared with a bound fails it.
+    #[inline]
+    fn check_bounds(&self, value: &Value<'_>, shown: &impl Fn() -> String) -> Result<(), Failure> {
+        let name = &self.name;
+        if let Some(minimum) = &self.rules.minimum {
             match value.compare(minimum) {
                 Some(o) if o.is_ge() => {}
                 Some(_) => {
@@ -261,7 +281,7 @@ impl Field {
                 }
             }
         }
-        if let Some(maximum) = &rules.maximum {
+        if let Some(maximum) = &self.rules.maximum {
             match value.compare(maximum) {
                 Some(o) if o.is_le() => {}
                 Some(_) => {
@@ -281,7 +301,14 @@ impl Field {
                 }
             }
         }
-        if let (Some(pattern), Value::Text(text)) = (&rules.pattern, value) {
+        Ok(())
+    }
+
+    /// `pattern` (text values only), then `enum`.
+    #[inline]
+    fn check_listed(&self, value: &Value<'_>, shown: &impl Fn() -> String) -> Result<(), Failure> {
+        let name = &self.name;
+        if let (Some(pattern), Value::Text(text)) = (&self.rules.pattern, value) {
             if !pattern.is_match(text.as_str()) {
                 return Err((
                     Constraint::Pattern,
@@ -293,7 +320,7 @@ impl Field {
                 ));
             }
         }
-        if let Some(enumeration) = &rules.enumeration {
+        if let Some(enumeration) = &self.rules.enumeration {
             let listed = value
                 .fingerprint()
                 .is_some_and(|f| enumeration.values.contains(&Fingerprint::from(f)));
