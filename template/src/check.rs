@@ -9,6 +9,7 @@
 //! `^a|b$`, which takes any text starting with `a`).
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use regex::{Regex, RegexBuilder};
@@ -260,48 +261,42 @@ impl Field {
     /// `minimum`, then `maximum`: a value that cannot be compared with a bound fails it.
     #[inline]
     fn check_bounds(&self, value: &Value<'_>, shown: &impl Fn() -> String) -> Result<(), Failure> {
-        let name = &self.name;
-        if let Some(minimum) = &self.rules.minimum {
-            match value.compare(minimum) {
-                Some(o) if o.is_ge() => {}
-                Some(_) => {
-                    return Err((
-                        Constraint::Minimum,
-                        format!("{name}: \"{}\" is below the minimum {minimum}", shown()),
-                    ))
-                }
-                None => {
-                    return Err((
-                        Constraint::Minimum,
-                        format!(
-                            "{name}: \"{}\" cannot be compared with the minimum {minimum}",
-                            shown()
-                        ),
-                    ))
-                }
-            }
+        let rules = &self.rules;
+        let minimum = (rules.minimum.as_ref(), Constraint::Minimum);
+        self.check_bound(value, minimum, Ordering::is_ge, "below", shown)?;
+        let maximum = (rules.maximum.as_ref(), Constraint::Maximum);
+        self.check_bound(value, maximum, Ordering::is_le, "above", shown)
+    }
+
+    /// One bound, if the field has it: `value` must compare with it as `within` says, else it is
+    /// `beyond` it (`"-5" is below the minimum 0`).
+    #[inline]
+    fn check_bound(
+        &self,
+        value: &Value<'_>,
+        (bound, constraint): (Option<&Value<'static>>, Constraint),
+        within: fn(Ordering) -> bool,
+        beyond: &str,
+        shown: &impl Fn() -> String,
+    ) -> Result<(), Failure> {
+        let Some(bound) = bound else {
+            return Ok(());
+        };
+        let (name, kind) = (&self.name, constraint.as_str());
+        match value.compare(bound) {
+            Some(o) if within(o) => Ok(()),
+            Some(_) => Err((
+                constraint,
+                format!("{name}: \"{}\" is {beyond} the {kind} {bound}", shown()),
+            )),
+            None => Err((
+                constraint,
+                format!(
+                    "{name}: \"{}\" cannot be compared with the {kind} {bound}",
+                    shown()
+                ),
+            )),
         }
-        if let Some(maximum) = &self.rules.maximum {
-            match value.compare(maximum) {
-                Some(o) if o.is_le() => {}
-                Some(_) => {
-                    return Err((
-                        Constraint::Maximum,
-                        format!("{name}: \"{}\" is above the maximum {maximum}", shown()),
-                    ))
-                }
-                None => {
-                    return Err((
-                        Constraint::Maximum,
-                        format!(
-                            "{name}: \"{}\" cannot be compared with the maximum {maximum}",
-                            shown()
-                        ),
-                    ))
-                }
-            }
-        }
-        Ok(())
     }
 
     /// `pattern` (text values only), then `enum`.
