@@ -1,5 +1,5 @@
 //! Template compiling, off the request threads. Compiling a template is CPU work (up to the
-//! template's pattern budget, [`shared::template::TEMPLATE_PATTERN_BYTES`]), and on the async
+//! template's pattern budget, [`template::TEMPLATE_PATTERN_BYTES`]), and on the async
 //! runtime's threads it stalled every other request: four `PUT`s of 1,000 patterns at once made
 //! `/healthz` take 3.5 s. Here it runs on the blocking pool, at most half the cores' worth
 //! at a time (at least one), so the runtime's threads always have a core; a request
@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use serde_json::Value as Json;
-use shared::template::{Problem, Template};
+use template::{Problem, Template};
 use tokio::sync::Semaphore;
 
 /// Compiles templates on the blocking pool, a bounded number at a time. Cheap to clone.
@@ -27,9 +27,9 @@ impl Default for Compiler {
 }
 
 impl Compiler {
-    /// [`shared::template::compile`] of `schema`, when a place is free.
+    /// [`template::compile`] of `schema`, when a place is free.
     pub async fn compile(&self, schema: Json) -> anyhow::Result<Result<Template, Vec<Problem>>> {
         let _turn = self.permits.acquire().await?;
-        Ok(tokio::task::spawn_blocking(move || shared::template::compile(&schema)).await?)
+        Ok(tokio::task::spawn_blocking(move || template::compile(&schema)).await?)
     }
 }

@@ -12,5 +12,4 @@ pub mod shutdown;
 pub mod storage;
 pub mod task_view;
 pub mod telemetry;
-pub mod template;
 pub mod webhooks;

@@ -52,11 +52,11 @@ pub enum ApiError {
     AuthUnavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A template document the engine cannot run: every problem, each with its JSON pointer.
     #[error("the template is invalid: {} problem(s)", .0.len())]
-    InvalidTemplate(Vec<shared::template::Problem>),
+    InvalidTemplate(Vec<template::Problem>),
     /// A review's answer that does not fit the template or the file: every problem, each with
     /// its JSON pointer into the request.
     #[error("the mapping is invalid: {} problem(s)", .0.len())]
-    InvalidMapping(Vec<shared::template::Problem>),
+    InvalidMapping(Vec<template::Problem>),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }

@@ -13,8 +13,8 @@ use futures::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use shared::db;
 use shared::db::source_files::SourceFile;
-use shared::template::validate::ErrorCode;
 use sqlx::PgPool;
+use template::validate::ErrorCode;
 use uuid::Uuid;
 
 use super::export::content_disposition;

@@ -1,6 +1,6 @@
 //! `/api/v1/templates`: a tenant's import templates. A template's `schema` is a Frictionless
 //! Table Schema document, compiled here exactly as the worker compiles it
-//! ([`shared::template::compile`]), so a template the api accepts is one the worker can run and
+//! ([`template::compile`]), so a template the api accepts is one the worker can run and
 //! an invalid one is refused with every problem and its JSON pointer. A `PUT` of an existing
 //! name makes a new version; uploads record the version they were checked against.
 
@@ -151,7 +151,7 @@ pub async fn put_template(
     }
     if let Some(sheet) = &request.sheet {
         if sheet.is_empty() || sheet.chars().count() > 256 {
-            return Err(ApiError::InvalidTemplate(vec![shared::template::Problem {
+            return Err(ApiError::InvalidTemplate(vec![template::Problem {
                 pointer: String::new(),
                 message: "`sheet` must be 1 to 256 characters".into(),
             }]));

@@ -231,10 +231,21 @@ pub async fn record(
     settled: &[(Uuid, Settled)],
     health: Health,
 ) -> sqlx::Result<Recorded> {
-    let mut recorded = Recorded::default();
-    // The rows first, in one order (their ids), skipping none: every other statement that
-    // locks delivery rows either takes them in this order too or skips locked ones (claims,
-    // heartbeats, replays), so recording never deadlocks with them.
+    lock_settled(&mut *conn, settled).await?;
+    log_attempts(&mut *conn, endpoint_id, attempts).await?;
+    let delivered = mark_delivered(&mut *conn, settled).await?;
+    let failed = mark_failed(&mut *conn, settled).await?;
+    let disabled = record_health(&mut *conn, endpoint_id, health).await?;
+    Ok(Recorded {
+        updated: delivered + failed,
+        disabled,
+    })
+}
+
+/// Locks the settled rows still ours, first, in one order (their ids), skipping none: every
+/// other statement that locks delivery rows either takes them in this order too or skips locked
+/// ones (claims, heartbeats, replays), so recording never deadlocks with them.
+async fn lock_settled(conn: &mut PgConnection, settled: &[(Uuid, Settled)]) -> sqlx::Result<()> {
     let ids: Vec<Uuid> = settled.iter().map(|(id, _)| *id).collect();
     sqlx::query!(
         r#"SELECT id FROM webhook_deliveries WHERE id = ANY ($1) AND status = 'PROCESSING'
@@ -243,6 +254,15 @@ pub async fn record(
     )
     .fetch_all(&mut *conn)
     .await?;
+    Ok(())
+}
+
+/// Adds the batch's requests to the attempt log.
+async fn log_attempts(
+    conn: &mut PgConnection,
+    endpoint_id: Uuid,
+    attempts: &[Attempt],
+) -> sqlx::Result<()> {
     if !attempts.is_empty() {
         // First in the transaction, before it holds anything an added partition would wait for.
         super::event_log::ensure(&mut *conn).await?;
@@ -269,13 +289,19 @@ pub async fn record(
         .execute(&mut *conn)
         .await?;
     }
+    Ok(())
+}
+
+/// Sets the delivered rows `DELIVERED`; how many were still ours.
+async fn mark_delivered(conn: &mut PgConnection, settled: &[(Uuid, Settled)]) -> sqlx::Result<u64> {
+    let mut updated = 0;
     let delivered: Vec<Uuid> = settled
         .iter()
         .filter(|(_, s)| matches!(s, Settled::Delivered))
         .map(|(id, _)| *id)
         .collect();
     if !delivered.is_empty() {
-        recorded.updated += sqlx::query!(
+        updated = sqlx::query!(
             r#"UPDATE webhook_deliveries
                SET status = 'DELIVERED', attempts = attempts + 1, delivered_at = now(),
                    locked_until = NULL, last_error = NULL
@@ -286,6 +312,13 @@ pub async fn record(
         .await?
         .rows_affected();
     }
+    Ok(updated)
+}
+
+/// Sets the failed and deferred rows `FAILED` (or `DEAD`), due again after their delay, counting
+/// an attempt for a failure and a deferral otherwise; how many were still ours.
+async fn mark_failed(conn: &mut PgConnection, settled: &[(Uuid, Settled)]) -> sqlx::Result<u64> {
+    let mut updated = 0;
     let (mut ids, mut delays, mut dead, mut tried, mut errors) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (id, s) in settled {
@@ -305,7 +338,7 @@ pub async fn record(
         errors.push(error.clone());
     }
     if !ids.is_empty() {
-        recorded.updated += sqlx::query!(
+        updated = sqlx::query!(
             r#"UPDATE webhook_deliveries d
                SET status = CASE WHEN u.dead THEN 'DEAD'::delivery_status
                                  ELSE 'FAILED'::delivery_status END,
@@ -327,7 +360,16 @@ pub async fn record(
         .await?
         .rows_affected();
     }
-    recorded.disabled = match health {
+    Ok(updated)
+}
+
+/// Records what the batch says about the endpoint's health; whether that disabled it.
+async fn record_health(
+    conn: &mut PgConnection,
+    endpoint_id: Uuid,
+    health: Health,
+) -> sqlx::Result<bool> {
+    let disabled = match health {
         Health::Unknown => false,
         Health::Answering => {
             sqlx::query!(
@@ -372,7 +414,7 @@ pub async fn record(
                 == 1
         }
     };
-    Ok(recorded)
+    Ok(disabled)
 }
 
 /// Hands claimed but unsent deliveries back at shutdown, due at once.

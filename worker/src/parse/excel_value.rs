@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use calamine::DataRef;
-use shared::template::Cell as TemplateCell;
+use template::Cell as TemplateCell;
 
 use super::json;
 use super::sheet::{check_cell, Kind, SheetBuilder};

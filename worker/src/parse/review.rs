@@ -1,14 +1,14 @@
 //! The mapping review inside the parse child. A templated file is mapped with the mapping a
 //! person chose when there is one (confirmed in this task's review, or remembered for its
 //! header set: [`chosen_mapping`]); otherwise the matcher's mapping goes through only when
-//! [`review_reason`](shared::template::validate::review_reason) finds nothing to ask. When it
+//! [`review_reason`](template::validate::review_reason) finds nothing to ask. When it
 //! does, no row is stored: a few rows below the header are read for sample values
 //! ([`Sampling`]) and the parse ends with the review document, which the parent stores on the
 //! task (`NEEDS_REVIEW`).
 
 use shared::domain::review::{self, Review, ReviewColumn, SuggestedField};
-use shared::template::validate::{self as engine, MappedField, MatchKind, ReviewReason};
-use shared::template::{Cell, Template};
+use template::validate::{self as engine, MappedField, MatchKind, ReviewReason};
+use template::{Cell, Template};
 
 use super::validate::TemplateJob;
 

@@ -1,6 +1,6 @@
 //! Validation against an import template inside the streaming parse: the glue between the
 //! format readers (which find the header and hand over each data row's cells) and the template
-//! engine ([`shared::template`]), which types each cell, checks its constraints and writes the
+//! engine ([`template`]), which types each cell, checks its constraints and writes the
 //! row under the template's fields. What the engine finds leaves the child as events: each error
 //! record ([`ParseEvent::Invalid`], up to the job's cap) and each rejected row's original cells
 //! ([`ParseEvent::Rejected`], capped alike), while the counts in the [`ValidationReport`] stay
@@ -15,8 +15,8 @@ use std::io;
 use serde::{Deserialize, Serialize};
 use shared::domain::review::{ConfirmedMapping, RememberedMapping, Review};
 use shared::domain::{ColumnType, OnInvalid};
-use shared::template::validate::{self as engine, RowValidator};
-use shared::template::{self, Cell, FieldType, Template};
+use template::validate::{self as engine, RowValidator};
+use template::{Cell, FieldType, Template};
 
 use super::review::{chosen_mapping, Sampling};
 use super::sheet::SheetBuilder;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use shared::domain::review::ConfirmedMapping;
-use shared::template::{Problem, Template};
+use template::{Problem, Template};
 
 /// The answer as sent: field name → column index (any integer, checked here) or null.
 pub type Answer = BTreeMap<String, Option<i64>>;
@@ -77,7 +77,7 @@ mod tests {
     use serde_json::json;
 
     fn template() -> Template {
-        shared::template::compile(&json!({"fields": [
+        template::compile(&json!({"fields": [
             {"name": "invoice", "constraints": {"required": true}},
             {"name": "amount"},
             {"name": "a/b"},

@@ -12,7 +12,7 @@ use crate::parse::layout::{Fate, Resolution};
 use crate::parse::sheet::{check_cell, check_rows, ColumnTyping, SheetBuilder, SheetId};
 use crate::parse::validate::Validation;
 use crate::parse::{json, ParseEvent, ParseFailure, ParseLimits, SheetSummary};
-use shared::template::Cell;
+use template::Cell;
 
 type Sink<'s> = &'s mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>;
 

@@ -1,7 +1,7 @@
 //! A templated sheet's data rows: each row's cells through the template, its original cells
 //! (as the plain parse would store them) kept for the error report.
 
-use shared::template::Cell as TemplateCell;
+use template::Cell as TemplateCell;
 
 use super::super::excel_value::{push_value, template_cell};
 use super::super::sheet::{check_rows, SheetBuilder};

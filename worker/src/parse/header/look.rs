@@ -112,10 +112,10 @@ pub(crate) fn is_total_label(cell: &[u8]) -> bool {
 }
 
 /// A text as template labels compare: the key the mapping uses
-/// ([`shared::template::validate::label::key`]), so that the header found is the row the
+/// ([`template::validate::label::key`]), so that the header found is the row the
 /// fields will be mapped on (`Invoice No.` meets `invoice_no`).
 pub(crate) fn normalise(text: &str) -> String {
-    shared::template::validate::label::key(text)
+    template::validate::label::key(text)
 }
 
 #[cfg(test)]

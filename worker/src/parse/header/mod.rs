@@ -10,7 +10,7 @@ mod detect;
 mod look;
 mod shape;
 
-use shared::template::Template;
+use template::Template;
 
 pub(crate) use look::{is_total_label, normalise, Look};
 

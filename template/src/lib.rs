@@ -8,6 +8,9 @@
 //! implements each one ([`Cell`] for typed workbook cells, and `cast`, `number`, `temporal`,
 //! `strptime`, `text_format`, `compile` and [`validate`]).
 
+// Functions short enough to read at once (with the workspace's lints, from Cargo.toml).
+#![warn(clippy::too_many_lines)]
+
 mod cast;
 mod cell;
 mod check;

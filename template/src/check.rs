@@ -9,6 +9,7 @@
 //! `^a|b$`, which takes any text starting with `a`).
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use regex::{Regex, RegexBuilder};
@@ -201,87 +202,108 @@ pub(crate) fn clip(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// A failed constraint, with what a person is told.
+type Failure = (Constraint, String);
+
 impl Field {
     /// Checks a cast value against the field's constraints except `unique`; the error names
     /// the constraint and says, for a person, what is wrong
     /// (`amount: "-5" is below the minimum 0`).
     #[inline]
     pub fn check(&self, value: &Value<'_>) -> Result<(), (Constraint, String)> {
-        let name = &self.name;
         if matches!(value, Value::Null) {
             return if self.required {
-                Err((Constraint::Required, format!("{name}: a value is required")))
+                Err((
+                    Constraint::Required,
+                    format!("{}: a value is required", self.name),
+                ))
             } else {
                 Ok(())
             };
         }
-        let rules = &self.rules;
         let shown = || clip(&value.to_string()).into_owned();
         if let Value::Text(text) = value {
-            let text = text.as_str();
-            // A character takes one to four bytes, so most lengths are known without counting.
-            if let Some(min) = rules.min_length {
-                let short = text.len() < min
-                    || (text.len() < min.saturating_mul(4) && text.chars().count() < min);
-                if short {
-                    let unit = plural(min, "character");
-                    return Err((
-                        Constraint::MinLength,
-                        format!("{name}: \"{}\" is shorter than {min} {unit}", shown()),
-                    ));
-                }
-            }
-            if let Some(max) = rules.max_length {
-                if text.len() > max && text.chars().count() > max {
-                    let unit = plural(max, "character");
-                    return Err((
-                        Constraint::MaxLength,
-                        format!("{name}: \"{}\" is longer than {max} {unit}", shown()),
-                    ));
-                }
+            self.check_length(text.as_str(), &shown)?;
+        }
+        self.check_bounds(value, &shown)?;
+        self.check_listed(value, &shown)
+    }
+
+    /// `minLength` and `maxLength`, in characters.
+    #[inline]
+    fn check_length(&self, text: &str, shown: &impl Fn() -> String) -> Result<(), Failure> {
+        let name = &self.name;
+        let rules = &self.rules;
+        // A character takes one to four bytes, so most lengths are known without counting.
+        if let Some(min) = rules.min_length {
+            let short = text.len() < min
+                || (text.len() < min.saturating_mul(4) && text.chars().count() < min);
+            if short {
+                let unit = plural(min, "character");
+                return Err((
+                    Constraint::MinLength,
+                    format!("{name}: \"{}\" is shorter than {min} {unit}", shown()),
+                ));
             }
         }
-        if let Some(minimum) = &rules.minimum {
-            match value.compare(minimum) {
-                Some(o) if o.is_ge() => {}
-                Some(_) => {
-                    return Err((
-                        Constraint::Minimum,
-                        format!("{name}: \"{}\" is below the minimum {minimum}", shown()),
-                    ))
-                }
-                None => {
-                    return Err((
-                        Constraint::Minimum,
-                        format!(
-                            "{name}: \"{}\" cannot be compared with the minimum {minimum}",
-                            shown()
-                        ),
-                    ))
-                }
+        if let Some(max) = rules.max_length {
+            if text.len() > max && text.chars().count() > max {
+                let unit = plural(max, "character");
+                return Err((
+                    Constraint::MaxLength,
+                    format!("{name}: \"{}\" is longer than {max} {unit}", shown()),
+                ));
             }
         }
-        if let Some(maximum) = &rules.maximum {
-            match value.compare(maximum) {
-                Some(o) if o.is_le() => {}
-                Some(_) => {
-                    return Err((
-                        Constraint::Maximum,
-                        format!("{name}: \"{}\" is above the maximum {maximum}", shown()),
-                    ))
-                }
-                None => {
-                    return Err((
-                        Constraint::Maximum,
-                        format!(
-                            "{name}: \"{}\" cannot be compared with the maximum {maximum}",
-                            shown()
-                        ),
-                    ))
-                }
-            }
+        Ok(())
+    }
+
+    /// `minimum`, then `maximum`: a value that cannot be compared with a bound fails it.
+    #[inline]
+    fn check_bounds(&self, value: &Value<'_>, shown: &impl Fn() -> String) -> Result<(), Failure> {
+        let rules = &self.rules;
+        let minimum = (rules.minimum.as_ref(), Constraint::Minimum);
+        self.check_bound(value, minimum, Ordering::is_ge, "below", shown)?;
+        let maximum = (rules.maximum.as_ref(), Constraint::Maximum);
+        self.check_bound(value, maximum, Ordering::is_le, "above", shown)
+    }
+
+    /// One bound, if the field has it: `value` must compare with it as `within` says, else it is
+    /// `beyond` it (`"-5" is below the minimum 0`).
+    #[inline]
+    fn check_bound(
+        &self,
+        value: &Value<'_>,
+        (bound, constraint): (Option<&Value<'static>>, Constraint),
+        within: fn(Ordering) -> bool,
+        beyond: &str,
+        shown: &impl Fn() -> String,
+    ) -> Result<(), Failure> {
+        let Some(bound) = bound else {
+            return Ok(());
+        };
+        let (name, kind) = (&self.name, constraint.as_str());
+        match value.compare(bound) {
+            Some(o) if within(o) => Ok(()),
+            Some(_) => Err((
+                constraint,
+                format!("{name}: \"{}\" is {beyond} the {kind} {bound}", shown()),
+            )),
+            None => Err((
+                constraint,
+                format!(
+                    "{name}: \"{}\" cannot be compared with the {kind} {bound}",
+                    shown()
+                ),
+            )),
         }
-        if let (Some(pattern), Value::Text(text)) = (&rules.pattern, value) {
+    }
+
+    /// `pattern` (text values only), then `enum`.
+    #[inline]
+    fn check_listed(&self, value: &Value<'_>, shown: &impl Fn() -> String) -> Result<(), Failure> {
+        let name = &self.name;
+        if let (Some(pattern), Value::Text(text)) = (&self.rules.pattern, value) {
             if !pattern.is_match(text.as_str()) {
                 return Err((
                     Constraint::Pattern,
@@ -293,7 +315,7 @@ impl Field {
                 ));
             }
         }
-        if let Some(enumeration) = &rules.enumeration {
+        if let Some(enumeration) = &self.rules.enumeration {
             let listed = value
                 .fingerprint()
                 .is_some_and(|f| enumeration.values.contains(&Fingerprint::from(f)));

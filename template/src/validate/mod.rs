@@ -273,11 +273,7 @@ impl<'t> RowValidator<'t> {
         };
         let missing = &self.template.missing_values;
         if cells.iter().all(|c| is_blank(c, missing)) {
-            out.push(b'[');
-            for i in 0..self.slots.len() {
-                out.extend_from_slice(if i == 0 { b"null" } else { b",null" });
-            }
-            out.push(b']');
+            write_nulls(self.slots.len(), out);
             report.emit(bare(row, ErrorCode::BlankRow, "the row is blank".into()));
             self.counts.rows_rejected += 1;
             return false;
@@ -291,136 +287,10 @@ impl<'t> RowValidator<'t> {
             if i > 0 {
                 out.push(b',');
             }
-            let field = slot.field;
-            let Some(column) = slot.column else {
-                out.extend_from_slice(b"null");
-                continue;
-            };
-            let Some(&cell) = cells.get(column) else {
-                out.extend_from_slice(b"null");
-                key_complete &= !slot.in_key;
-                let message = format!(
-                    "{}: the row ends before column {} (\"{}\")",
-                    field.name,
-                    column + 1,
-                    report.header[column]
-                );
-                let record = report.cell(
-                    row,
-                    Some(column),
-                    field,
-                    None,
-                    ErrorCode::MissingCell,
-                    message,
-                );
-                report.emit(record);
-                continue;
-            };
-            if let Cell::Text(text) = cell {
-                if field.missing_values.contains(text) {
-                    if !field.required {
-                        out.extend_from_slice(b"null");
-                        continue;
-                    }
-                } else if slot.direct && slot.shortcut.write(field, text, out) {
-                    continue;
-                }
-            }
-            let value = match field.cast(cell) {
-                Ok(value) => value,
-                Err(_) => {
-                    cell.write_json(out);
-                    key_complete &= !slot.in_key;
-                    let text = cell.text();
-                    let message = format!(
-                        "{}: \"{}\" is not {}",
-                        field.name,
-                        clip(&text),
-                        field.expected()
-                    );
-                    let record = report.cell(
-                        row,
-                        Some(column),
-                        field,
-                        Some(text),
-                        ErrorCode::TypeError,
-                        message,
-                    );
-                    report.emit(record);
-                    continue;
-                }
-            };
-            match field.check(&value) {
-                Ok(()) => {
-                    let copied = !matches!(value, Value::Null)
-                        && matches!(cell, Cell::Text(t) if slot.shortcut.copy(t, out));
-                    if !copied {
-                        value.write_json(out);
-                    }
-                }
-                Err((constraint, message)) => {
-                    cell.write_json(out);
-                    let record = ErrorRecord {
-                        constraint: Some(constraint),
-                        ..report.cell(
-                            row,
-                            Some(column),
-                            field,
-                            Some(cell.text()),
-                            ErrorCode::ConstraintError,
-                            message,
-                        )
-                    };
-                    report.emit(record);
-                }
-            }
-            if slot.first_rows.is_none() && !slot.in_key {
-                continue;
-            }
-            let seen = slot
-                .first_rows
-                .as_mut()
-                .and_then(|first_rows| first_rows.insert_value(&value, row));
-            if let Some(first) = seen {
-                let text = cell.text();
-                let message = format!(
-                    "{}: \"{}\" already appears in {}",
-                    field.name,
-                    clip(&text),
-                    row_name(first)
-                );
-                let record = report.cell(
-                    row,
-                    Some(column),
-                    field,
-                    Some(text),
-                    ErrorCode::UniqueError,
-                    message,
-                );
-                report.emit(record);
-            }
-            if let (true, Some(key)) = (slot.in_key, &mut self.key) {
-                key.integer = match value {
-                    Value::Integer(i) => Some(i),
-                    _ => None,
-                };
-                match value.fingerprint() {
-                    Some(f) => key.parts.push(f),
-                    None => key_complete = false,
-                }
-            }
+            key_complete &= slot.write(row, cells, out, &mut report, &mut self.key);
         }
         out.push(b']');
-        for (column, cell) in cells.iter().enumerate().skip(report.header.len()) {
-            let message = format!(
-                "column {}: the row has more cells than the header",
-                column + 1
-            );
-            report.emit(ErrorRecord {
-                value: Some(clip(&cell.text()).into_owned()),
-                ..bare(row, ErrorCode::ExtraCell, message)
-            });
-        }
+        report.extra_cells(row, cells);
         if let (true, Some(key)) = (key_complete, &mut self.key) {
             key.check(
                 &self.template.primary_key,
@@ -440,7 +310,216 @@ impl<'t> RowValidator<'t> {
     }
 }
 
+/// A blank row as stored: a null for each of `fields`.
+fn write_nulls(fields: usize, out: &mut Vec<u8>) {
+    out.push(b'[');
+    for i in 0..fields {
+        out.extend_from_slice(if i == 0 { b"null" } else { b",null" });
+    }
+    out.push(b']');
+}
+
+impl Reporter<'_> {
+    /// An `extra-cell` for each cell of `cells` past the header.
+    fn extra_cells(&mut self, row: u64, cells: &[Cell<'_>]) {
+        for (column, cell) in cells.iter().enumerate().skip(self.header.len()) {
+            let message = format!(
+                "column {}: the row has more cells than the header",
+                column + 1
+            );
+            self.emit(ErrorRecord {
+                value: Some(clip(&cell.text()).into_owned()),
+                ..bare(row, ErrorCode::ExtraCell, message)
+            });
+        }
+    }
+}
+
+impl Slot<'_> {
+    /// Writes this field's value of the row `cells` to `out` (the cell's original value when it
+    /// has an error), reports its errors, and adds it to the unique values and, for a key field,
+    /// to the row's key. Says whether the row's key may still be complete: `false` when this key
+    /// field's cell is missing, ill-typed or has no fingerprint. Inlined into the row loop, the
+    /// body of which it was before it had a name (the error paths it calls stay out of line).
+    #[inline(always)]
+    fn write(
+        &mut self,
+        row: u64,
+        cells: &[Cell<'_>],
+        out: &mut Vec<u8>,
+        report: &mut Reporter<'_>,
+        key: &mut Option<PrimaryKey>,
+    ) -> bool {
+        let field = self.field;
+        let Some(column) = self.column else {
+            out.extend_from_slice(b"null");
+            return true;
+        };
+        let Some(&cell) = cells.get(column) else {
+            out.extend_from_slice(b"null");
+            self.missing_cell(row, column, report);
+            return !self.in_key;
+        };
+        if let Cell::Text(text) = cell {
+            if field.missing_values.contains(text) {
+                if !field.required {
+                    out.extend_from_slice(b"null");
+                    return true;
+                }
+            } else if self.direct && self.shortcut.write(field, text, out) {
+                return true;
+            }
+        }
+        let Ok(value) = field.cast(cell) else {
+            cell.write_json(out);
+            self.type_error(row, column, cell, report);
+            return !self.in_key;
+        };
+        self.write_checked(row, column, cell, &value, out, report);
+        if self.first_rows.is_none() && !self.in_key {
+            return true;
+        }
+        self.remember(row, column, cell, &value, report);
+        match key {
+            Some(key) if self.in_key => key.add_part(&value),
+            _ => true,
+        }
+    }
+
+    /// A `missing-cell`: the row ends before this field's column.
+    fn missing_cell(&self, row: u64, column: usize, report: &mut Reporter<'_>) {
+        let message = format!(
+            "{}: the row ends before column {} (\"{}\")",
+            self.field.name,
+            column + 1,
+            report.header[column]
+        );
+        let record = report.cell(
+            row,
+            Some(column),
+            self.field,
+            None,
+            ErrorCode::MissingCell,
+            message,
+        );
+        report.emit(record);
+    }
+
+    /// A `type-error`: `cell` is not of the field's type and format.
+    fn type_error(&self, row: u64, column: usize, cell: Cell<'_>, report: &mut Reporter<'_>) {
+        let field = self.field;
+        let text = cell.text();
+        let message = format!(
+            "{}: \"{}\" is not {}",
+            field.name,
+            clip(&text),
+            field.expected()
+        );
+        let record = report.cell(
+            row,
+            Some(column),
+            field,
+            Some(text),
+            ErrorCode::TypeError,
+            message,
+        );
+        report.emit(record);
+    }
+
+    /// Checks the cast `value` of `cell` against the field's constraints and writes it (copied
+    /// from the cell's text when the shortcut can), or writes the cell and reports a
+    /// `constraint-error`.
+    #[inline]
+    fn write_checked(
+        &self,
+        row: u64,
+        column: usize,
+        cell: Cell<'_>,
+        value: &Value<'_>,
+        out: &mut Vec<u8>,
+        report: &mut Reporter<'_>,
+    ) {
+        match self.field.check(value) {
+            Ok(()) => {
+                let copied = !matches!(value, Value::Null)
+                    && matches!(cell, Cell::Text(t) if self.shortcut.copy(t, out));
+                if !copied {
+                    value.write_json(out);
+                }
+            }
+            Err((constraint, message)) => {
+                cell.write_json(out);
+                let record = ErrorRecord {
+                    constraint: Some(constraint),
+                    ..report.cell(
+                        row,
+                        Some(column),
+                        self.field,
+                        Some(cell.text()),
+                        ErrorCode::ConstraintError,
+                        message,
+                    )
+                };
+                report.emit(record);
+            }
+        }
+    }
+
+    /// Remembers `value` for a `unique` field, reporting a `unique-error` if an earlier row had it.
+    #[inline]
+    fn remember(
+        &mut self,
+        row: u64,
+        column: usize,
+        cell: Cell<'_>,
+        value: &Value<'_>,
+        report: &mut Reporter<'_>,
+    ) {
+        let seen = self
+            .first_rows
+            .as_mut()
+            .and_then(|first_rows| first_rows.insert_value(value, row));
+        let Some(first) = seen else {
+            return;
+        };
+        let field = self.field;
+        let text = cell.text();
+        let message = format!(
+            "{}: \"{}\" already appears in {}",
+            field.name,
+            clip(&text),
+            row_name(first)
+        );
+        let record = report.cell(
+            row,
+            Some(column),
+            field,
+            Some(text),
+            ErrorCode::UniqueError,
+            message,
+        );
+        report.emit(record);
+    }
+}
+
 impl PrimaryKey {
+    /// Adds a key field's value to the current row's key; `false` when it has no fingerprint
+    /// (the key is then incomplete, and not checked).
+    #[inline]
+    fn add_part(&mut self, value: &Value<'_>) -> bool {
+        self.integer = match value {
+            Value::Integer(i) => Some(*i),
+            _ => None,
+        };
+        match value.fingerprint() {
+            Some(f) => {
+                self.parts.push(f);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The key of a row whose key values all cast (the fields `key` of `slots`): an error if an
     /// earlier row had it.
     fn check(
