@@ -27,7 +27,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::bounds::Budget;
 use crate::config::RunConfig;
-use crate::consumer::{self, Consumer, Link};
+use crate::consumer::{self, Consumer};
+use crate::link::Link;
 use crate::parse::isolate::Isolation;
 use crate::retry::Backoff;
 use crate::Shutdown;

@@ -11,10 +11,11 @@ use tokio_util::task::TaskTracker;
 
 use shared::failure::{self, Failure};
 
+use crate::link::Link;
 use crate::retry::Backoff;
 use crate::Shutdown;
 
-use super::{Consumer, Link, Outcome};
+use super::{Consumer, Outcome};
 
 /// How much longer than `VISIBILITY_TIMEOUT` a draining consumer waits for invisible messages:
 /// visibility is set in whole seconds, and the approximate count lags a little.

@@ -21,6 +21,7 @@ mod limits;
 mod review;
 mod sheet;
 mod sniff;
+mod template_job;
 pub mod validate;
 mod xls_check;
 mod zip_check;
@@ -36,7 +37,8 @@ pub use shared::domain::task_result::SheetLayout;
 pub use error::ParseFailure;
 pub use limits::ParseLimits;
 pub use shared::domain::{ColumnType, FileFormat, TaskErrorCode};
-pub use validate::{ErrorEvent, TemplateJob, ValidationReport};
+pub use template_job::TemplateJob;
+pub use validate::{ErrorEvent, ValidationReport};
 
 /// What the parser reports while it reads, in order: for each sheet a `SheetStart`, its rows,
 /// then a `SheetEnd` carrying the sheet's final columns (ragged rows can add some at the end).

@@ -13,40 +13,18 @@ use std::collections::BTreeMap;
 use std::io;
 
 use serde::{Deserialize, Serialize};
-use shared::domain::review::{ConfirmedMapping, RememberedMapping, Review};
+use shared::domain::review::Review;
 use shared::domain::{ColumnType, OnInvalid};
 use shared::template::validate::{self as engine, RowValidator};
 use shared::template::{self, Cell, FieldType, Template};
 
 use super::review::{chosen_mapping, Sampling};
 use super::sheet::SheetBuilder;
+use super::template_job::TemplateJob;
 use super::{ParseEvent, ParseFailure, TaskErrorCode};
 
 /// The bytes of rejected rows' cells one file may send, besides the count cap.
 const MAX_REJECTED_BYTES: usize = 16 << 20;
-
-/// What the parent asks for with a file: the template version's schema and how to apply it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TemplateJob {
-    /// The Frictionless Table Schema document, as stored.
-    pub schema: serde_json::Value,
-    /// The workbook sheet to validate (a name or a glob); `None` for the first.
-    pub sheet: Option<String>,
-    pub on_invalid: OnInvalid,
-    /// How many error records (and rejected rows) to send at most.
-    pub max_errors: u32,
-    /// The mapping a person confirmed in this task's review: used instead of matching, on
-    /// the sheet the review was about (`confirmed_sheet`).
-    #[serde(default)]
-    pub confirmed: Option<ConfirmedMapping>,
-    #[serde(default)]
-    pub confirmed_sheet: Option<String>,
-    /// Mappings confirmed for this template on earlier files, by the key of their header set
-    /// ([`shared::domain::review::header_key`]): a file with one of those header sets is
-    /// mapped the same way, without a review.
-    #[serde(default)]
-    pub remembered: BTreeMap<String, RememberedMapping>,
-}
 
 /// One error record as it leaves the child.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

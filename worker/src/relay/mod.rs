@@ -5,8 +5,11 @@
 //! `FAILED` with a backoff that does not spend an attempt when the queue service was unavailable
 //! (an outage never makes a message `DEAD`, and the rest of the batch is not tried); or, when the
 //! service refused the message itself, `FAILED` with exponential backoff and jitter, `DEAD` once
-//! the attempts are spent. The retention purge of sent messages ([`purge`]) is a job of the
-//! maintenance loop ([`crate::maintenance`]).
+//! the attempts are spent. The retention of sent messages is a job of the maintenance loop
+//! ([`crate::maintenance::outbox_retention`]).
+
+pub mod config;
+pub mod metrics;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,10 +27,10 @@ use uuid::Uuid;
 
 use crate::bounds::Budget;
 use crate::claim::{self, with_db_retry, LoopConfig, Work};
-use crate::config::RelayConfig;
-use crate::consumer::Link;
+use crate::link::Link;
+use crate::retry;
 use crate::Shutdown;
-use crate::{maintenance, retry};
+use config::RelayConfig;
 
 /// Re-exported so fakes in other crates can implement [`QueueSender`].
 pub use async_trait::async_trait;
@@ -49,7 +52,7 @@ impl QueueSender for QueueClient {
     async fn send(&self, body: &str) -> anyhow::Result<()> {
         let started = Instant::now();
         let sent = QueueClient::send(self, body).await;
-        crate::metrics::outbox_send(started.elapsed(), sent.is_ok());
+        metrics::send(started.elapsed(), sent.is_ok());
         sent.map_err(send_error)
     }
 
@@ -258,7 +261,7 @@ impl Work for Outbox<'_> {
                 .await
                 .context("recording sent outbox messages")?;
             report.sent = lags.len();
-            crate::metrics::outbox_lags(&lags);
+            metrics::lags(&lags);
             self.consumer.sent();
         }
         if !deferred.is_empty() {
@@ -288,7 +291,7 @@ impl Work for Outbox<'_> {
                 None => {}
             }
         }
-        crate::metrics::outbox_batch(&report);
+        metrics::batch(&report);
         Ok(report)
     }
 
@@ -350,36 +353,6 @@ fn send_span(m: &OutboxMessage, queue: &str) -> tracing::Span {
         task_id = task_id.unwrap_or_default());
     propagation::continue_trace(&span, m.payload.get("traceparent").and_then(|v| v.as_str()));
     span
-}
-
-/// Deletes COMPLETED messages older than the retention, in small batches.
-pub async fn purge(db: &PgPool, cfg: &RelayConfig) -> sqlx::Result<u64> {
-    const BATCH: i64 = 500;
-    let total = maintenance::in_batches(BATCH, || {
-        db::outbox::purge_completed(db, cfg.retention, BATCH)
-    })
-    .await?;
-    if total > 0 {
-        tracing::info!(
-            deleted = total,
-            "purged completed outbox messages past retention"
-        );
-    }
-    Ok(total)
-}
-
-/// Fails the tasks that waited in review past `REVIEW_TIMEOUT`, a bounded batch per run (a
-/// backlog is worked off over the next runs).
-pub async fn expire_reviews(db: &PgPool, cfg: &RelayConfig) -> sqlx::Result<u64> {
-    const BATCH: i64 = 500;
-    let n = db::tasks::expire_reviews(db, cfg.review_timeout, BATCH).await?;
-    if n > 0 {
-        tracing::warn!(
-            expired = n,
-            "tasks failed: their mapping review was not answered in time"
-        );
-    }
-    Ok(n)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Tenant purges: `api tenants purge` records a request and revokes the tenant's keys; this job
 //! removes what the tenant owns. Per open request, oldest first: revoke its keys again (a key
-//! created since), mark its files, remove them ([`super::remove_marked`]), then delete the rest
+//! created since), mark its files, remove them ([`super::removal::remove_marked`]), then delete the rest
 //! it owns ([`purges::delete_owned`]) and close the request. A file whose task a consumer holds
 //! waits for its task (the consumer starts no task of a marked file), so the request stays open
 //! until the next run; a crash anywhere is finished by the next run.
@@ -9,8 +9,10 @@ use shared::db::{purges, removal};
 use shared::storage::BlobStore;
 use sqlx::PgPool;
 
+use super::config::LifecycleConfig;
+use super::pace::{until_zero, Pace, Progress};
+use super::removal::remove_marked;
 use super::row_store::drop_emptied;
-use super::{remove_marked, until_zero, LifecycleConfig, Pace, Progress};
 
 /// What a purge run did to one tenant.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use shared::db::source_files;
 use shared::storage::BlobStore;
 use sqlx::PgPool;
 
-use super::LifecycleConfig;
+use super::config::LifecycleConfig;
 
 /// Names per listed page (the service's maximum is 5,000).
 pub const PAGE: u32 = 1000;

@@ -1,10 +1,7 @@
-//! The maintenance loop: the worker's housekeeping, apart from the loops that deliver work, so
-//! that a busy relay or a slow endpoint never delays a purge and a purge never delays a send. It
-//! runs a list of named [`Job`]s, each every its own interval (the first run at start-up): the
-//! retention of sent outbox messages, the expiry of resumable uploads, the review timeout and the
-//! data lifecycle (tenant retention, tenant purges, the orphan-blob sweep: [`crate::lifecycle`])
-//! where the relay runs, the retention of events and of the webhook attempt log where webhook
-//! delivery runs ([`jobs`]). A failed run is logged and tried again at the next
+//! The maintenance loop's runner: the worker's housekeeping, apart from the loops that deliver
+//! work, so that a busy relay or a slow endpoint never delays a purge and a purge never delays a
+//! send. It runs a list of named [`Job`]s (the list is [`super::jobs`]), each every its own
+//! interval (the first run at start-up). A failed run is logged and tried again at the next
 //! interval (an outage passes; a bad statement keeps warning). With `--drain`, each job runs once
 //! and the loop ends, so a drain job still exits.
 
@@ -17,9 +14,7 @@ use sqlx::PgPool;
 use tokio::time::Instant;
 
 use crate::config::RunConfig;
-use shared::storage::BlobStore;
-
-use crate::{lifecycle, relay, Shutdown};
+use crate::Shutdown;
 
 /// The shortest interval between two runs of a job, whatever its setting says: a zero interval
 /// would make the loop spin.
@@ -47,90 +42,6 @@ impl Job {
             run: Box::new(move |db, cfg| Box::pin(run(db, cfg))),
         }
     }
-}
-
-/// The jobs of the loops `cfg`'s role runs, on their settings' intervals: none for the consumer
-/// alone.
-pub fn jobs(cfg: &RunConfig) -> Vec<Job> {
-    let mut jobs = Vec::new();
-    if cfg.role.runs_relay() {
-        jobs.push(Job::new(
-            "outbox retention",
-            cfg.relay.purge_interval,
-            |db, cfg| async move {
-                relay::purge(&db, &cfg.relay)
-                    .await
-                    .map(drop)
-                    .map_err(Into::into)
-            },
-        ));
-        jobs.push(Job::new(
-            "resumable upload expiry",
-            cfg.relay.purge_interval,
-            |db, cfg| async move {
-                let blobs = shared::storage::BlobStore::new(&cfg.storage)?;
-                crate::resumable::purge_expired(&db, &blobs).await?;
-                Ok(())
-            },
-        ));
-        jobs.push(Job::new(
-            "review timeout",
-            cfg.relay.purge_interval,
-            |db, cfg| async move {
-                relay::expire_reviews(&db, &cfg.relay)
-                    .await
-                    .map(drop)
-                    .map_err(Into::into)
-            },
-        ));
-        let lifecycle = &cfg.lifecycle;
-        jobs.push(Job::new(
-            "retention",
-            lifecycle.interval,
-            |db, cfg| async move {
-                let blobs = BlobStore::new(&cfg.storage)?;
-                lifecycle::retention::job(&db, &blobs, &cfg.lifecycle).await
-            },
-        ));
-        jobs.push(Job::new(
-            "tenant purge",
-            lifecycle.interval,
-            |db, cfg| async move {
-                let blobs = BlobStore::new(&cfg.storage)?;
-                lifecycle::purge::job(&db, &blobs, &cfg.lifecycle).await
-            },
-        ));
-        let backfill = Arc::new(lifecycle::row_store::Backfill::default());
-        jobs.push(Job::new(
-            "row store partitions",
-            lifecycle.interval,
-            move |db, cfg| {
-                let backfill = Arc::clone(&backfill);
-                async move { lifecycle::row_store::job(&db, &backfill, cfg.lifecycle.batch).await }
-            },
-        ));
-        jobs.push(Job::new(
-            "orphan blob sweep",
-            lifecycle.orphan_interval,
-            |db, cfg| async move {
-                let blobs = BlobStore::new(&cfg.storage)?;
-                lifecycle::orphans::job(&db, &blobs, &cfg.lifecycle).await
-            },
-        ));
-    }
-    if cfg.role.runs_webhooks() {
-        jobs.push(Job::new(
-            "event log partitions",
-            cfg.webhooks.purge_interval,
-            |db, cfg| async move {
-                let w = &cfg.webhooks;
-                lifecycle::event_log::job(&db, w.events_retention, w.attempts_retention)
-                    .await
-                    .map(drop)
-            },
-        ));
-    }
-    jobs
 }
 
 /// Runs `jobs` until `shutdown.stop` fires (a job in hand finishes unless `shutdown.abort`
@@ -172,23 +83,6 @@ pub async fn run(
     }
     tracing::info!("maintenance stopped");
     Ok(())
-}
-
-/// Runs `step` (one `DELETE … LIMIT batch`) until a batch comes back short, and returns how many
-/// rows it deleted in all: small batches keep each statement's locks and WAL short.
-pub async fn in_batches<F, Fut>(batch: i64, mut step: F) -> sqlx::Result<u64>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = sqlx::Result<u64>>,
-{
-    let mut total = 0;
-    loop {
-        let n = step().await?;
-        total += n;
-        if n < u64::try_from(batch).unwrap_or(0) {
-            return Ok(total);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ impl Link {
     }
 
     /// One more message in hand, until the returned guard drops.
-    pub(super) fn take(&self) -> Taken {
+    pub(crate) fn take(&self) -> Taken {
         self.0.in_hand.fetch_add(1, Ordering::AcqRel);
         Taken(self.clone())
     }
@@ -50,13 +50,13 @@ impl Link {
 
     /// Until the relay of this process has sent messages (at once if it has since the last
     /// wait ended).
-    pub(super) async fn wait_sent(&self) {
+    pub(crate) async fn wait_sent(&self) {
         self.0.sent.notified().await;
     }
 }
 
 /// One message in hand; dropping it (finished, failed, or its task aborted) counts it out.
-pub(super) struct Taken(Link);
+pub(crate) struct Taken(Link);
 
 impl Drop for Taken {
     fn drop(&mut self) {

@@ -7,8 +7,10 @@ use shared::db::removal;
 use shared::storage::BlobStore;
 use sqlx::PgPool;
 
+use super::config::LifecycleConfig;
+use super::pace::{until_zero, Pace, Progress};
+use super::removal::remove_marked;
 use super::row_store::drop_emptied;
-use super::{remove_marked, until_zero, LifecycleConfig, Pace, Progress};
 
 /// One run: marks every expired file (a batch per statement), drops the row store's months
 /// that left empty ([`super::row_store`]: a month whose files all expired goes in one

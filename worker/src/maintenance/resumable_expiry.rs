@@ -10,13 +10,13 @@ use shared::db::resumable_uploads;
 use shared::storage::BlobStore;
 use sqlx::PgPool;
 
-use crate::maintenance;
+use super::pace::in_batches;
 
 /// Deletes expired uploads, in small batches, and discards their staged blocks (best effort:
 /// a block left behind is the service's to drop within a week). Returns how many went.
 pub async fn purge_expired(db: &PgPool, blobs: &BlobStore) -> sqlx::Result<u64> {
     const BATCH: i64 = 100;
-    let total = maintenance::in_batches(BATCH, || async {
+    let total = in_batches(BATCH, || async {
         let removed = resumable_uploads::delete_expired(db, BATCH).await?;
         for upload in removed.iter().filter(|u| !u.recorded) {
             if let Err(e) = blobs.discard_staged(&upload.blob_name).await {
