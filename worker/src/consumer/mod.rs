@@ -8,6 +8,7 @@
 //! often, or not valid envelopes, go to `<queue>-poison`.
 
 pub mod config;
+mod drain;
 mod finish;
 mod keepalive;
 pub mod metrics;
