@@ -1,11 +1,9 @@
 //! Broken and hostile files fail with their own code, in process, without crashing: encrypted
 //! Office files, zip bombs, lying shared-string counts, PDFs and truncated archives.
 
-mod parse_support;
-
 use std::io::Write;
 
-use parse_support::{make_zip, parse, parse_with, patch_zip};
+use crate::parse_support::{make_zip, parse, parse_with, patch_zip};
 use rust_xlsxwriter::Workbook;
 use worker::parse::{FileFormat, ParseLimits};
 

@@ -3,9 +3,7 @@
 //! empty rows padding each sheet, rows inside header and group elements, merged cells, hidden
 //! sheets by table style, and whitespace between elements.
 
-mod parse_support;
-
-use parse_support::{assert_limits_are_exact, ods, parse};
+use crate::parse_support::{assert_limits_are_exact, ods, parse};
 use serde_json::json;
 use worker::parse::{ColumnType, FileFormat};
 
@@ -184,7 +182,7 @@ fn ods_row_and_column_limits_apply_to_repeated_cells() {
 #[test]
 fn a_password_protected_ods_fails_as_encrypted() {
     let manifest = br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"><manifest:encryption-data manifest:checksum-type="SHA1/1K" manifest:checksum="x"/></manifest:file-entry></manifest:manifest>"#;
-    let bytes = parse_support::make_zip(&[
+    let bytes = crate::parse_support::make_zip(&[
         (
             "mimetype",
             b"application/vnd.oasis.opendocument.spreadsheet",

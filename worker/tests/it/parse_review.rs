@@ -1,8 +1,6 @@
 //! The mapping review inside the parse: a template whose required field finds no column stops
 //! with the review document and no rows; a confirmed or remembered mapping goes through.
 
-mod parse_support;
-
 use std::collections::BTreeMap;
 
 use serde_json::json;
@@ -37,7 +35,7 @@ struct Outcome {
 }
 
 fn run(job: &TemplateJob) -> Outcome {
-    let (_dir, path) = parse_support::temp_file(FILE, "upload.csv");
+    let (_dir, path) = crate::parse_support::temp_file(FILE, "upload.csv");
     let mut rows = Vec::new();
     let mut review = None;
     let summary = parse_templated(
@@ -180,7 +178,7 @@ fn a_workbook_is_validated_on_its_first_sheet_with_the_templates_columns() {
         }
     }
     let bytes = wb.save_to_buffer().expect("xlsx");
-    let (_dir, path) = parse_support::temp_file(&bytes, "book.xlsx");
+    let (_dir, path) = crate::parse_support::temp_file(&bytes, "book.xlsx");
     let mut job = job();
     job.schema = json!({"fields": [{"name": "Ref"}, {"name": "Sum", "type": "number"}]});
     let mut rows = Vec::new();

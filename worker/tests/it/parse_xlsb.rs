@@ -1,9 +1,7 @@
 //! Excel binary workbooks (.xlsb), built record by record by `parse_support::xlsb`.
 
-mod parse_support;
-
-use parse_support::parse;
-use parse_support::xlsb::{xlsb, xlsb_with, Cached, XlsbCell, XlsbSheet};
+use crate::parse_support::parse;
+use crate::parse_support::xlsb::{xlsb, xlsb_with, Cached, XlsbCell, XlsbSheet};
 use serde_json::json;
 use worker::parse::{ColumnType, FileFormat};
 

@@ -1,12 +1,10 @@
 //! The parse in a child process: events stream through unchanged, and a child that runs out of
 //! memory, hangs past its deadline or dies costs only its task — the parent gets a code.
 
-mod parse_support;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
-use parse_support::temp_file;
+use crate::parse_support::temp_file;
 use serde_json::json;
 use worker::parse::isolate::{parse_isolated, Isolation};
 use worker::parse::{FileFormat, ParseEvent, ParseLimits};
@@ -67,7 +65,7 @@ async fn a_file_failure_in_the_child_comes_back_with_its_code() {
 /// An ods whose one cell is repeated over `rows` × 16,384 cells: a few hundred bytes that
 /// declare hundreds of millions of values.
 fn ods_repeat_bomb(rows: u32) -> Vec<u8> {
-    parse_support::ods(
+    crate::parse_support::ods(
         "",
         &format!(
             r#"<table:table table:name="Bomb"><table:table-row table:number-rows-repeated="{rows}"><table:table-cell table:number-columns-repeated="16384" office:value-type="float" office:value="1"><text:p>1</text:p></table:table-cell></table:table-row></table:table>"#
@@ -78,7 +76,7 @@ fn ods_repeat_bomb(rows: u32) -> Vec<u8> {
 /// An ods whose one text cell asks for `spaces` spaces (`<text:s text:c="…"/>`): calamine builds
 /// that string before any limit of ours can see it.
 fn ods_space_bomb(spaces: u64) -> Vec<u8> {
-    parse_support::ods(
+    crate::parse_support::ods(
         "",
         &format!(
             r#"<table:table table:name="Bomb"><table:table-row><table:table-cell office:value-type="string"><text:p>a<text:s text:c="{spaces}"/>b</text:p></table:table-cell></table:table-row></table:table>"#
@@ -200,7 +198,7 @@ async fn a_child_that_parsed_a_small_file_waits_for_the_next_and_one_that_failed
 /// An xls whose one BOUNDSHEET8 record is 3 bytes long: calamine 0.38 indexes past its end and
 /// panics.
 fn xls_that_panics_the_reader() -> Vec<u8> {
-    use parse_support::biff::{bof, compound_file, record};
+    use crate::parse_support::biff::{bof, compound_file, record};
     let mut stream = Vec::new();
     bof(&mut stream, 0x0005);
     record(&mut stream, 0x0085, &[0, 0, 0]);
@@ -259,7 +257,7 @@ async fn an_ods_repeated_past_the_readers_cell_cap_fails_as_a_decompression_limi
 
 #[tokio::test]
 async fn an_xlsb_cell_naming_a_missing_shared_string_panics_the_reader_and_fails_only_its_task() {
-    use parse_support::xlsb::{xlsb, XlsbCell, XlsbSheet};
+    use crate::parse_support::xlsb::{xlsb, XlsbCell, XlsbSheet};
     let sheet = |cells| XlsbSheet {
         name: "S".to_owned(),
         hidden: false,

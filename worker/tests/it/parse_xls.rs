@@ -1,11 +1,9 @@
 //! Legacy Excel (.xls, BIFF8) workbooks, built record by record by `parse_support::biff`.
 
-mod parse_support;
-
-use parse_support::biff::{
+use crate::parse_support::biff::{
     bof, compound_file, compound_file_named, record, xls, Cached, XlsCell, XlsSheet,
 };
-use parse_support::{assert_limits_are_exact, parse};
+use crate::parse_support::{assert_limits_are_exact, parse};
 use serde_json::json;
 use worker::parse::{ColumnType, FileFormat};
 

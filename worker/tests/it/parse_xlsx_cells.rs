@@ -2,9 +2,7 @@
 //! (which calamine reads straight from its buffer, patch 4) and every other shape the XML
 //! allows (which go through quick-xml), with exact values, and broken markup failing as corrupt.
 
-mod parse_support;
-
-use parse_support::{parse, patch_zip};
+use crate::parse_support::{parse, patch_zip};
 use rust_xlsxwriter::{Format, Workbook};
 use serde_json::{json, Value};
 use worker::parse::FileFormat;

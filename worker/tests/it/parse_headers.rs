@@ -2,9 +2,7 @@
 //! each must come out with the header row and column names a person reads in it. The share
 //! found right is printed (`cargo test -p worker --test parse_headers -- --nocapture`).
 
-mod parse_support;
-
-use parse_support::{messy, parse};
+use crate::parse_support::{messy, parse};
 use serde_json::json;
 use shared::domain::task_result::{SetAside, SetAsideKind};
 use shared::domain::OnInvalid;
@@ -159,7 +157,7 @@ fn a_template_finds_its_header_below_rows_that_look_like_one() {
     assert_eq!(without.summary().sheets[0].header_row, 1);
 
     let job = invoice_job();
-    let (_dir, path) = parse_support::temp_file(bytes, "upload.csv");
+    let (_dir, path) = crate::parse_support::temp_file(bytes, "upload.csv");
     let mut rows = 0;
     let summary = parse_templated(
         &path,
@@ -182,7 +180,7 @@ fn a_template_finds_its_header_below_rows_that_look_like_one() {
 #[test]
 fn a_templated_sheet_validates_a_note_under_its_table_instead_of_setting_it_aside() {
     let bytes = b"Invoice No.,Amount\nA-1,5\nA-2,7\n\nSource: ERP\n";
-    let (_dir, path) = parse_support::temp_file(bytes, "upload.csv");
+    let (_dir, path) = crate::parse_support::temp_file(bytes, "upload.csv");
     let summary = parse_templated(
         &path,
         FileFormat::Csv,

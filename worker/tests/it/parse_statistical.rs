@@ -7,12 +7,10 @@
 //! right in at least 95 % of them; the score is printed
 //! (`cargo test -p worker --test parse_statistical -- --nocapture`).
 
-mod parse_support;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use parse_support::parse;
+use crate::parse_support::parse;
 use serde::Deserialize;
 use worker::parse::{FileFormat, SheetLayout};
 

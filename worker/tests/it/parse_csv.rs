@@ -1,9 +1,7 @@
 //! CSV/TSV parsing through the parser API: encodings, delimiters, quoting, ragged rows, header
 //! naming and type inference, with fixtures generated here.
 
-mod parse_support;
-
-use parse_support::{parse, parse_with};
+use crate::parse_support::{parse, parse_with};
 use serde_json::json;
 use worker::parse::{ColumnType, FileFormat, ParseLimits};
 
