@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::ParseFailure;
+use crate::parse::ParseFailure;
 
 /// Whether a compound file is an encrypted Office document: its directory holds an
 /// `EncryptionInfo` or `EncryptedPackage` stream (MS-OFFCRYPTO). Directory entries are

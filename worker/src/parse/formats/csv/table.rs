@@ -7,11 +7,12 @@ use std::io;
 
 use super::records::{OwnedRecord, Record};
 use super::row::Rows;
-use crate::parse::header::{self, Buffered, HeaderPhase, Headerless};
-use crate::parse::layout::{Fate, Resolution};
-use crate::parse::sheet::{check_cell, check_rows, ColumnTyping, SheetBuilder, SheetId};
-use crate::parse::validate::Validation;
-use crate::parse::{json, ParseEvent, ParseFailure, ParseLimits, SheetSummary};
+use crate::parse::table::header::{self, Buffered, HeaderPhase, Headerless};
+use crate::parse::table::layout::{Fate, Resolution};
+use crate::parse::table::sheet::{check_cell, check_rows, ColumnTyping, SheetBuilder, SheetId};
+use crate::parse::template::validate::Validation;
+use crate::parse::writers::json;
+use crate::parse::{ParseEvent, ParseFailure, ParseLimits, SheetSummary};
 use shared::template::Cell;
 
 type Sink<'s> = &'s mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>;

@@ -4,7 +4,7 @@
 
 use std::io::{self, Read};
 
-use crate::parse::delimiter::Quoting;
+use crate::parse::formats::delimiter::Quoting;
 
 /// Drops the spaces that follow a delimiter outside quotes.
 pub(super) struct SpacesAfterDelimiters<R> {

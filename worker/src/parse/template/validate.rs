@@ -18,10 +18,10 @@ use shared::domain::{ColumnType, OnInvalid};
 use shared::template::validate::{self as engine, RowValidator};
 use shared::template::{self, Cell, FieldType, Template};
 
+use super::job::TemplateJob;
 use super::review::{chosen_mapping, Sampling};
-use super::sheet::SheetBuilder;
-use super::template_job::TemplateJob;
-use super::{ParseEvent, ParseFailure, TaskErrorCode};
+use crate::parse::table::sheet::SheetBuilder;
+use crate::parse::{ParseEvent, ParseFailure, TaskErrorCode};
 
 /// The bytes of rejected rows' cells one file may send, besides the count cap.
 const MAX_REJECTED_BYTES: usize = 16 << 20;

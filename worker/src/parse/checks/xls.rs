@@ -10,7 +10,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{ParseFailure, ParseLimits, TaskErrorCode};
+use crate::parse::{ParseFailure, ParseLimits, TaskErrorCode};
 
 /// BIFF record types this check reads.
 const DIMENSIONS: u16 = 0x0200;

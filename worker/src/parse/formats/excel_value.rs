@@ -9,9 +9,9 @@ use std::fmt::Write;
 use calamine::DataRef;
 use shared::template::Cell as TemplateCell;
 
-use super::json;
-use super::sheet::{check_cell, Kind, SheetBuilder};
-use super::ParseFailure;
+use crate::parse::table::sheet::{check_cell, Kind, SheetBuilder};
+use crate::parse::writers::json;
+use crate::parse::ParseFailure;
 
 /// Writes one typed cell as JSON and says what kind of value it was (`None` for null).
 pub(super) fn push_value(

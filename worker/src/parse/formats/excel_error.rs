@@ -4,7 +4,7 @@
 
 use std::fmt::Display;
 
-use super::{ParseFailure, TaskErrorCode};
+use crate::parse::{ParseFailure, TaskErrorCode};
 
 /// What a reader's error says about the file: its failure code (corrupt unless the reader
 /// says more) and its words.

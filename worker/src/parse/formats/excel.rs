@@ -19,12 +19,12 @@ mod templated;
 
 use super::excel_error::{open_error, read_failure, sheet_error, ReadError};
 use super::excel_value::{header_text, push_value};
-use super::header::{self, Buffered, HeaderPhase, Headerless};
-use super::layout::{Fate, Resolution};
-use super::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
-use super::validate::Validation;
-use super::zip_check::ZipKind;
-use super::{ParseEvent, ParseFailure, ParseLimits, ParseSummary};
+use crate::parse::checks::zip::ZipKind;
+use crate::parse::table::header::{self, Buffered, HeaderPhase, Headerless};
+use crate::parse::table::layout::{Fate, Resolution};
+use crate::parse::table::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
+use crate::parse::template::validate::Validation;
+use crate::parse::{ParseEvent, ParseFailure, ParseLimits, ParseSummary};
 
 /// The workbook formats read here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

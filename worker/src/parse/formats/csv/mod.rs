@@ -25,12 +25,12 @@ use records::Records;
 use spaced::SpacesAfterDelimiters;
 use table::Table;
 
-use super::delimiter::Quoting;
-use super::sheet::{SheetBuilder, SheetId};
-use super::validate::Validation;
-use super::{
-    delimiter, encoding, ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode,
-};
+use crate::parse::formats::delimiter;
+use crate::parse::formats::delimiter::Quoting;
+use crate::parse::formats::encoding;
+use crate::parse::table::sheet::{SheetBuilder, SheetId};
+use crate::parse::template::validate::Validation;
+use crate::parse::{ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode};
 
 /// The name of the single sheet of a CSV/TSV file.
 pub const CSV_SHEET_NAME: &str = "Sheet1";

@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use super::super::json;
+use crate::parse::writers::json;
 
 /// The most a cell copy writes past the cell, and the room kept for it past every row.
 const BLOCK: usize = 32;

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use shared::domain::format::{few_control_bytes, CFB_MAGIC, EMPTY_ZIP_MAGIC, ZIP_MAGIC};
 
-use super::{ParseFailure, TaskErrorCode};
+use crate::parse::{ParseFailure, TaskErrorCode};
 
 /// The container family found in a file's first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use shared::domain::review::{self, Review, ReviewColumn, SuggestedField};
 use shared::template::validate::{self as engine, MappedField, MatchKind, ReviewReason};
 use shared::template::{Cell, Template};
 
-use super::template_job::TemplateJob;
+use super::job::TemplateJob;
 
 /// The mapping a person chose for a file with `header`: the task's confirmed mapping, else the
 /// one remembered for the header set, as long as it still gives every required field of

@@ -3,9 +3,9 @@
 
 use shared::template::Cell as TemplateCell;
 
-use super::super::excel_value::{push_value, template_cell};
-use super::super::sheet::{check_rows, SheetBuilder};
 use super::{Cells, Run};
+use crate::parse::formats::excel_value::{push_value, template_cell};
+use crate::parse::table::sheet::{check_rows, SheetBuilder};
 use crate::parse::ParseFailure;
 
 impl Run<'_, '_, '_> {

@@ -20,7 +20,7 @@ use std::ops::Range;
 use csv_core::ReadRecordResult;
 
 use super::masks::{for_each_bit, prefix_xor, unescape, unquote, Masks};
-use crate::parse::delimiter::Quoting;
+use crate::parse::formats::delimiter::Quoting;
 
 /// Reads records from a byte stream.
 pub(crate) struct Records<R> {

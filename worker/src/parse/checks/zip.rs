@@ -7,8 +7,8 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
-use super::limits::INFLATE_RATIO_FLOOR;
-use super::{ParseFailure, ParseLimits, TaskErrorCode};
+use crate::parse::limits::INFLATE_RATIO_FLOOR;
+use crate::parse::{ParseFailure, ParseLimits, TaskErrorCode};
 
 /// The workbook kind inside a zip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use shared::domain::{ColumnType, TypeSet};
 
 use super::header::{self, Header};
 use super::layout::{self, Fate, Resolution};
-use super::{ParseEvent, ParseFailure, SheetSummary, TaskErrorCode};
+use crate::parse::{ParseEvent, ParseFailure, SheetSummary, TaskErrorCode};
 
 /// What kind of typed value an Excel cell held, for column type reporting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

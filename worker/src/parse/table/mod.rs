@@ -1,0 +1,7 @@
+//! What every format shares once its cells are decoded: where the table's header is
+//! ([`header`]), where every record of the sheet went ([`layout`]), and the sheet's columns,
+//! limits and types ([`sheet`]).
+
+pub(super) mod header;
+pub(super) mod layout;
+pub(super) mod sheet;
