@@ -20,6 +20,7 @@ mod templated;
 use super::excel_error::{open_error, read_failure, sheet_error, ReadError};
 use super::excel_value::{header_text, push_value};
 use crate::parse::checks::zip::ZipKind;
+use crate::parse::table::driver;
 use crate::parse::table::header::{self, Buffered, HeaderPhase, Headerless};
 use crate::parse::table::layout::{Fate, Resolution};
 use crate::parse::table::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
@@ -334,17 +335,14 @@ impl Run<'_, '_, '_> {
         sheet: &mut SheetBuilder,
         phase: &mut Pending<'a>,
     ) -> Result<(), ParseFailure> {
-        let Some(decision) = phase.phase.take().and_then(|p| p.decide(&self.labels)) else {
-            return Ok(());
-        };
-        let header = decision.header;
-        let raw = self.validation.is_some().then(|| header.names.clone());
-        let header_row = header.row;
-        sheet.start_table(header)?;
-        if let (Some(v), Some(raw)) = (self.validation.as_deref_mut(), raw) {
-            v.start_sheet(sheet, &raw, header_row, self.on_event)?;
-        }
-        for mut buffered in decision.data {
+        let data = driver::start_table(
+            &mut phase.phase,
+            &self.labels,
+            sheet,
+            self.validation.as_deref_mut(),
+            self.on_event,
+        )?;
+        for mut buffered in data {
             // Row numbers come from calamine's `u32` rows.
             let at = u32::try_from(buffered.number - 1).unwrap_or(u32::MAX);
             self.data_or_hold(sheet, phase, &mut buffered.row, at)?;

@@ -7,6 +7,7 @@ use std::io;
 
 use super::records::{OwnedRecord, Record};
 use super::row::Rows;
+use crate::parse::table::driver;
 use crate::parse::table::header::{self, Buffered, HeaderPhase, Headerless};
 use crate::parse::table::layout::{Fate, Resolution};
 use crate::parse::table::sheet::{check_cell, check_rows, ColumnTyping, SheetBuilder, SheetId};
@@ -82,17 +83,14 @@ impl<'l, 's, 'v> Table<'l, 's, 'v> {
 
     /// Ends the header phase: sets the header it decided and reads the records it held.
     fn decide(&mut self, on_event: Sink<'_>) -> Result<(), ParseFailure> {
-        let Some(decision) = self.phase.take().and_then(|p| p.decide(&self.labels)) else {
-            return Ok(());
-        };
-        let header = decision.header;
-        let raw = self.validation.is_some().then(|| header.names.clone());
-        let header_row = header.row;
-        self.sheet.start_table(header)?;
-        if let (Some(v), Some(raw)) = (self.validation.as_deref_mut(), raw) {
-            v.start_sheet(&mut self.sheet, &raw, header_row, on_event)?;
-        }
-        for buffered in decision.data {
+        let data = driver::start_table(
+            &mut self.phase,
+            &self.labels,
+            &mut self.sheet,
+            self.validation.as_deref_mut(),
+            on_event,
+        )?;
+        for buffered in data {
             self.data_record(&buffered.row.record(), buffered.number, on_event)?;
         }
         Ok(())
@@ -268,7 +266,7 @@ fn templated_row(
             cells.extend(lossy.iter().map(|t| text_cell(t)));
         }
     }
-    let original = |out: &mut String| {
+    let original = |cells: &[Cell<'_>], _: &SheetBuilder, out: &mut String| {
         out.push('[');
         for (i, cell) in cells.iter().enumerate() {
             if i > 0 {
@@ -281,15 +279,7 @@ fn templated_row(
         }
         out.push(']');
     };
-    let verdict = v.check(sheet.id.index, record_no, &cells, on_event)?;
-    if !verdict.valid {
-        v.reject(sheet.id.index, record_no, original, on_event)?;
-    }
-    v.recycle(cells);
-    if verdict.store {
-        v.store(sheet, on_event)?;
-    }
-    Ok(())
+    driver::templated_row(v, sheet, record_no, cells, original, on_event)
 }
 
 fn text_cell(text: &str) -> Cell<'_> {

@@ -5,6 +5,7 @@ use shared::template::Cell as TemplateCell;
 
 use super::{Cells, Run};
 use crate::parse::formats::excel_value::{push_value, template_cell};
+use crate::parse::table::driver;
 use crate::parse::table::sheet::{check_rows, SheetBuilder};
 use crate::parse::ParseFailure;
 
@@ -35,7 +36,7 @@ impl Run<'_, '_, '_> {
             row[*col as usize] = template_cell(value);
         }
         let max_cell = self.limits.max_cell_bytes;
-        let original = |out: &mut String| {
+        let original = |_: &[TemplateCell<'_>], sheet: &SheetBuilder, out: &mut String| {
             out.push('[');
             let mut next_col = 0usize;
             for (col, value) in cells.iter() {
@@ -54,15 +55,7 @@ impl Run<'_, '_, '_> {
             }
             out.push(']');
         };
-        let index = sheet.id.index;
-        let verdict = v.check(index, number, &row, self.on_event)?;
-        if !verdict.valid {
-            v.reject(index, number, original, self.on_event)?;
-        }
-        v.recycle(row);
-        if verdict.store {
-            v.store(sheet, self.on_event)?;
-        }
+        driver::templated_row(v, sheet, number, row, original, self.on_event)?;
         cells.clear();
         Ok(())
     }
