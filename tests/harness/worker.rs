@@ -534,7 +534,7 @@ pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config:
             ..ParseConfig::default()
         },
         webhooks: WorkerEnv::webhooks_config(),
-        lifecycle: worker::lifecycle::LifecycleConfig::default(),
+        lifecycle: worker::maintenance::LifecycleConfig::default(),
     }
 }
 

@@ -343,7 +343,7 @@ async fn two_relays_and_two_consumers_racing_over_many_uploads_complete_each_tas
             shutdown.clone(),
             false,
             relay_done.clone(),
-            consumer::Link::default(),
+            worker::link::Link::default(),
         )));
     }
 
@@ -418,7 +418,7 @@ async fn throughput_of_the_relay_and_the_consumer_measured_separately() {
         shutdown.clone(),
         true,
         done,
-        consumer::Link::default(),
+        worker::link::Link::default(),
     ));
     handle.await.expect("join").expect("consumer drains");
     let consumed = started.elapsed();

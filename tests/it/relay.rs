@@ -179,7 +179,9 @@ async fn a_message_whose_sends_keep_failing_ends_dead_and_stays_until_requeued()
         .await
         .expect("run_once");
     assert_eq!(r.claimed, 0);
-    relay::purge(&env.db, &cfg).await.expect("purge");
+    worker::maintenance::outbox_retention::purge(&env.db, &cfg)
+        .await
+        .expect("purge");
     assert_eq!(
         env.outbox(upload.outbox_id).await.status,
         OutboxStatus::Dead
@@ -277,12 +279,22 @@ async fn completed_messages_past_retention_are_purged() {
         retention: Duration::from_secs(3600),
         ..WorkerEnv::relay_config()
     };
-    assert_eq!(relay::purge(&env.db, &keep).await.expect("purge"), 0);
+    assert_eq!(
+        worker::maintenance::outbox_retention::purge(&env.db, &keep)
+            .await
+            .expect("purge"),
+        0
+    );
     let purge_all = RelayConfig {
         retention: Duration::ZERO,
         ..WorkerEnv::relay_config()
     };
-    assert_eq!(relay::purge(&env.db, &purge_all).await.expect("purge"), 1);
+    assert_eq!(
+        worker::maintenance::outbox_retention::purge(&env.db, &purge_all)
+            .await
+            .expect("purge"),
+        1
+    );
     assert_eq!(env.count("SELECT count(*) FROM outbox_messages").await, 0);
 }
 

@@ -277,7 +277,7 @@ async fn a_review_nobody_answers_expires_after_the_review_timeout() {
     let cfg = worker::config::RelayConfig::default();
     assert_eq!(cfg.review_timeout, Duration::from_secs(7 * 24 * 3600));
     // Not yet: nothing changes.
-    let expired = worker::relay::expire_reviews(&app.db, &cfg)
+    let expired = worker::maintenance::review_timeout::expire_reviews(&app.db, &cfg)
         .await
         .expect("sweep");
     assert_eq!(expired, 0);
@@ -287,7 +287,7 @@ async fn a_review_nobody_answers_expires_after_the_review_timeout() {
         .execute(&app.db)
         .await
         .expect("age the review");
-    let expired = worker::relay::expire_reviews(&app.db, &cfg)
+    let expired = worker::maintenance::review_timeout::expire_reviews(&app.db, &cfg)
         .await
         .expect("sweep");
     assert_eq!(expired, 1);

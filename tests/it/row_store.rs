@@ -11,7 +11,7 @@ use harness::worker::WorkerEnv;
 use shared::db::{self, row_store};
 use sqlx::PgPool;
 use uuid::{NoContext, Timestamp, Uuid};
-use worker::lifecycle::{retention, LifecycleConfig, Pace, Progress};
+use worker::maintenance::{retention, LifecycleConfig, Pace, Progress};
 
 /// A UUIDv7 made at `unix_secs`, as the api makes file ids.
 fn id_at(unix_secs: u64) -> Uuid {
@@ -413,9 +413,9 @@ async fn files_stored_before_usage_was_recorded_are_measured_by_the_maintenance(
     for id in &files {
         assert_eq!(usage_of(&env.db, *id).await, None);
     }
-    let backfill = worker::lifecycle::row_store::Backfill::default();
+    let backfill = worker::maintenance::row_store::Backfill::default();
     // Batches of two: three statements measure the five files.
-    worker::lifecycle::row_store::job(&env.db, &backfill, 2)
+    worker::maintenance::row_store::job(&env.db, &backfill, 2)
         .await
         .expect("the job runs");
     let (chunks_bytes, errors_bytes, rejected_bytes): (i64, i64, i64) = sqlx::query_as(
@@ -447,7 +447,7 @@ async fn files_stored_before_usage_was_recorded_are_measured_by_the_maintenance(
         .execute(&env.db)
         .await
         .expect("forget one");
-    worker::lifecycle::row_store::job(&env.db, &backfill, 2)
+    worker::maintenance::row_store::job(&env.db, &backfill, 2)
         .await
         .expect("the job runs");
     assert_eq!(usage_of(&env.db, files[0]).await, None, "the pass ended");
@@ -467,8 +467,8 @@ async fn two_workers_dropping_at_once_drop_a_month_once_and_neither_fails() {
         .await
         .expect("mark");
     let (a, b) = tokio::join!(
-        worker::lifecycle::row_store::drop_emptied(&env.db),
-        worker::lifecycle::row_store::drop_emptied(&env.db)
+        worker::maintenance::row_store::drop_emptied(&env.db),
+        worker::maintenance::row_store::drop_emptied(&env.db)
     );
     let (a, b) = (a.expect("first"), b.expect("second"));
     assert_eq!(a + b, 1, "March dropped once ({a} + {b})");
@@ -480,7 +480,7 @@ async fn two_workers_dropping_at_once_drop_a_month_once_and_neither_fails() {
     }
     // Nothing left to drop, and the session lock went with its connection.
     assert_eq!(
-        worker::lifecycle::row_store::drop_emptied(&env.db)
+        worker::maintenance::row_store::drop_emptied(&env.db)
             .await
             .expect("again"),
         0

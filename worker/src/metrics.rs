@@ -5,23 +5,23 @@
 //! labels are registered at zero when the worker starts, so they exist before their first event
 //! (an alert on `increase(…) > 0` then sees that event too).
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use metrics::{counter, gauge, histogram};
+use metrics::{counter, gauge};
 use shared::db;
-use shared::domain::{FileFormat, OutboxStatus, TaskErrorCode};
+use shared::domain::OutboxStatus;
 use shared::metrics::catalogue as names;
-use shared::storage::{QueueClient, ReceivedMessage};
+use shared::storage::QueueClient;
 use sqlx::PgPool;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::DEFAULT_METRICS_ADDR;
-use crate::consumer::Outcome;
-use crate::relay::BatchReport;
-use crate::webhooks::client::Outcome as WebhookOutcome;
+/// Where `/metrics` listens when `METRICS_ADDR` is unset: beside the api's 9090, so that both
+/// run on one host with their defaults.
+pub const DEFAULT_METRICS_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9091));
 
 /// How often the gauges are read: one small query (the outbox backlog, through its partial
 /// indexes) and two queue-properties requests each time.
@@ -33,22 +33,6 @@ const BACKLOG: [OutboxStatus; 4] = [
     OutboxStatus::Processing,
     OutboxStatus::Failed,
     OutboxStatus::Dead,
-];
-
-/// Every outcome label of [`Outcome`], and `error` for a message whose processing failed
-/// unexpectedly.
-const OUTCOMES: [&str; 11] = [
-    "completed",
-    "in_review",
-    "failed",
-    "duplicate",
-    "orphaned",
-    "busy",
-    "poisoned",
-    "retry",
-    "lost",
-    "released",
-    "error",
 ];
 
 /// What the gauges are read from: the outbox when this process relays, the queues when it
@@ -80,9 +64,14 @@ impl Exporter {
     /// reading the gauges. Fails when a given `addr` cannot be bound.
     pub async fn start(addr: Option<SocketAddr>, sources: Sources) -> anyhow::Result<Self> {
         shared::metrics::handle();
-        register(sources.outbox.is_some(), sources.queues.is_some());
+        if sources.outbox.is_some() {
+            crate::relay::metrics::register();
+        }
+        if sources.queues.is_some() {
+            crate::consumer::metrics::register();
+        }
         if sources.webhooks.is_some() {
-            register_webhooks();
+            crate::webhooks::metrics::register();
         }
         let listener = shared::metrics::listener::bind(addr, DEFAULT_METRICS_ADDR).await?;
         let addr = listener.local_addr().context("metrics listener address")?;
@@ -119,58 +108,6 @@ impl Drop for Exporter {
         self.stop.cancel();
     }
 }
-
-/// Registers at zero every series whose labels are known in advance (adding 0 keeps what a
-/// counter already holds when another worker starts in the same process, as in tests).
-fn register(relay: bool, consumer: bool) {
-    if relay {
-        for outcome in ["sent", "failed", "dead"] {
-            counter!(names::OUTBOX_SENDS, "outcome" => outcome).increment(0);
-        }
-        for outcome in ["ok", "error"] {
-            let _ = histogram!(names::OUTBOX_SEND_DURATION, "outcome" => outcome);
-        }
-        let _ = histogram!(names::OUTBOX_LAG);
-    }
-    if consumer {
-        for outcome in OUTCOMES {
-            counter!(names::CONSUMER_MESSAGES, "outcome" => outcome).increment(0);
-        }
-        counter!(names::TASKS_FINISHED, "result" => "completed").increment(0);
-        for code in TaskErrorCode::ALL {
-            counter!(names::TASKS_FINISHED, "result" => code.as_str()).increment(0);
-        }
-        for code in [
-            TaskErrorCode::RetriesExhausted,
-            TaskErrorCode::InvalidMessage,
-        ] {
-            counter!(names::POISON_MESSAGES, "code" => code.as_str()).increment(0);
-        }
-        for format in FileFormat::ALL {
-            let _ = histogram!(names::PARSE_DURATION, "format" => format.as_str());
-            counter!(names::PARSED_ROWS, "format" => format.as_str()).increment(0);
-        }
-        let _ = histogram!(names::QUEUE_WAIT);
-        let _ = histogram!(names::DEQUEUE_COUNT);
-        counter!(names::LEASE_RENEWALS).increment(0);
-        counter!(names::TASK_RESCUES).increment(0);
-    }
-}
-
-/// The webhook series, at zero.
-fn register_webhooks() {
-    for outcome in WebhookOutcome::ALL {
-        counter!(names::WEBHOOK_ATTEMPTS, "outcome" => outcome.as_str()).increment(0);
-        let _ = histogram!(names::WEBHOOK_REQUEST_DURATION, "outcome" => outcome.as_str());
-    }
-    for outcome in WEBHOOK_DELIVERY_OUTCOMES {
-        counter!(names::WEBHOOK_DELIVERIES, "outcome" => outcome).increment(0);
-    }
-    let _ = histogram!(names::WEBHOOK_LAG);
-}
-
-/// The outcome labels of [`names::WEBHOOK_DELIVERIES`].
-const WEBHOOK_DELIVERY_OUTCOMES: [&str; 4] = ["delivered", "retry", "dead", "deferred"];
 
 /// Tenants with a series of their own in the per-tenant row store gauges; the rest are summed
 /// under `other`. A bounded label set: Prometheus keeps every series it ever saw.
@@ -267,117 +204,6 @@ fn status_label(status: OutboxStatus) -> &'static str {
         OutboxStatus::Failed => "FAILED",
         OutboxStatus::Dead => "DEAD",
     }
-}
-
-/// One queue send of the relay.
-pub fn outbox_send(took: Duration, ok: bool) {
-    let outcome = if ok { "ok" } else { "error" };
-    histogram!(names::OUTBOX_SEND_DURATION, "outcome" => outcome).record(took.as_secs_f64());
-}
-
-/// The commit-to-sent lags of the messages one batch recorded as sent.
-pub fn outbox_lags(lags_secs: &[f64]) {
-    let h = histogram!(names::OUTBOX_LAG);
-    for &lag in lags_secs {
-        h.record(lag.max(0.0));
-    }
-}
-
-/// The outcomes of one relay batch.
-pub fn outbox_batch(report: &BatchReport) {
-    for (outcome, n) in [
-        ("sent", report.sent),
-        ("failed", report.failed),
-        ("dead", report.dead),
-    ] {
-        if n > 0 {
-            counter!(names::OUTBOX_SENDS, "outcome" => outcome).increment(n as u64);
-        }
-    }
-}
-
-/// An event's first delivery attempt to an endpoint: the lag from its commit.
-pub fn webhook_first_attempt(committed: chrono::DateTime<chrono::Utc>) {
-    let lag = (chrono::Utc::now() - committed)
-        .to_std()
-        .unwrap_or_default();
-    histogram!(names::WEBHOOK_LAG).record(lag.as_secs_f64());
-}
-
-/// One webhook request.
-pub fn webhook_attempt(outcome: WebhookOutcome, took: Duration) {
-    counter!(names::WEBHOOK_ATTEMPTS, "outcome" => outcome.as_str()).increment(1);
-    histogram!(names::WEBHOOK_REQUEST_DURATION, "outcome" => outcome.as_str())
-        .record(took.as_secs_f64());
-}
-
-/// How one endpoint's batch of deliveries was settled.
-pub fn webhook_batch(report: &crate::claim::Report) {
-    for (outcome, n) in [
-        ("delivered", report.sent),
-        ("retry", report.failed),
-        ("dead", report.dead),
-        ("deferred", report.deferred),
-    ] {
-        if n > 0 {
-            counter!(names::WEBHOOK_DELIVERIES, "outcome" => outcome).increment(n as u64);
-        }
-    }
-}
-
-/// A message as it is received: how long it waited in the queue, how often it was delivered.
-pub fn received(msg: &ReceivedMessage) {
-    if let Some(waited) = msg.queue_wait() {
-        histogram!(names::QUEUE_WAIT).record(waited.as_secs_f64());
-    }
-    histogram!(names::DEQUEUE_COUNT).record(msg.dequeue_count as f64);
-}
-
-/// What became of one message; a final task status counts its task too.
-pub fn outcome(result: &anyhow::Result<Outcome>) {
-    let (label, finished, poisoned) = match result {
-        Ok(Outcome::Completed { .. }) => ("completed", Some("completed"), None),
-        Ok(Outcome::Failed { code, .. }) => ("failed", Some(code.as_str()), None),
-        Ok(Outcome::InReview { .. }) => ("in_review", None, None),
-        Ok(Outcome::Duplicate { .. }) => ("duplicate", None, None),
-        Ok(Outcome::Orphaned { .. }) => ("orphaned", None, None),
-        Ok(Outcome::Busy { .. }) => ("busy", None, None),
-        Ok(Outcome::Poisoned { task_id, code }) => (
-            "poisoned",
-            task_id.map(|_| code.as_str()),
-            Some(code.as_str()),
-        ),
-        Ok(Outcome::Retry { .. }) => ("retry", None, None),
-        Ok(Outcome::Lost { .. }) => ("lost", None, None),
-        Ok(Outcome::Released { .. }) => ("released", None, None),
-        Err(_) => ("error", None, None),
-    };
-    counter!(names::CONSUMER_MESSAGES, "outcome" => label).increment(1);
-    if let Some(result) = finished {
-        counter!(names::TASKS_FINISHED, "result" => result).increment(1);
-    }
-    if let Some(code) = poisoned {
-        counter!(names::POISON_MESSAGES, "code" => code).increment(1);
-    }
-}
-
-/// One parse that ran to its end: with `rows` when it succeeded, without when it failed with a
-/// code.
-pub fn parsed(format: FileFormat, took: Duration, rows: Option<u64>) {
-    histogram!(names::PARSE_DURATION, "format" => format.as_str()).record(took.as_secs_f64());
-    if let Some(rows) = rows {
-        counter!(names::PARSED_ROWS, "format" => format.as_str()).increment(rows);
-    }
-}
-
-/// A task lease extended during a long parse.
-pub fn lease_renewed() {
-    counter!(names::LEASE_RENEWALS).increment(1);
-}
-
-/// A task taken over from a consumer whose lease had expired.
-pub fn task_rescued() {
-    counter!(names::TASK_RESCUES).increment(1);
 }
 
 /// A loop that failed, started again by the supervisor (`by` 0 registers the series).

@@ -21,13 +21,16 @@ use anyhow::Context as _;
 use futures::future::BoxFuture;
 use shared::failure::{self, Failure};
 use shared::storage::{BlobStore, QueueClient};
+use sqlx::PgPool;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::bounds::Budget;
 use crate::config::RunConfig;
-use crate::consumer::{self, Consumer, Link};
+use crate::consumer::{self, Consumer};
+use crate::link::Link;
+use crate::metrics::Sources;
 use crate::parse::isolate::Isolation;
 use crate::retry::Backoff;
 use crate::Shutdown;
@@ -58,15 +61,7 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
     } else {
         None
     };
-    let sources = crate::metrics::Sources {
-        outbox: cfg.role.runs_relay().then(|| db.clone()),
-        queues: storage
-            .as_ref()
-            .filter(|_| cfg.role.runs_consumer())
-            .map(|s| (s.queue.clone(), s.poison.clone())),
-        webhooks: cfg.role.runs_webhooks().then(|| db.clone()),
-        row_store: cfg.role.runs_relay().then(|| db.clone()),
-    };
+    let sources = metrics_sources(&cfg, &db, storage.as_ref());
     let exporter = crate::metrics::Exporter::start(cfg.metrics_addr, sources).await?;
     if let Some(storage) = &storage {
         if !storage.wait_until_ready(&cfg, &limits, &signal).await? {
@@ -78,7 +73,33 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         None => std::env::current_exe().context("locating the worker executable")?,
     };
     let isolation = Isolation::new(exe, cfg.parse.limits.clone());
+    let loops = loops(&cfg, &db, storage, isolation, &limits);
+    let result = supervise(loops, cfg.drain, cfg.shutdown_grace, limits, signal).await;
+    exporter.stop().await;
+    result
+}
 
+/// What the gauges are read from, for the loops `cfg`'s role runs.
+fn metrics_sources(cfg: &RunConfig, db: &PgPool, storage: Option<&Storage>) -> Sources {
+    Sources {
+        outbox: cfg.role.runs_relay().then(|| db.clone()),
+        queues: storage
+            .filter(|_| cfg.role.runs_consumer())
+            .map(|s| (s.queue.clone(), s.poison.clone())),
+        webhooks: cfg.role.runs_webhooks().then(|| db.clone()),
+        row_store: cfg.role.runs_relay().then(|| db.clone()),
+    }
+}
+
+/// The loops `cfg`'s role runs: the relay, the consumer, webhook delivery, and the maintenance
+/// of theirs that has jobs.
+fn loops(
+    cfg: &RunConfig,
+    db: &PgPool,
+    storage: Option<Storage>,
+    isolation: Isolation,
+    limits: &Limits,
+) -> Vec<Loop> {
     // The message budget is the consumer's when there is one (the relay of `--role all` only
     // feeds it), the relay's with `--role relay`, webhook delivery's with `--role webhooks`.
     let budget_of = |alone: bool| {
@@ -88,52 +109,30 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
             Budget::unlimited()
         }
     };
-    let drain = cfg.drain;
     let mut loops = Vec::new();
-    let storage = storage.map(|s| (s.queue, s.poison, s.blobs));
     // A draining consumer waits for the relay of its own process to finish first, and that
     // relay waits for the tasks the consumer has in hand.
     let relay_done = CancellationToken::new();
     let link = Link::default();
-    if let (true, Some((queue, _, _))) = (cfg.role.runs_relay(), &storage) {
-        let (db, sender, relay_cfg) = (db.clone(), queue.clone(), cfg.relay.clone());
-        let (budget, done) = (budget_of(!cfg.role.runs_consumer()), relay_done.clone());
-        let consumer = link.clone();
-        let sender = Arc::new(sender);
-        loops.push(Loop::new("relay", move |shutdown| {
-            let (db, sender, relay_cfg) = (db.clone(), Arc::clone(&sender), relay_cfg.clone());
-            let (budget, done, consumer) = (Arc::clone(&budget), done.clone(), consumer.clone());
-            async move {
-                let result = relay::run_with_budget(
-                    db,
-                    sender,
-                    relay_cfg,
-                    shutdown.clone(),
-                    drain,
-                    budget,
-                    consumer,
-                )
-                .await;
-                // A failed relay is started again: the consumer's drain waits for it.
-                if result.is_ok() || shutdown.stop.is_cancelled() {
-                    done.cancel();
-                }
-                result
-            }
-        }));
-    } else {
-        relay_done.cancel();
+    match &storage {
+        Some(storage) if cfg.role.runs_relay() => {
+            let budget = budget_of(!cfg.role.runs_consumer());
+            let relay = relay_loop(cfg, db, storage, budget, relay_done.clone(), link.clone());
+            loops.push(relay);
+        }
+        _ => relay_done.cancel(),
     }
-    if let (true, Some((queue, poison, blobs))) = (cfg.role.runs_consumer(), storage) {
+    if let (true, Some(storage)) = (cfg.role.runs_consumer(), storage) {
         let consumer = Consumer::new(
             db.clone(),
-            queue,
-            poison,
-            blobs,
+            storage.queue,
+            storage.poison,
+            storage.blobs,
             isolation,
             cfg.consumer.clone(),
         )
         .with_budget(Arc::clone(&limits.budget));
+        let drain = cfg.drain;
         loops.push(Loop::new("consumer", move |shutdown| {
             consumer::run(
                 consumer.clone(),
@@ -145,34 +144,72 @@ pub async fn run(cfg: RunConfig, signal: CancellationToken) -> anyhow::Result<()
         }));
     }
     if cfg.role.runs_webhooks() {
-        if cfg.webhooks.keys.secret_key.is_none() {
-            tracing::warn!(
-                "WEBHOOK_SECRET_KEY is not set: webhook deliveries fail until it is \
-                (events are still kept, and pruned)"
-            );
-        }
-        let (db, webhooks_cfg) = (db.clone(), cfg.webhooks.clone());
         let budget = budget_of(cfg.role == crate::config::Role::Webhooks);
-        loops.push(Loop::new("webhooks", move |shutdown| {
-            crate::webhooks::run(
-                db.clone(),
-                webhooks_cfg.clone(),
-                shutdown,
-                drain,
-                Arc::clone(&budget),
-            )
-        }));
+        loops.push(webhooks_loop(cfg, db, budget));
     }
-    if !maintenance::jobs(&cfg).is_empty() {
-        let (db, cfg) = (db.clone(), Arc::new(cfg.clone()));
+    if !maintenance::jobs(cfg).is_empty() {
+        let (db, cfg, drain) = (db.clone(), Arc::new(cfg.clone()), cfg.drain);
         loops.push(Loop::new("maintenance", move |shutdown| {
             let jobs = maintenance::jobs(&cfg);
             maintenance::run(db.clone(), Arc::clone(&cfg), jobs, shutdown, drain)
         }));
     }
-    let result = supervise(loops, drain, cfg.shutdown_grace, limits, signal).await;
-    exporter.stop().await;
-    result
+    loops
+}
+
+/// The relay loop; `done` fires once it has finished (a drain, or a stop), for the consumer's
+/// drain.
+fn relay_loop(
+    cfg: &RunConfig,
+    db: &PgPool,
+    storage: &Storage,
+    budget: Arc<Budget>,
+    done: CancellationToken,
+    consumer: Link,
+) -> Loop {
+    let (db, relay_cfg, drain) = (db.clone(), cfg.relay.clone(), cfg.drain);
+    let sender = Arc::new(storage.queue.clone());
+    Loop::new("relay", move |shutdown| {
+        let (db, sender, relay_cfg) = (db.clone(), Arc::clone(&sender), relay_cfg.clone());
+        let (budget, done, consumer) = (Arc::clone(&budget), done.clone(), consumer.clone());
+        async move {
+            let result = relay::run_with_budget(
+                db,
+                sender,
+                relay_cfg,
+                shutdown.clone(),
+                drain,
+                budget,
+                consumer,
+            )
+            .await;
+            // A failed relay is started again: the consumer's drain waits for it.
+            if result.is_ok() || shutdown.stop.is_cancelled() {
+                done.cancel();
+            }
+            result
+        }
+    })
+}
+
+/// The webhook delivery loop.
+fn webhooks_loop(cfg: &RunConfig, db: &PgPool, budget: Arc<Budget>) -> Loop {
+    if cfg.webhooks.keys.secret_key.is_none() {
+        tracing::warn!(
+            "WEBHOOK_SECRET_KEY is not set: webhook deliveries fail until it is \
+            (events are still kept, and pruned)"
+        );
+    }
+    let (db, webhooks_cfg, drain) = (db.clone(), cfg.webhooks.clone(), cfg.drain);
+    Loop::new("webhooks", move |shutdown| {
+        crate::webhooks::run(
+            db.clone(),
+            webhooks_cfg.clone(),
+            shutdown,
+            drain,
+            Arc::clone(&budget),
+        )
+    })
 }
 
 /// The storage clients of the relay and the consumer.

@@ -91,7 +91,7 @@ pub async fn run(per_day: i64) -> anyhow::Result<Run> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let wal = wal_position(&db).await?;
     let dropping = Instant::now();
-    let dropped = worker::lifecycle::event_log::job(&db, DAY * 7, DAY * 7).await?;
+    let dropped = worker::maintenance::event_log::job(&db, DAY * 7, DAY * 7).await?;
     let dropped_s = dropping.elapsed().as_secs_f64();
     let drop_wal = wal_since(&db, wal).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;

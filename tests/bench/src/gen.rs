@@ -348,7 +348,7 @@ pub fn ods(rows: u64) -> anyhow::Result<PathBuf> {
 }
 
 /// The test suite's BIFF8 writer; the bench uses only part of it (the tests use the rest).
-#[path = "../../../worker/tests/parse_support/biff.rs"]
+#[path = "../../../worker/tests/it/parse_support/biff.rs"]
 #[allow(dead_code)]
 mod biff;
 
@@ -396,7 +396,7 @@ pub fn xls(rows: u64) -> anyhow::Result<PathBuf> {
 }
 
 /// The test suite's xlsb writer; the bench uses only part of it (the tests use the rest).
-#[path = "../../../worker/tests/parse_support/xlsb.rs"]
+#[path = "../../../worker/tests/it/parse_support/xlsb.rs"]
 #[allow(dead_code)]
 mod xlsb_writer;
 

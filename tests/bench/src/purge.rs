@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use anyhow::ensure;
-use worker::lifecycle::{purge, retention, LifecycleConfig, Pace, Progress};
+use worker::maintenance::{purge, retention, LifecycleConfig, Pace, Progress};
 
 use crate::bulk::{generate, CHUNK_ROWS, ERRORS_PER_FILE};
 use crate::env::{count, fresh_env};

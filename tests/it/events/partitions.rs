@@ -274,7 +274,7 @@ async fn retention_drops_whole_days_with_their_deliveries_and_keeps_the_rest() {
     attempts(&db, hook, 10, DAY * 20).await;
     attempts(&db, hook, 10, DAY * 9).await;
 
-    let dropped = worker::lifecycle::event_log::job(&db, DAY * 7, DAY * 30)
+    let dropped = worker::maintenance::event_log::job(&db, DAY * 7, DAY * 30)
         .await
         .expect("the job");
     // Events: the days 40, 20, 9 and 8 days ago (each day is added to both logs); attempts:
@@ -333,7 +333,7 @@ async fn retention_drops_whole_days_with_their_deliveries_and_keeps_the_rest() {
             .expect("registry");
     assert_eq!(registered, 1, "the attempts of 9 days ago only");
     // Run again: nothing more to drop, and nothing fails.
-    let again = worker::lifecycle::event_log::job(&db, DAY * 7, DAY * 30)
+    let again = worker::maintenance::event_log::job(&db, DAY * 7, DAY * 30)
         .await
         .expect("again");
     assert_eq!(again, 0);

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use harness::app::TestApp;
-use worker::lifecycle::orphans::{self, Swept};
+use worker::maintenance::orphans::{self, Swept};
 
 use super::{blob_of, id_of, unparsed_file};
 

@@ -8,7 +8,7 @@ use harness::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::json;
 use shared::db;
-use worker::lifecycle::{purge, Pace, Progress};
+use worker::maintenance::{purge, Pace, Progress};
 
 use super::{api, blob_of, id_of, parse_all, remains_of, show, templated_file, unparsed_file};
 

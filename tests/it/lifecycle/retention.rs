@@ -4,7 +4,7 @@
 
 use harness::app::TestApp;
 use reqwest::StatusCode;
-use worker::lifecycle::{retention, LifecycleConfig, Pace, Progress};
+use worker::maintenance::{retention, LifecycleConfig, Pace, Progress};
 
 use super::{age, api, blob_of, id_of, parse_all, remains_of, show, templated_file, unparsed_file};
 

@@ -37,7 +37,7 @@ async fn an_expired_upload_is_refused_and_the_worker_deletes_it_with_its_blocks(
         "the staged block is there until the worker comes"
     );
 
-    let deleted = worker::resumable::purge_expired(&app.db, &app.blobs)
+    let deleted = worker::maintenance::resumable_expiry::purge_expired(&app.db, &app.blobs)
         .await
         .unwrap();
     assert_eq!(deleted, 1);
@@ -59,12 +59,12 @@ async fn a_finished_upload_is_pruned_at_its_expiry_and_its_file_stays() {
     let location = tus.create(csv.len() as u64, "a.csv").await;
     tus.send_rest(&location, &csv, 1000).await;
     assert_eq!(tus.result(&location).await.0, StatusCode::OK);
-    let fresh = worker::resumable::purge_expired(&app.db, &app.blobs)
+    let fresh = worker::maintenance::resumable_expiry::purge_expired(&app.db, &app.blobs)
         .await
         .unwrap();
     assert_eq!(fresh, 0, "nothing is due yet");
     expire_all(&app).await;
-    let deleted = worker::resumable::purge_expired(&app.db, &app.blobs)
+    let deleted = worker::maintenance::resumable_expiry::purge_expired(&app.db, &app.blobs)
         .await
         .unwrap();
     assert_eq!(deleted, 1);

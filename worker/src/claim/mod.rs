@@ -24,10 +24,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use futures::StreamExt as _;
 use shared::db::Due;
 use shared::failure::{self, Failure};
+use sqlx::postgres::PgListener;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -36,6 +38,9 @@ use uuid::Uuid;
 use crate::bounds::Budget;
 use crate::retry::{sleep_or_stop, Backoff};
 use crate::Shutdown;
+
+/// How often a loop logs its throughput.
+const THROUGHPUT_EVERY: Duration = Duration::from_secs(60);
 
 /// One kind of work a claim loop delivers: a table of rows claimed with a lease, each sent to a
 /// destination. Implemented by the relay ([`crate::relay`]) and webhook delivery
@@ -294,141 +299,258 @@ pub async fn run<W: Work>(
     drain: bool,
     budget: &Budget,
 ) -> anyhow::Result<()> {
-    let name = work.name();
-    let mut listener = None;
-    let mut held: HashMap<Uuid, usize> = HashMap::new();
-    let mut parts = FuturesUnordered::new();
-    let mut db_backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
-    let (rows, holder) = work.rows();
-    let mut drain_wait = idle::DrainWait::new(rows, holder, cfg.lease);
-    let stats_every = Duration::from_secs(60);
-    let mut window = (Instant::now(), 0usize);
-    let mut db_down = false;
-
+    let mut claims = Claims::new(work, cfg, &shutdown.abort);
     while !shutdown.stop.is_cancelled() {
         // Listen before claiming, so a commit between the claim and the wait is not missed.
-        if listener.is_none() && !drain && !db_down {
-            listener = idle::connect_listener(work.db(), work.channel()).await;
+        if claims.listener.is_none() && !drain && !claims.db_down {
+            claims.listener = idle::connect_listener(work.db(), work.channel()).await;
         }
-        let in_flight: usize = held.values().sum();
-        let room = cfg.max_held.saturating_sub(in_flight);
-        let mut full = false;
-        if room > 0 && !db_down {
-            let limit = usize::try_from(cfg.batch_size)
-                .unwrap_or(usize::MAX)
-                .min(room);
-            let want = budget.reserve(limit);
-            if want == 0 && in_flight == 0 {
-                tracing::info!(work = name, "message budget spent: claiming nothing more");
+        let full = match claims.claim(budget).await? {
+            Claimed::Spent => {
+                tracing::info!(
+                    work = work.name(),
+                    "message budget spent: claiming nothing more"
+                );
                 shutdown.stop.cancelled().await;
                 break;
             }
-            if want > 0 {
-                let claimed = work.claim(want as i64, cfg.lease, &held).await;
-                budget.settle(want, claimed.as_ref().map_or(0, Vec::len));
-                match claimed {
-                    Ok(batch) => {
-                        db_backoff.reset();
-                        full = batch.len() >= want;
-                        if !batch.is_empty() {
-                            drain_wait.reset();
-                            tracing::debug!(work = name, claimed = batch.len(), "claimed a batch");
-                        }
-                        for (dest, items) in by_destination::<W>(batch) {
-                            *held.entry(dest).or_default() += items.len();
-                            let n = items.len();
-                            parts.push(async move {
-                                let report = work_part(work, cfg, items, &shutdown.abort).await;
-                                (dest, n, report)
-                            });
-                        }
-                    }
-                    Err(e) if failure::db(&e) == Failure::Outage => {
-                        tracing::warn!(work = name, error = %e, "database unavailable; backing off");
-                        listener = None;
-                        db_down = true;
-                    }
-                    Err(e) => {
-                        return Err(anyhow::Error::new(e).context(format!("{name}: claiming")))
-                    }
-                }
-            }
-        }
-        if full && held.values().sum::<usize>() < cfg.max_held {
+            Claimed::Full => true,
+            Claimed::Short => false,
+        };
+        if full && claims.in_flight() < cfg.max_held {
             continue; // more is waiting and there is room: claim again at once
         }
-        // While Postgres is away, wait out the backoff (the batches in hand keep going).
-        let wake = if db_down {
-            db_down = false;
-            db_backoff.next_delay()
-        } else if parts.is_empty() {
-            // Nothing in flight and nothing more to claim now: when does something come due?
-            let due = match work.due().await {
-                Ok(d) => d,
-                Err(e) if failure::db(&e) == Failure::Outage => {
-                    tracing::warn!(work = name, error = %e, "database unavailable; backing off");
-                    listener = None;
-                    db_down = true;
-                    continue;
-                }
-                Err(e) => {
-                    return Err(anyhow::Error::new(e)
-                        .context(format!("{name}: reading when rows come due")))
+        let wake = match claims.next_wake(drain, &shutdown.stop).await? {
+            Wake::After(wake) => wake,
+            Wake::Again => continue,
+            Wake::Drained => return Ok(()),
+        };
+        claims.wait(wake, &shutdown.stop).await?;
+        claims.log_throughput();
+    }
+    claims.finish().await;
+    Ok(())
+}
+
+/// One destination's part of a claim, in flight: where it goes, how many rows, what it came to.
+type Part<'a> = BoxFuture<'a, (Uuid, usize, anyhow::Result<Report>)>;
+
+/// What one turn's claim came to.
+enum Claimed {
+    /// As many rows as were asked for: more may be waiting.
+    Full,
+    /// Fewer (or none, or no claim was made: no room, or the database is away).
+    Short,
+    /// The budget is spent and nothing is in flight: the loop claims nothing more.
+    Spent,
+}
+
+/// What the loop does after a turn that did not fill its claim.
+enum Wake {
+    /// Waits this long (or for a NOTIFY, or for a batch in hand to finish).
+    After(Duration),
+    /// Claims again at once (a drain's wait for held claims is over, or the database is away).
+    Again,
+    /// A drain found nothing claimable or held: the loop is done.
+    Drained,
+}
+
+/// The state of one claim loop between its turns.
+struct Claims<'a, W: Work> {
+    work: &'a W,
+    cfg: &'a LoopConfig,
+    abort: &'a CancellationToken,
+    listener: Option<PgListener>,
+    /// Rows claimed and not yet recorded, by destination.
+    held: HashMap<Uuid, usize>,
+    parts: FuturesUnordered<Part<'a>>,
+    db_backoff: Backoff,
+    /// Postgres was found away: the next turn claims nothing and waits out the backoff.
+    db_down: bool,
+    drain_wait: idle::DrainWait,
+    /// Since when, and how many rows sent since, for the throughput line.
+    window: (Instant, usize),
+}
+
+impl<'a, W: Work> Claims<'a, W> {
+    fn new(work: &'a W, cfg: &'a LoopConfig, abort: &'a CancellationToken) -> Self {
+        let (rows, holder) = work.rows();
+        Self {
+            work,
+            cfg,
+            abort,
+            listener: None,
+            held: HashMap::new(),
+            parts: FuturesUnordered::new(),
+            db_backoff: Backoff::new(Duration::from_millis(100), Duration::from_secs(5)),
+            db_down: false,
+            drain_wait: idle::DrainWait::new(rows, holder, cfg.lease),
+            window: (Instant::now(), 0),
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.held.values().sum()
+    }
+
+    /// Claims what there is room for (and budget), and starts sending it by destination.
+    async fn claim(&mut self, budget: &Budget) -> anyhow::Result<Claimed> {
+        let in_flight = self.in_flight();
+        let room = self.cfg.max_held.saturating_sub(in_flight);
+        if room == 0 || self.db_down {
+            return Ok(Claimed::Short);
+        }
+        let limit = usize::try_from(self.cfg.batch_size)
+            .unwrap_or(usize::MAX)
+            .min(room);
+        let want = budget.reserve(limit);
+        if want == 0 {
+            return Ok(if in_flight == 0 {
+                Claimed::Spent
+            } else {
+                Claimed::Short
+            });
+        }
+        let claimed = self
+            .work
+            .claim(want as i64, self.cfg.lease, &self.held)
+            .await;
+        budget.settle(want, claimed.as_ref().map_or(0, Vec::len));
+        let Some(batch) = self.unless_outage(claimed, "claiming")? else {
+            return Ok(Claimed::Short);
+        };
+        self.db_backoff.reset();
+        let full = batch.len() >= want;
+        if !batch.is_empty() {
+            self.drain_wait.reset();
+            tracing::debug!(
+                work = self.work.name(),
+                claimed = batch.len(),
+                "claimed a batch"
+            );
+        }
+        for (dest, items) in by_destination::<W>(batch) {
+            *self.held.entry(dest).or_default() += items.len();
+            let n = items.len();
+            let (work, cfg, abort) = (self.work, self.cfg, self.abort);
+            self.parts.push(Box::pin(async move {
+                let report = work_part(work, cfg, items, abort).await;
+                (dest, n, report)
+            }));
+        }
+        Ok(if full { Claimed::Full } else { Claimed::Short })
+    }
+
+    /// How long to wait before the next turn: the database's backoff while it is away; with
+    /// nothing in flight, until something comes due (a drain: until held claims may have
+    /// expired, or done); else the poll interval.
+    async fn next_wake(&mut self, drain: bool, stop: &CancellationToken) -> anyhow::Result<Wake> {
+        if self.db_down {
+            // While Postgres is away, wait out the backoff (the batches in hand keep going).
+            self.db_down = false;
+            return Ok(Wake::After(self.db_backoff.next_delay()));
+        }
+        if !self.parts.is_empty() {
+            return Ok(Wake::After(self.cfg.poll_interval));
+        }
+        // Nothing in flight and nothing more to claim now: when does something come due?
+        let due = self.work.due().await;
+        let Some(due) = self.unless_outage(due, "reading when rows come due")? else {
+            return Ok(Wake::Again);
+        };
+        if drain {
+            return match self.drain_wait.step(&due, self.work.working_here()) {
+                idle::DrainStep::Done => Ok(Wake::Drained),
+                idle::DrainStep::Wait(d) => {
+                    sleep_or_stop(stop, d).await;
+                    Ok(Wake::Again)
                 }
             };
-            if drain {
-                match drain_wait.step(&due, work.working_here()) {
-                    idle::DrainStep::Done => return Ok(()),
-                    idle::DrainStep::Wait(d) => {
-                        sleep_or_stop(&shutdown.stop, d).await;
-                        continue;
-                    }
-                }
-            }
-            idle::wake_after(&due, cfg.poll_interval)
-        } else {
-            cfg.poll_interval
-        };
+        }
+        Ok(Wake::After(idle::wake_after(&due, self.cfg.poll_interval)))
+    }
+
+    /// Waits `wake`, a NOTIFY, or the end of a batch in hand (recording what it came to).
+    async fn wait(&mut self, wake: Duration, stop: &CancellationToken) -> anyhow::Result<()> {
         tokio::select! {
-            Some((dest, n, report)) = parts.next(), if !parts.is_empty() => {
-                settle(&mut held, dest, n);
+            Some((dest, n, report)) = self.parts.next(), if !self.parts.is_empty() => {
+                settle(&mut self.held, dest, n);
                 match report {
-                    Ok(r) => window.1 += r.sent,
+                    Ok(r) => self.window.1 += r.sent,
                     Err(e) if failure::of_db(&*e) == Some(Failure::Outage) => {
-                        tracing::warn!(work = name, error = format!("{e:#}"), "database unavailable; backing off");
-                        listener = None;
-                        db_down = true;
+                        self.outage(format!("{e:#}"));
                     }
                     Err(e) => return Err(e),
                 }
             }
-            () = idle::wait_for_work(&mut listener, &shutdown.stop, wake) => {}
+            () = idle::wait_for_work(&mut self.listener, stop, wake) => {}
         }
-        if window.0.elapsed() >= stats_every {
-            if window.1 > 0 {
-                tracing::info!(
-                    work = name,
-                    sent = window.1,
-                    per_second = window.1 as f64 / window.0.elapsed().as_secs_f64(),
-                    "throughput"
-                );
+        Ok(())
+    }
+
+    /// A statement's result: its rows; `None` when Postgres was away ([`Self::outage`]); an
+    /// error for any other failure, which ends the loop.
+    fn unless_outage<T>(
+        &mut self,
+        result: sqlx::Result<T>,
+        doing: &str,
+    ) -> anyhow::Result<Option<T>> {
+        match result {
+            Ok(rows) => Ok(Some(rows)),
+            Err(e) if failure::db(&e) == Failure::Outage => {
+                self.outage(tracing::field::display(&e));
+                Ok(None)
             }
-            window = (Instant::now(), 0);
+            Err(e) => {
+                let name = self.work.name();
+                Err(anyhow::Error::new(e).context(format!("{name}: {doing}")))
+            }
         }
     }
-    // Stopping: the batches in hand finish (or, once `abort` fires, release what is unsent).
-    while let Some((dest, n, report)) = parts.next().await {
-        settle(&mut held, dest, n);
-        if let Err(e) = report {
-            tracing::warn!(
-                work = name,
-                error = format!("{e:#}"),
-                "a batch failed while stopping"
+
+    /// Postgres is away: the listener goes, and the next turn backs off instead of claiming.
+    fn outage(&mut self, error: impl tracing::Value) {
+        tracing::warn!(
+            work = self.work.name(),
+            error,
+            "database unavailable; backing off"
+        );
+        self.listener = None;
+        self.db_down = true;
+    }
+
+    /// Logs the rows sent per second, once a minute when there were any.
+    fn log_throughput(&mut self) {
+        let (since, sent) = self.window;
+        if since.elapsed() < THROUGHPUT_EVERY {
+            return;
+        }
+        if sent > 0 {
+            tracing::info!(
+                work = self.work.name(),
+                sent,
+                per_second = sent as f64 / since.elapsed().as_secs_f64(),
+                "throughput"
             );
         }
+        self.window = (Instant::now(), 0);
     }
-    tracing::info!(work = name, "claim loop stopped");
-    Ok(())
+
+    /// Stopping: the batches in hand finish (or, once `abort` fires, release what is unsent).
+    async fn finish(mut self) {
+        let name = self.work.name();
+        while let Some((dest, n, report)) = self.parts.next().await {
+            settle(&mut self.held, dest, n);
+            if let Err(e) = report {
+                tracing::warn!(
+                    work = name,
+                    error = format!("{e:#}"),
+                    "a batch failed while stopping"
+                );
+            }
+        }
+        tracing::info!(work = name, "claim loop stopped");
+    }
 }
 
 /// A destination's batch is done: its rows are no longer held.

@@ -50,7 +50,7 @@ pub(super) async fn keep_alive(
             }
         }
         match db::tasks::renew_lease(&consumer.db, task_id, attempt, cfg.task_lease).await {
-            Ok(true) => crate::metrics::lease_renewed(),
+            Ok(true) => super::metrics::lease_renewed(),
             Ok(false) => {
                 lost.cancel();
                 return;

@@ -7,9 +7,11 @@
 //! reappear with backoff; unparsable files fail their task at once; messages delivered too
 //! often, or not valid envelopes, go to `<queue>-poison`.
 
+pub mod config;
+mod drain;
 mod finish;
 mod keepalive;
-mod link;
+pub mod metrics;
 mod process;
 mod progress;
 mod review;
@@ -18,7 +20,6 @@ mod settle;
 mod store;
 mod work;
 
-pub use link::Link;
 pub use run::run;
 
 use std::sync::Arc;
@@ -32,8 +33,8 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::bounds::Budget;
-use crate::config::ConsumerConfig;
 use crate::parse::isolate::Isolation;
+use config::ConsumerConfig;
 
 /// Everything the consumer needs. Cheap to clone.
 #[derive(Clone)]
@@ -134,9 +135,9 @@ impl Consumer {
         msg: ReceivedMessage,
         abort: &CancellationToken,
     ) -> anyhow::Result<Outcome> {
-        crate::metrics::received(&msg);
+        metrics::received(&msg);
         let outcome = self.process_one(msg, abort).await;
-        crate::metrics::outcome(&outcome);
+        metrics::outcome(&outcome);
         outcome
     }
 }

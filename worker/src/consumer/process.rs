@@ -197,7 +197,7 @@ impl Consumer {
         };
         if task.status == TaskStatus::Running {
             // It was RUNNING when we read it and we still got it: its holder's lease had expired.
-            crate::metrics::task_rescued();
+            super::metrics::task_rescued();
         }
         let attempt = started.attempts;
         tracing::info!(%task_id, attempt, dequeue_count = msg.dequeue_count, "task started");

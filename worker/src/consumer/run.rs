@@ -5,20 +5,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use shared::failure::{self, Failure};
+use shared::storage::ReceivedMessage;
 
+use crate::link::Link;
 use crate::retry::Backoff;
 use crate::Shutdown;
 
-use super::{Consumer, Link, Outcome};
-
-/// How much longer than `VISIBILITY_TIMEOUT` a draining consumer waits for invisible messages:
-/// visibility is set in whole seconds, and the approximate count lags a little.
-const HIDDEN_MARGIN: Duration = Duration::from_secs(2);
+use super::drain::{DrainStep, QueueDrain};
+use super::{Consumer, Outcome};
 
 /// The consumer loop: receives while there are free processing slots, backs off while the queue
 /// is empty (from `idle_backoff_min` doubling to `idle_backoff_max`, back to full speed at the
@@ -26,11 +25,8 @@ const HIDDEN_MARGIN: Duration = Duration::from_secs(2);
 /// burn their deliveries. On `shutdown.stop` it stops receiving and lets in-flight messages
 /// finish; `shutdown.abort` makes them release their work. With `drain`, it returns once
 /// `upstream_done` has fired (the relay is finished, or not ours), nothing is in flight and the
-/// queue is empty with nothing left in the outbox for a relay to send, or when for a whole
-/// `VISIBILITY_TIMEOUT` the queue has held only invisible messages or nothing while the outbox
-/// still held some (a dead consumer's message is visible again by then; what stays hidden longer
-/// is renewed by a live consumer or delayed for a retry, and a job idling until then would be
-/// billed for it).
+/// queue is drained ([`QueueDrain`]: empty with nothing left in the outbox for a relay to send,
+/// or only invisible messages for a whole `VISIBILITY_TIMEOUT`).
 /// With a message budget (`--max-messages`), it receives no more than that, then
 /// waits for the supervisor's stop. `link` counts the messages being processed, for the relay
 /// of the same process, and wakes an idle consumer when that relay has sent some.
@@ -49,130 +45,175 @@ pub async fn run(
         drain,
         "queue consumer started"
     );
-    let concurrency = cfg.concurrency.max(1) as usize;
-    let slots = Arc::new(Semaphore::new(concurrency));
-    let tracker = TaskTracker::new();
-    let db_down = Arc::new(AtomicBool::new(false));
+    let mut receiver = Receiver::new(consumer, shutdown, link);
+    let shutdown = receiver.shutdown.clone();
     let mut idle = Backoff::new(cfg.idle_backoff_min, cfg.idle_backoff_max);
-    let mut storage_backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(10));
-    let mut window = (Instant::now(), 0usize);
-    // Draining, with nothing received and nothing in flight here: since when the queue has held
-    // only invisible messages.
-    let mut hidden_since: Option<Instant> = None;
-
     let result = loop {
         if shutdown.stop.is_cancelled() {
             break Ok(());
         }
-        if db_down.load(Ordering::Relaxed) {
-            wait_for_database(&consumer.db, &shutdown.stop).await;
-            db_down.store(false, Ordering::Relaxed);
+        if receiver.db_down.load(Ordering::Relaxed) {
+            wait_for_database(&receiver.consumer.db, &shutdown.stop).await;
+            receiver.db_down.store(false, Ordering::Relaxed);
             continue;
         }
         let first = tokio::select! {
-            permit = Arc::clone(&slots).acquire_owned() => match permit {
+            permit = Arc::clone(&receiver.slots).acquire_owned() => match permit {
                 Ok(p) => p,
                 Err(_) => break Ok(()),
             },
             () = shutdown.stop.cancelled() => break Ok(()),
         };
-        let free = (slots.available_permits() + 1)
+        let free = (receiver.slots.available_permits() + 1)
             .min(usize::from(cfg.batch_size))
             .max(1);
-        let want = consumer.budget.reserve(free);
+        let want = receiver.consumer.budget.reserve(free);
         if want == 0 {
             drop(first);
             tracing::info!("message budget spent: receiving nothing more");
             shutdown.stop.cancelled().await;
             break Ok(());
         }
-        let received = consumer
-            .queue
-            .receive(u8::try_from(want).unwrap_or(32), cfg.visibility_timeout)
-            .await;
-        consumer
-            .budget
-            .settle(want, received.as_ref().map_or(0, Vec::len));
-        let messages = match received {
-            Ok(m) => {
-                if storage_backoff.failures() > 0 {
-                    tracing::info!(
-                        failed_receives = storage_backoff.failures(),
-                        "the queue is reachable again; receiving"
-                    );
-                }
-                storage_backoff.reset();
-                m
-            }
-            Err(e) if failure::storage(&e) == Failure::Outage => {
+        let messages = match receiver.receive(want).await {
+            Ok(Some(messages)) => messages,
+            Ok(None) => {
                 drop(first);
-                // One line when the outage starts and one when it ends, not one per try.
-                if storage_backoff.failures() == 0 {
-                    tracing::warn!(error = %e, "queue unavailable: receive failed; backing off until it answers");
-                } else {
-                    tracing::debug!(error = %e, "queue unavailable: receive failed again");
-                }
-                storage_backoff.wait(&shutdown.stop).await;
+                receiver.storage_backoff.wait(&shutdown.stop).await;
                 continue;
             }
-            Err(e) => break Err(anyhow::Error::new(e).context("receiving queue messages")),
+            Err(e) => break Err(e),
         };
         if messages.is_empty() {
             drop(first);
-            if drain && upstream_done.is_cancelled() && slots.available_permits() == concurrency {
-                match consumer.queue.approximate_length().await {
-                    Ok(0) if !relay_has_more(&consumer.db).await => {
-                        tracing::info!("queue drained: nothing in flight and nothing queued");
-                        break Ok(());
-                    }
-                    // Messages invisible (held by live consumers, or waiting for a retry), or
-                    // none yet while the relay holds more in the outbox: a tenant at its fair
-                    // share gets its next one as soon as one of its tasks finishes, often
-                    // this very consumer's last. A job that left then would leave them to the
-                    // scaler's next poll (30 s in deploy/); `tests/it/fairness.rs` has a job
-                    // with a share of one task leave after its first without this. Waited
-                    // for, a visibility timeout at most.
-                    Ok(invisible) => {
-                        let since = *hidden_since.get_or_insert_with(Instant::now);
-                        if since.elapsed() > cfg.visibility_timeout + HIDDEN_MARGIN {
-                            if invisible > 0 {
-                                tracing::info!(invisible,
-                                    "queue drained: the messages left stayed invisible for a whole visibility timeout (held by live consumers, or waiting for a retry); leaving them to the next execution");
-                            } else {
-                                tracing::info!(
-                                    "queue drained: nothing arrived for a whole visibility timeout while the outbox held messages (no relay is sending them); leaving them to the next execution");
-                            }
-                            break Ok(());
-                        }
-                    }
-                    Err(e) => tracing::warn!(error = %e, "could not read the queue's length"),
-                }
+            if drain && upstream_done.is_cancelled() && receiver.drained().await {
+                break Ok(());
             }
             // The relay of this process wakes it as soon as it has sent something.
             tokio::select! {
                 () = idle.wait(&shutdown.stop) => {}
-                () = link.wait_sent() => idle.reset(),
+                () = receiver.link.wait_sent() => idle.reset(),
             }
             continue;
         }
         idle.reset();
-        hidden_since = None;
+        receiver.drain.reset();
+        receiver.dispatch(first, messages).await;
+        receiver.log_throughput();
+    };
+    receiver.tracker.close();
+    receiver.tracker.wait().await;
+    tracing::info!("queue consumer stopped");
+    result
+}
+
+/// The state of the consumer loop between its receives.
+struct Receiver {
+    consumer: Consumer,
+    shutdown: Shutdown,
+    link: Link,
+    /// One permit per message being processed, `CONSUMER_CONCURRENCY` in all.
+    slots: Arc<Semaphore>,
+    concurrency: usize,
+    tracker: TaskTracker,
+    /// Set by a message whose processing found Postgres away: receiving pauses until it is back.
+    db_down: Arc<AtomicBool>,
+    storage_backoff: Backoff,
+    drain: QueueDrain,
+    /// Since when, and how many messages taken since, for the throughput line.
+    window: (Instant, usize),
+}
+
+impl Receiver {
+    fn new(consumer: Consumer, shutdown: Shutdown, link: Link) -> Self {
+        let concurrency = consumer.cfg.concurrency.max(1) as usize;
+        let drain = QueueDrain::new(consumer.cfg.visibility_timeout);
+        Self {
+            consumer,
+            shutdown,
+            link,
+            slots: Arc::new(Semaphore::new(concurrency)),
+            concurrency,
+            tracker: TaskTracker::new(),
+            db_down: Arc::new(AtomicBool::new(false)),
+            storage_backoff: Backoff::new(Duration::from_millis(200), Duration::from_secs(10)),
+            drain,
+            window: (Instant::now(), 0),
+        }
+    }
+
+    /// Receives up to `want` messages; `None` when the queue is unavailable (the caller backs
+    /// off), an error when it refuses us.
+    async fn receive(&mut self, want: usize) -> anyhow::Result<Option<Vec<ReceivedMessage>>> {
+        let cfg = &self.consumer.cfg;
+        let received = self
+            .consumer
+            .queue
+            .receive(u8::try_from(want).unwrap_or(32), cfg.visibility_timeout)
+            .await;
+        self.consumer
+            .budget
+            .settle(want, received.as_ref().map_or(0, Vec::len));
+        match received {
+            Ok(m) => {
+                if self.storage_backoff.failures() > 0 {
+                    tracing::info!(
+                        failed_receives = self.storage_backoff.failures(),
+                        "the queue is reachable again; receiving"
+                    );
+                }
+                self.storage_backoff.reset();
+                Ok(Some(m))
+            }
+            Err(e) if failure::storage(&e) == Failure::Outage => {
+                // One line when the outage starts and one when it ends, not one per try.
+                if self.storage_backoff.failures() == 0 {
+                    tracing::warn!(error = %e, "queue unavailable: receive failed; backing off until it answers");
+                } else {
+                    tracing::debug!(error = %e, "queue unavailable: receive failed again");
+                }
+                Ok(None)
+            }
+            Err(e) => Err(anyhow::Error::new(e).context("receiving queue messages")),
+        }
+    }
+
+    /// After an empty receive while draining, with the relay done: whether the queue is drained
+    /// ([`QueueDrain`]). Never while a message is still being processed here.
+    async fn drained(&mut self) -> bool {
+        if self.slots.available_permits() != self.concurrency {
+            return false;
+        }
+        match self.consumer.queue.approximate_length().await {
+            Ok(queued) => {
+                let more = queued == 0 && relay_has_more(&self.consumer.db).await;
+                self.drain.step(queued, more) == DrainStep::Done
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the queue's length");
+                false
+            }
+        }
+    }
+
+    /// Processes each message on a task of its own, each holding a slot (`first` is the one
+    /// already taken) and counting as in hand for the relay until it is finished.
+    async fn dispatch(&mut self, first: OwnedSemaphorePermit, messages: Vec<ReceivedMessage>) {
         let mut first = Some(first);
         for msg in messages {
             let permit = match first.take() {
                 Some(p) => p,
                 // `free` counted these permits and only this loop takes them.
-                None => match Arc::clone(&slots).acquire_owned().await {
+                None => match Arc::clone(&self.slots).acquire_owned().await {
                     Ok(p) => p,
                     Err(_) => break,
                 },
             };
-            let consumer = consumer.clone();
-            let abort = shutdown.abort.clone();
-            let db_down = Arc::clone(&db_down);
-            window.1 += 1;
-            let taken = link.take();
-            tracker.spawn(async move {
+            let consumer = self.consumer.clone();
+            let abort = self.shutdown.abort.clone();
+            let db_down = Arc::clone(&self.db_down);
+            self.window.1 += 1;
+            let taken = self.link.take();
+            self.tracker.spawn(async move {
                 let _held = (permit, taken);
                 let message_id = msg.id.clone();
                 match consumer.handle(msg, &abort).await {
@@ -191,19 +232,20 @@ pub async fn run(
                 }
             });
         }
-        if window.0.elapsed() >= Duration::from_secs(60) {
+    }
+
+    /// Logs the messages taken per second, once a minute.
+    fn log_throughput(&mut self) {
+        let (since, messages) = self.window;
+        if since.elapsed() >= Duration::from_secs(60) {
             tracing::info!(
-                messages = window.1,
-                per_second = window.1 as f64 / window.0.elapsed().as_secs_f64(),
+                messages,
+                per_second = messages as f64 / since.elapsed().as_secs_f64(),
                 "consumer throughput"
             );
-            window = (Instant::now(), 0);
+            self.window = (Instant::now(), 0);
         }
-    };
-    tracker.close();
-    tracker.wait().await;
-    tracing::info!("queue consumer stopped");
-    result
+    }
 }
 
 /// Whether the outbox holds messages the relay has still to send (due now, or held back at a

@@ -62,7 +62,7 @@ pub(super) async fn stream_rows(
         sink.rows.end(&mut sink.buf);
         sink.flush().await?;
     }
-    crate::metrics::parsed(
+    super::metrics::parsed(
         file.format,
         started.elapsed(),
         parsed.as_ref().ok().map(|s| s.rows_total),

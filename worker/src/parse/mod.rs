@@ -3,27 +3,20 @@
 //! they are read, so nothing but the current row is held. It runs inside an isolated child
 //! process ([`isolate`]) because calamine can abort or balloon on hostile files; the parent
 //! only sees events, a summary, or a [`ParseFailure`] with a stable code.
+//!
+//! Grouped by concern: the formats and their readers ([`formats`]), the hostile-file checks run
+//! before a reader opens a file ([`checks`]), the table every reader feeds: header, layout,
+//! columns ([`table`]), import templates ([`template`]), how rows are written out
+//! ([`writers`]), and the parse child ([`isolate`]).
 
-mod background_writer;
-mod cfb_check;
-pub mod csv;
-mod delimiter;
-mod encoding;
+mod checks;
 mod error;
-mod excel;
-mod excel_error;
-mod excel_value;
-mod header;
+mod formats;
 pub mod isolate;
-mod json;
-mod layout;
 mod limits;
-mod review;
-mod sheet;
-mod sniff;
-pub mod validate;
-mod xls_check;
-mod zip_check;
+mod table;
+mod template;
+mod writers;
 
 use std::borrow::Cow;
 use std::io;
@@ -34,9 +27,14 @@ use shared::domain::review::Review;
 pub use shared::domain::task_result::SheetLayout;
 
 pub use error::ParseFailure;
+pub use formats::csv;
 pub use limits::ParseLimits;
 pub use shared::domain::{ColumnType, FileFormat, TaskErrorCode};
-pub use validate::{ErrorEvent, TemplateJob, ValidationReport};
+pub use template::job::TemplateJob;
+pub use template::validate::{self, ErrorEvent, ValidationReport};
+
+use checks::{cfb, xls, zip};
+use formats::{excel, sniff};
 
 /// What the parser reports while it reads, in order: for each sheet a `SheetStart`, its rows,
 /// then a `SheetEnd` carrying the sheet's final columns (ragged rows can add some at the end).
@@ -207,16 +205,16 @@ fn parse_with(
             on_event,
         ),
         sniff::Content::Zip => {
-            let kind = zip_check::check(path, limits)?;
+            let kind = zip::check(path, limits)?;
             excel::parse(path, kind.into(), limits, validation, on_event)
         }
         sniff::Content::Cfb => {
             // An encrypted xlsx is a compound file without a workbook stream, so calamine
             // refuses it; only then is the whole file scanned for the encryption streams.
-            let parsed = xls_check::check(path, limits)
+            let parsed = xls::check(path, limits)
                 .and_then(|()| excel::parse(path, excel::Book::Xls, limits, validation, on_event));
             match parsed {
-                Err(_) if cfb_check::is_encrypted(path)? => Err(ParseFailure::password_protected()),
+                Err(_) if cfb::is_encrypted(path)? => Err(ParseFailure::password_protected()),
                 parsed => parsed,
             }
         }

@@ -9,9 +9,11 @@
 //! times out, is unreachable or answers 5xx/429 is not tried again in the same batch: its other
 //! deliveries wait for the next step, without spending an attempt. Every request is written to
 //! the attempt log. The retention of events and of the attempt log (their day partitions,
-//! [`crate::lifecycle::event_log`]) is a job of the maintenance loop ([`crate::maintenance`]).
+//! [`crate::maintenance::event_log`]) is a job of the maintenance loop ([`crate::maintenance`]).
 
 pub mod client;
+pub mod config;
+pub mod metrics;
 pub mod schedule;
 
 use std::collections::HashMap;
@@ -33,9 +35,9 @@ pub use schedule::RetrySchedule;
 
 use crate::bounds::Budget;
 use crate::claim::{self, with_db_retry, LoopConfig, Report, Work};
-use crate::config::WebhooksConfig;
 use crate::Shutdown;
 use client::{Answer, Outcome};
+use config::WebhooksConfig;
 
 /// The delivery loop: see the module docs. Without `WEBHOOK_SECRET_KEY` every delivery fails
 /// (it cannot be signed), visibly in the attempt log; the retention still runs.
@@ -229,7 +231,7 @@ impl Work for Deliveries<'_> {
             set("traceparent", traceparent);
         }
         if d.attempts == 0 {
-            crate::metrics::webhook_first_attempt(d.event_created_at);
+            metrics::first_attempt(d.event_created_at);
         }
         let answer = client::post(
             self.http,
@@ -239,7 +241,7 @@ impl Work for Deliveries<'_> {
             self.cfg.keys.allow_private_networks,
         )
         .await;
-        crate::metrics::webhook_attempt(answer.outcome, answer.took);
+        metrics::attempt(answer.outcome, answer.took);
         answer
     }
 
@@ -275,7 +277,7 @@ impl Work for Deliveries<'_> {
             tracing::warn!(webhook_endpoint_id = %endpoint_id, dead = plan.report.dead,
                 "webhook deliveries dead after their last retry (a replay revives them)");
         }
-        crate::metrics::webhook_batch(&plan.report);
+        metrics::batch(&plan.report);
         Ok(plan.report)
     }
 

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use super::frame::{encode_event, encode_outcome};
 use super::SOCKET_BUFFER;
-use crate::parse::background_writer::BackgroundWriter;
+use crate::parse::writers::background::BackgroundWriter;
 use crate::parse::{
     parse_file, parse_templated, FileFormat, ParseFailure, ParseLimits, ParseSummary,
     TaskErrorCode, TemplateJob,

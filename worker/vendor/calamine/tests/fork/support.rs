@@ -1,16 +1,16 @@
 //! Workbooks built in memory, and the cells of a workbook read back in one comparable shape.
-//! The xls and xlsb writers are the worker's test writers (`worker/tests/parse_support`), so
+//! The xls and xlsb writers are the worker's test writers (`worker/tests/it/parse_support`), so
 //! the worker's tests and the fork's read the same files.
 
 use std::io::{Cursor, Write};
 
 use calamine::{Cell, Data, DataRef, Range};
 
-#[path = "../../../../tests/parse_support/biff.rs"]
+#[path = "../../../../tests/it/parse_support/biff.rs"]
 #[allow(dead_code)]
 pub mod biff;
 
-#[path = "../../../../tests/parse_support/xlsb.rs"]
+#[path = "../../../../tests/it/parse_support/xlsb.rs"]
 #[allow(dead_code)]
 pub mod xlsb;
 
