@@ -88,6 +88,11 @@ impl DrainWait {
             self.held_since = None;
             return DrainStep::Wait(until_due(due).min(HELD_RECHECK));
         }
+        // Nothing held but rows claimable now: a tenant's share opened between the empty claim
+        // and this count (one of its tasks finished). Claim again rather than leave them.
+        if due.held == 0 && due.next_in_secs.is_some_and(|s| s <= 0.0) {
+            return DrainStep::Wait(MIN_WAIT);
+        }
         if due.held == 0 {
             match due.next_in_secs {
                 Some(s) => tracing::info!(next_retry_in_secs = s,
@@ -187,6 +192,17 @@ mod tests {
         let mut wait = DrainWait::new("outbox", "relay", Duration::from_secs(5));
         assert_eq!(wait.step(&due(0, None), false), DrainStep::Done);
         assert_eq!(wait.step(&due(0, Some(30.0)), false), DrainStep::Done);
+    }
+
+    #[test]
+    fn a_drain_job_claims_again_when_rows_became_claimable_after_an_empty_claim() {
+        // Seen in `fairness`: the claim found the tenant at its share, one of its tasks
+        // finished, and the count then saw nothing held and the tenant's rows due now.
+        let mut wait = DrainWait::new("outbox", "relay", Duration::from_secs(5));
+        assert_eq!(
+            wait.step(&due(0, Some(0.0)), false),
+            DrainStep::Wait(MIN_WAIT)
+        );
     }
 
     #[test]
