@@ -20,6 +20,13 @@ pub struct SourceFileView {
     /// Lowercase hex SHA-256 of the uploaded bytes.
     pub sha256: String,
     pub created_at: DateTime<Utc>,
+    /// The application's own JSON object given with the upload (`metadata` part, or tus
+    /// `Upload-Metadata`), as given; null when none was.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Value>,
+    /// The end user an import session uploaded it for (`id`, `name`, `email`); null otherwise.
+    #[schema(value_type = Option<Object>)]
+    pub end_user: Option<serde_json::Value>,
 }
 
 impl From<&SourceFile> for SourceFileView {
@@ -32,6 +39,8 @@ impl From<&SourceFile> for SourceFileView {
             size_bytes: f.size_bytes,
             sha256: f.sha256.clone(),
             created_at: f.created_at,
+            metadata: f.metadata.clone(),
+            end_user: f.end_user.clone(),
         }
     }
 }

@@ -404,6 +404,7 @@ async fn insert_upload(
             blob_name,
             idempotency_key: None,
             template: None,
+            metadata: None,
         },
         task_id: upload.task_id,
         message_id: upload.outbox_id,

@@ -17,6 +17,7 @@ mod layout;
 mod lifecycle;
 mod limits;
 mod lineage;
+mod metadata;
 mod metrics_ports;
 mod observability;
 mod oracle;

@@ -11,7 +11,7 @@ shared::code_enum! {
         MissingFilePart => "missing_file_part",
         /// An upload with more than one part named `file`.
         MultipleFileParts => "multiple_file_parts",
-        /// `template` or `on_invalid` after `file`.
+        /// `template`, `on_invalid` or `metadata` after `file`.
         MisplacedPart => "misplaced_part",
         /// A multipart part header over `HTTP_MAX_PART_HEADER_BYTES`.
         PartHeaderTooLarge => "part_header_too_large",
@@ -71,6 +71,8 @@ shared::code_enum! {
         InvalidTemplate => "invalid_template",
         /// An upload naming a template the tenant does not have.
         UnknownTemplate => "unknown_template",
+        /// Upload metadata that is not a JSON object of at most 4 KiB.
+        InvalidMetadata => "invalid_metadata",
         /// A webhook URL that is not `https` or reaches a non-public address.
         UnsafeUrl => "unsafe_url",
         /// A review's mapping naming an unknown field or column, one column twice, or leaving a

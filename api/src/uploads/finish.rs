@@ -167,6 +167,7 @@ async fn record_claimed(
         streamed: &streamed,
         idempotency_key: upload.idempotency_key.as_deref(),
         template: template.as_ref(),
+        metadata: upload.metadata.as_ref(),
         quota_bytes,
         resumable: Some((upload.id, keep_until)),
     };

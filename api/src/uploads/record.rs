@@ -41,6 +41,8 @@ pub(crate) struct StoredFile<'a> {
     pub streamed: &'a Streamed,
     pub idempotency_key: Option<&'a str>,
     pub template: Option<&'a ChosenTemplate>,
+    /// The upload's metadata (a JSON object already checked).
+    pub metadata: Option<&'a serde_json::Value>,
     /// The tenant's storage quota, as [`limits::admit`] found it when the upload began.
     pub quota_bytes: u64,
     /// The resumable upload these bytes came through, marked recorded in the same transaction
@@ -69,6 +71,7 @@ pub(crate) async fn record(
         streamed,
         idempotency_key,
         template,
+        metadata,
         quota_bytes: quota,
         resumable,
     } = stored;
@@ -88,6 +91,7 @@ pub(crate) async fn record(
             version: t.version,
             on_invalid: t.on_invalid.as_str(),
         }),
+        metadata,
     };
     // The upload's trace continues through the relay and the consumer (see
     // shared::telemetry::propagation).

@@ -26,6 +26,8 @@ pub struct ResumableUpload {
     pub template_name: Option<String>,
     pub template_version: Option<i32>,
     pub on_invalid: Option<String>,
+    /// The upload's metadata (a JSON object the api checked), for the file it becomes.
+    pub metadata: Option<serde_json::Value>,
     pub source_file_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
@@ -48,6 +50,7 @@ pub struct NewResumableUpload<'a> {
     pub blob_name: &'a str,
     pub idempotency_key: Option<&'a str>,
     pub template: Option<super::source_files::TemplateRef<'a>>,
+    pub metadata: Option<&'a serde_json::Value>,
     pub expires_at: DateTime<Utc>,
 }
 
@@ -55,8 +58,8 @@ pub async fn insert(db: impl PgExecutor<'_>, new: &NewResumableUpload<'_>) -> sq
     sqlx::query!(
         r#"INSERT INTO resumable_uploads
                (id, tenant_id, uploaded_by, file_name, upload_length, blob_name, idempotency_key,
-                template_name, template_version, on_invalid, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"#,
+                template_name, template_version, on_invalid, expires_at, metadata)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"#,
         new.id,
         new.tenant_id,
         new.uploaded_by,
@@ -68,6 +71,7 @@ pub async fn insert(db: impl PgExecutor<'_>, new: &NewResumableUpload<'_>) -> sq
         new.template.map(|t| t.version),
         new.template.map(|t| t.on_invalid),
         new.expires_at,
+        new.metadata,
     )
     .execute(db)
     .await?;
@@ -84,7 +88,7 @@ pub async fn find(
         ResumableUpload,
         r#"SELECT id, tenant_id, uploaded_by, file_name, upload_length, upload_offset, block_ids,
                   head, blob_name, idempotency_key, template_name, template_version, on_invalid,
-                  source_file_id, created_at, expires_at
+                  metadata, source_file_id, created_at, expires_at
            FROM resumable_uploads WHERE id = $1 AND tenant_id = $2"#,
         id,
         tenant

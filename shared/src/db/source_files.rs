@@ -21,6 +21,11 @@ pub struct SourceFile {
     pub blob_name: String,
     pub idempotency_key: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// The application's own JSON object given with the upload (free-form by design: it is the
+    /// application's, carried as given).
+    pub metadata: Option<serde_json::Value>,
+    /// The end user an import session acted for (`id`, `name`, `email`).
+    pub end_user: Option<serde_json::Value>,
 }
 
 pub struct NewSourceFile<'a> {
@@ -37,6 +42,8 @@ pub struct NewSourceFile<'a> {
     pub idempotency_key: Option<&'a str>,
     /// The template version the file is checked against, with the upload's policy.
     pub template: Option<TemplateRef<'a>>,
+    /// The upload's metadata, a JSON object checked by the api.
+    pub metadata: Option<&'a serde_json::Value>,
 }
 
 /// An upload's template: the exact version, and what to do with invalid rows.
@@ -52,7 +59,7 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Sour
     sqlx::query_as!(
         SourceFile,
         r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
-                  idempotency_key, created_at
+                  idempotency_key, created_at, metadata, end_user
            FROM source_files WHERE id = $1"#,
         id
     )
@@ -69,7 +76,7 @@ pub async fn find_with_task(
 ) -> sqlx::Result<Option<(SourceFile, Task)>> {
     let row = sqlx::query!(
         r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
-                  f.sha256, f.blob_name, f.idempotency_key, f.created_at,
+                  f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
                   t.id AS task_id, t.status AS "status: TaskStatus", t.attempts, t.error_code,
                   t.error_message, t.result, t.lease_expires_at,
                   t.created_at AS task_created_at, t.started_at, t.finished_at,
@@ -107,6 +114,8 @@ pub async fn find_with_task(
             blob_name: r.blob_name,
             idempotency_key: r.idempotency_key,
             created_at: r.created_at,
+            metadata: r.metadata,
+            end_user: r.end_user,
         };
         (file, task)
     }))
@@ -121,7 +130,7 @@ pub async fn find_for_tenant(
     sqlx::query_as!(
         SourceFile,
         r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
-                  idempotency_key, created_at
+                  idempotency_key, created_at, metadata, end_user
            FROM source_files WHERE id = $1 AND tenant_id = $2 AND deleting_at IS NULL"#,
         id,
         tenant_id
@@ -138,7 +147,7 @@ pub async fn find_by_idempotency_key(
     sqlx::query_as!(
         SourceFile,
         r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
-                  idempotency_key, created_at
+                  idempotency_key, created_at, metadata, end_user
            FROM source_files WHERE tenant_id = $1 AND idempotency_key = $2"#,
         tenant_id,
         key
@@ -174,7 +183,7 @@ pub async fn list(
 ) -> sqlx::Result<Vec<FileWithTask>> {
     let rows = sqlx::query!(
         r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
-                  f.sha256, f.blob_name, f.idempotency_key, f.created_at,
+                  f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
                   t.id AS task_id, t.status AS "status: TaskStatus", t.attempts, t.error_code,
                   t.error_message, t.result, t.lease_expires_at, t.created_at AS task_created_at,
                   t.started_at, t.finished_at,
@@ -203,6 +212,8 @@ pub async fn list(
                 blob_name: r.blob_name,
                 idempotency_key: r.idempotency_key,
                 created_at: r.created_at,
+                metadata: r.metadata,
+                end_user: r.end_user,
             },
             task: Task {
                 id: r.task_id,
@@ -254,7 +265,7 @@ pub async fn delete(
         r#"WITH file AS (
                DELETE FROM source_files
                WHERE id = $1 AND tenant_id = $2 AND (NOT $3 OR deleting_at IS NULL)
-               RETURNING id, blob_name
+               RETURNING id, blob_name, metadata, end_user
            ), message AS (
                DELETE FROM outbox_messages
                WHERE payload ->> 'source_file_id' IN (SELECT id::text FROM file)
@@ -262,8 +273,10 @@ pub async fn delete(
                -- The statement's snapshot still holds the task that the cascade deletes.
                INSERT INTO events (id, tenant_id, type, source_file_id, task_id, data, trace_id)
                SELECT gen_random_uuid(), $2, 'file.deleted', t.source_file_id, t.id,
-                      task_event_data(t), t.trace_id
-               FROM tasks t WHERE t.source_file_id IN (SELECT id FROM file) AND $3
+                      task_event_data(t)
+                          || jsonb_build_object('metadata', f.metadata, 'end_user', f.end_user),
+                      t.trace_id
+               FROM tasks t JOIN file f ON f.id = t.source_file_id WHERE $3
            ), silenced AS (
                -- Removed silently, the file takes its last events along: one its task wrote
                -- after the batches had deleted the others (a removal's batches leave only those).

@@ -131,10 +131,11 @@ async fn insert_in_a_shard(
                INSERT INTO source_files
                    (id, file_name, content_type, format, size_bytes, sha256, blob_name,
                     idempotency_key, tenant_id, uploaded_by, template_name, template_version,
-                    on_invalid, usage_shard)
-               SELECT $1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19, shard FROM shard
+                    on_invalid, usage_shard, metadata)
+               SELECT $1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19, shard, $21
+               FROM shard
                RETURNING id, tenant_id, file_name, content_type, format, size_bytes, sha256,
-                         blob_name, idempotency_key, created_at
+                         blob_name, idempotency_key, created_at, metadata, end_user
            ), task AS (
                INSERT INTO tasks (id, source_file_id, trace_id)
                SELECT $9, id, $16 FROM file
@@ -148,7 +149,7 @@ async fn insert_in_a_shard(
                   file.content_type AS "content_type!", file.format AS "format!",
                   file.size_bytes AS "size_bytes!", file.sha256 AS "sha256!",
                   file.blob_name AS "blob_name!", file.idempotency_key,
-                  file.created_at AS "file_created_at!",
+                  file.created_at AS "file_created_at!", file.metadata, file.end_user,
                   task.id AS "task_id!", task.status AS "status!: TaskStatus",
                   task.attempts AS "attempts!", task.error_code, task.error_message, task.result,
                   task.lease_expires_at, task.created_at AS "task_created_at!", task.started_at,
@@ -174,6 +175,7 @@ async fn insert_in_a_shard(
         file.template.map(|t| t.version),
         file.template.map(|t| t.on_invalid),
         quota_bytes,
+        file.metadata,
     )
     .fetch_optional(&mut *conn)
     .await?;
@@ -191,6 +193,8 @@ async fn insert_in_a_shard(
         blob_name: row.blob_name,
         idempotency_key: row.idempotency_key,
         created_at: row.file_created_at,
+        metadata: row.metadata,
+        end_user: row.end_user,
     };
     let task = Task {
         id: row.task_id,

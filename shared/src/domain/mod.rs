@@ -8,6 +8,7 @@ pub mod envelope;
 pub mod error_code;
 pub mod event;
 pub mod format;
+pub mod metadata;
 pub mod on_invalid;
 pub mod review;
 pub mod status;

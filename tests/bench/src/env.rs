@@ -371,6 +371,7 @@ pub async fn insert_upload(
             blob_name,
             idempotency_key: None,
             template,
+            metadata: None,
         },
         task_id,
         message_id: outbox_id,

@@ -39,6 +39,9 @@ async fn a_parsed_file_has_exactly_one_completed_event_with_its_row_counts() {
         event.data,
         json!({
             "task_id": upload.task_id,
+            // Contract v1.3: every event carries its file's metadata and end user.
+            "metadata": null,
+            "end_user": null,
             "source_file_id": upload.source_file_id,
             "status": "COMPLETED",
             "error": null,
@@ -95,6 +98,9 @@ async fn a_failed_task_has_one_failed_event_with_its_error_and_no_summary() {
         events[0].data,
         json!({
             "task_id": upload.task_id,
+            // Contract v1.3: every event carries its file's metadata and end user.
+            "metadata": null,
+            "end_user": null,
             "source_file_id": upload.source_file_id,
             "status": "FAILED",
             "error": {"code": "retries_exhausted", "message": "delivered 6 times"},
@@ -247,6 +253,9 @@ async fn deleting_a_file_announces_it_with_the_task_as_it_was() {
         deleted.data,
         json!({
             "task_id": task_id,
+            // Contract v1.3: every event carries its file's metadata and end user.
+            "metadata": null,
+            "end_user": null,
             "source_file_id": file_id,
             "status": "COMPLETED",
             "error": null,

@@ -555,3 +555,39 @@ async fn the_quota_is_checked_with_the_declared_length_and_again_exactly_at_the_
         1
     );
 }
+
+#[tokio::test]
+async fn a_resumable_upload_carries_its_metadata_and_refuses_a_bad_one_at_creation() {
+    let app = TestApp::spawn().await;
+    let tus = Tus::new(&app);
+    let csv = csv_of(3000);
+    let metadata = serde_json::json!({"order": "A-17", "source": "portal"});
+    let resp = tus
+        .create_with(
+            csv.len() as u64,
+            "m.csv",
+            &[("metadata", &metadata.to_string())],
+        )
+        .await;
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let location = header(resp.headers(), "location");
+    tus.send_rest(&location, &csv, 1000).await;
+    let (status, body) = tus.result(&location).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["source_file"]["metadata"], metadata);
+    let id = body["source_file"]["id"].as_str().expect("id");
+    let (_, file) = app.get_json(&format!("/api/v1/files/{id}")).await;
+    assert_eq!(file["metadata"], metadata);
+
+    // Refused before a byte is stored: no upload row, no blob.
+    let resp = tus.create_with(10, "bad.csv", &[("metadata", "[1]")]).await;
+    assert_eq!(
+        error_code(resp).await,
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_metadata".into())
+    );
+    let uploads: i64 = sqlx::query_scalar("SELECT count(*) FROM resumable_uploads")
+        .fetch_one(&app.db)
+        .await
+        .expect("count");
+    assert_eq!(uploads, 1, "only the first upload");
+}

@@ -115,9 +115,12 @@ pub async fn create(
     }
     let metadata = protocol::metadata(&headers)?;
     // The template is resolved before a byte is stored, as for a multipart upload.
-    let template = FormFields::new(metadata.template, metadata.on_invalid)
-        .template(&state, &principal)
-        .await?;
+    let fields = FormFields::new(
+        metadata.template,
+        metadata.on_invalid,
+        metadata.metadata.as_deref().map(str::as_bytes),
+    )?;
+    let template = fields.template(&state, &principal).await?;
     let file_name = clean_file_name(metadata.filename.as_deref());
     limits::admit(&state, &principal.tenant_id, length).await?;
     let id = Uuid::now_v7();
@@ -136,6 +139,7 @@ pub async fn create(
             version: t.version,
             on_invalid: t.on_invalid.as_str(),
         }),
+        metadata: fields.metadata.as_ref(),
         expires_at,
     };
     resumable_uploads::insert(&state.db, &new).await?;

@@ -120,13 +120,15 @@ pub fn required_number(headers: &HeaderMap, name: &HeaderName) -> Result<u64, Ap
     })
 }
 
-/// What `Upload-Metadata` may say: the file's name, and the template fields of a multipart
-/// upload. Other keys are ignored.
+/// What `Upload-Metadata` may say: the file's name, and the fields of a multipart upload
+/// (`template`, `on_invalid`, and `metadata`: the upload metadata's JSON text). Other keys are
+/// ignored.
 #[derive(Debug, Default, PartialEq)]
 pub struct Metadata {
     pub filename: Option<String>,
     pub template: Option<String>,
     pub on_invalid: Option<String>,
+    pub metadata: Option<String>,
 }
 
 /// Reads `Upload-Metadata`: comma-separated `key base64(value)` pairs (a key alone has an empty
@@ -158,6 +160,7 @@ pub fn metadata(headers: &HeaderMap) -> Result<Metadata, ApiError> {
             "filename" => metadata.filename = Some(decoded),
             "template" => metadata.template = Some(decoded),
             "on_invalid" => metadata.on_invalid = Some(decoded),
+            "metadata" => metadata.metadata = Some(decoded),
             _ => {}
         }
     }
@@ -266,7 +269,7 @@ mod tests {
     fn metadata_pairs_are_decoded_and_unknown_keys_ignored() {
         let h = headers(
             &UPLOAD_METADATA,
-            "filename cGVvcGxlLmNzdg==,template cGVvcGxl, is_confidential,filetype dGV4dC9jc3Y=",
+            "filename cGVvcGxlLmNzdg==,template cGVvcGxl, is_confidential,filetype dGV4dC9jc3Y=,metadata eyJrIjoxfQ==",
         );
         assert_eq!(
             metadata(&h).unwrap(),
@@ -274,6 +277,7 @@ mod tests {
                 filename: Some("people.csv".into()),
                 template: Some("people".into()),
                 on_invalid: None,
+                metadata: Some(r#"{"k":1}"#.into()),
             }
         );
         assert!(metadata(&headers(&UPLOAD_METADATA, "filename ***")).is_err());

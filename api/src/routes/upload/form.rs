@@ -6,7 +6,7 @@ use axum::extract::multipart::Field;
 use axum::extract::{FromRequest as _, Multipart, Request};
 use axum::http::{header, HeaderMap, StatusCode};
 use shared::db;
-use shared::domain::OnInvalid;
+use shared::domain::{metadata, OnInvalid};
 
 use crate::auth::Principal;
 use crate::body_guard::{self, Trip, Tripped};
@@ -18,6 +18,7 @@ use crate::uploads::record::ChosenTemplate;
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 const TEMPLATE_PART: &str = "template";
 const ON_INVALID_PART: &str = "on_invalid";
+const METADATA_PART: &str = "metadata";
 /// The most bytes a text part (`template`, `on_invalid`) may hold.
 const MAX_TEXT_PART: usize = 256;
 
@@ -126,7 +127,7 @@ pub(super) async fn only_one_file_part(
                     "the multipart body has more than one part named `file`",
                 ))
             }
-            Some(name @ (TEMPLATE_PART | ON_INVALID_PART)) => {
+            Some(name @ (TEMPLATE_PART | ON_INVALID_PART | METADATA_PART)) => {
                 return Err(ApiError::bad_request(
                     ApiErrorCode::MisplacedPart,
                     format!("the `{name}` part must come before the `file` part"),
@@ -143,39 +144,40 @@ pub(super) async fn only_one_file_part(
 pub(crate) struct FormFields {
     template: Option<String>,
     on_invalid: Option<String>,
+    /// The upload's metadata, read and checked ([`metadata::parse`]).
+    pub(crate) metadata: Option<serde_json::Value>,
 }
 
 impl FormFields {
-    /// The fields as given some other way than multipart parts.
-    pub(crate) fn new(template: Option<String>, on_invalid: Option<String>) -> Self {
-        Self {
+    /// The fields as given some other way than multipart parts; `metadata` as its JSON text.
+    pub(crate) fn new(
+        template: Option<String>,
+        on_invalid: Option<String>,
+        metadata: Option<&[u8]>,
+    ) -> Result<Self, ApiError> {
+        Ok(Self {
             template,
             on_invalid,
-        }
+            metadata: metadata.map(checked_metadata).transpose()?,
+        })
     }
 
-    /// Reads one part before `file`: `template` and `on_invalid` are kept, others ignored.
-    pub(super) async fn read(
-        &mut self,
-        mut field: Field<'_>,
-        errors: &Errors,
-    ) -> Result<(), ApiError> {
+    /// Reads one part before `file`: `template`, `on_invalid` and `metadata` are kept, others
+    /// ignored.
+    pub(super) async fn read(&mut self, field: Field<'_>, errors: &Errors) -> Result<(), ApiError> {
         let slot = match field.name() {
             Some(TEMPLATE_PART) => &mut self.template,
             Some(ON_INVALID_PART) => &mut self.on_invalid,
+            Some(METADATA_PART) => {
+                // Its bound is on the compact JSON: a generous read, then the exact check.
+                let text = read_part(field, errors, 4 * metadata::MAX_METADATA_BYTES).await?;
+                self.metadata = Some(checked_metadata(&text)?);
+                return Ok(());
+            }
             _ => return Ok(()),
         };
         let name = field.name().unwrap_or_default().to_owned();
-        let mut text = Vec::new();
-        while let Some(chunk) = field.chunk().await.map_err(|e| errors.multipart(e))? {
-            if text.len() + chunk.len() > MAX_TEXT_PART {
-                return Err(unprocessable(
-                    ApiErrorCode::InvalidParameter,
-                    format!("the `{name}` part is longer than {MAX_TEXT_PART} bytes"),
-                ));
-            }
-            text.extend_from_slice(&chunk);
-        }
+        let text = read_part(field, errors, MAX_TEXT_PART).await?;
         let text = String::from_utf8(text).map_err(|_| {
             unprocessable(
                 ApiErrorCode::InvalidParameter,
@@ -233,6 +235,36 @@ impl FormFields {
             on_invalid,
         }))
     }
+}
+
+/// A text part's bytes: `422` past `limit` (`invalid_metadata` for the metadata part).
+async fn read_part(
+    mut field: Field<'_>,
+    errors: &Errors,
+    limit: usize,
+) -> Result<Vec<u8>, ApiError> {
+    let name = field.name().unwrap_or_default().to_owned();
+    let mut text = Vec::new();
+    while let Some(chunk) = field.chunk().await.map_err(|e| errors.multipart(e))? {
+        if text.len() + chunk.len() > limit {
+            let code = if name == METADATA_PART {
+                ApiErrorCode::InvalidMetadata
+            } else {
+                ApiErrorCode::InvalidParameter
+            };
+            return Err(unprocessable(
+                code,
+                format!("the `{name}` part is longer than {limit} bytes"),
+            ));
+        }
+        text.extend_from_slice(&chunk);
+    }
+    Ok(text)
+}
+
+/// Upload metadata read as the contract says, or `422 invalid_metadata`.
+fn checked_metadata(text: &[u8]) -> Result<serde_json::Value, ApiError> {
+    metadata::parse(text).map_err(|why| unprocessable(ApiErrorCode::InvalidMetadata, why))
 }
 
 fn unprocessable(code: ApiErrorCode, message: impl Into<String>) -> ApiError {

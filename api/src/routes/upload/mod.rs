@@ -149,6 +149,7 @@ pub async fn upload(
         streamed: &streamed,
         idempotency_key: key.as_deref(),
         template: template.as_ref(),
+        metadata: fields.metadata.as_ref(),
         quota_bytes,
         resumable: None,
     };
