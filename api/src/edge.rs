@@ -141,12 +141,44 @@ pub async fn cors(
     }
 }
 
+/// The import session token of a request, if it carries one.
+fn session_token(parts: &axum::http::request::Parts) -> Option<String> {
+    let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && crate::auth::session::looks_like_token(token))
+        .then(|| token.to_owned())
+}
+
+/// Whether an import session lets pages of `origin` call: the token's own session, or (for a
+/// preflight, which has no token) any live one. A request without a session's token is not a
+/// session's, whatever its origin. A database error allows nothing.
+async fn session_allows(db: &sqlx::PgPool, origin: &HeaderValue, token: Option<&str>) -> bool {
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let found = match token {
+        Some(token) => shared::db::sessions::find_live(db, &crate::auth::api_key::hash(token))
+            .await
+            .map(|s| s.is_some_and(|s| s.allowed_origins.iter().any(|o| o == origin))),
+        None => shared::db::sessions::origin_allowed(db, origin).await,
+    };
+    found.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "could not read import sessions for CORS");
+        false
+    })
+}
+
 /// The CORS rules: a browser page of one of `origins` may call any route with its credentials
 /// header and the tus request headers, and read the tus answer headers (a tus client reads
 /// `Location`, `Upload-Offset`, `Upload-Length`…). Preflights are answered before
 /// authentication (a browser sends them without credentials). With no origins, no answer
 /// carries `Access-Control-Allow-Origin`, so a browser refuses every cross-origin call.
-pub fn cors_layer(origins: &[String]) -> tower_http::cors::CorsLayer {
+///
+/// Import sessions add their own origins (contract v1.3): a request carrying a session's token
+/// from one of the session's `allowed_origins` is allowed; a preflight, which carries no token,
+/// from an origin some live session allows. Any other origin gets no CORS header.
+pub fn cors_layer(origins: &[String], db: sqlx::PgPool) -> tower_http::cors::CorsLayer {
     use tower_http::cors::{AllowOrigin, CorsLayer};
 
     use crate::routes::resumable::protocol;
@@ -173,7 +205,19 @@ pub fn cors_layer(origins: &[String]) -> tower_http::cors::CorsLayer {
     let mut exposed = names(&protocol::RESPONSE_HEADERS);
     exposed.extend([header::RETRY_AFTER, X_REQUEST_ID.clone()]);
     CorsLayer::new()
-        .allow_origin(AllowOrigin::list(origins))
+        .allow_origin(AllowOrigin::async_predicate(move |origin, parts| {
+            let listed = origins.contains(&origin);
+            let token = session_token(parts);
+            let preflight = parts.method == Method::OPTIONS
+                && parts
+                    .headers
+                    .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+            async move {
+                listed
+                    || ((token.is_some() || preflight)
+                        && session_allows(&db, &origin, token.as_deref()).await)
+            }
+        }))
         .allow_methods([
             Method::GET,
             Method::HEAD,

@@ -52,10 +52,16 @@ pub fn app(state: AppState) -> Router {
     // this outer bound only stops a body that is far past it (multipart framing is small).
     let body_limit =
         usize::try_from(state.max_upload_bytes.saturating_add(1024 * 1024)).unwrap_or(usize::MAX);
-    let api = routes::api().route_layer(axum::middleware::from_fn_with_state(
-        state.auth.clone(),
-        auth::require,
-    ));
+    // Layers run outside in: the credentials first, then what a session's token may do.
+    let api = routes::api()
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.db.clone(),
+            auth::session_scope::check,
+        ))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.auth.clone(),
+            auth::require,
+        ));
     let (router, _) = routes::public().merge(api).split_for_parts();
     let request_timeout = state.http.request_timeout;
     let cors_origins = state.http.cors_allowed_origins.clone();
@@ -88,7 +94,7 @@ pub fn app(state: AppState) -> Router {
         )
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(axum::middleware::from_fn_with_state(
-            edge::cors_layer(&cors_origins),
+            edge::cors_layer(&cors_origins, state.db.clone()),
             edge::cors,
         ))
         .layer(axum::middleware::from_fn(edge::limits))

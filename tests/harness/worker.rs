@@ -405,6 +405,7 @@ async fn insert_upload(
             idempotency_key: None,
             template: None,
             metadata: None,
+            session: None,
         },
         task_id: upload.task_id,
         message_id: upload.outbox_id,

@@ -23,6 +23,7 @@ fn routes(file: &str, task: &str) -> Vec<(Method, String)> {
             .replace("{task_id}", task)
             .replace("{webhook_id}", file)
             .replace("{upload_id}", file)
+            .replace("{session_id}", file)
             .replace("{name}", "invoices");
         assert!(
             !path.contains('{'),

@@ -193,6 +193,17 @@ async fn a_quota_holds_exactly_over_shards_concurrent_templates_and_a_lowered_qu
         .iter()
         .filter(|r| r.status() == StatusCode::ACCEPTED)
         .count() as i64;
+    let mut refusals = std::collections::BTreeMap::<String, usize>::new();
+    for resp in uploads {
+        if resp.status() != StatusCode::ACCEPTED {
+            *refusals.entry(code_of(resp).await.1).or_default() += 1;
+        }
+    }
+    assert_eq!(
+        refusals.keys().collect::<Vec<_>>(),
+        ["quota_exceeded"],
+        "{refusals:?}"
+    );
     let stored_templates: i64 = sqlx::query_scalar(
         "SELECT coalesce(sum(template_bytes(schema)), 0)::bigint FROM templates",
     )

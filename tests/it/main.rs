@@ -33,6 +33,7 @@ mod row_store;
 mod rows;
 mod scaler;
 mod services;
+mod sessions;
 mod storage;
 mod template_faults;
 mod templates;

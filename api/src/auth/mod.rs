@@ -10,6 +10,8 @@
 
 pub mod api_key;
 pub mod entra;
+pub mod session;
+pub mod session_scope;
 
 use std::sync::Arc;
 
@@ -28,18 +30,25 @@ use entra::{EntraError, EntraValidator};
 pub const DEFAULT_TENANT: &str = "default";
 
 /// An authenticated caller: every file it uploads belongs to `tenant_id`, and it sees only that
-/// tenant's files.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// tenant's files; with an import session's token, only the session's own
+/// ([`session_scope`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Principal {
     pub tenant_id: String,
-    /// `key:<api key id>` or `entra:<object id>`.
+    /// `key:<api key id>`, `entra:<object id>` or `session:<session id>`.
     pub subject: String,
+    /// The import session whose token this is.
+    pub session: Option<Arc<db::sessions::Session>>,
 }
 
 impl Principal {
     /// `None` when `tenant_id` is not a valid tenant id (see [`valid_tenant_id`]).
     pub fn new(tenant_id: String, subject: String) -> Option<Self> {
-        valid_tenant_id(&tenant_id).then_some(Self { tenant_id, subject })
+        valid_tenant_id(&tenant_id).then_some(Self {
+            tenant_id,
+            subject,
+            session: None,
+        })
     }
 }
 
@@ -71,6 +80,18 @@ impl Authenticator {
     /// The principal of `token`, `Unauthorized` when it is not a valid credential, or a 503
     /// when the key or Entra's signing keys cannot be looked up.
     pub async fn authenticate(&self, token: &str) -> Result<Principal, ApiError> {
+        if session::looks_like_token(token) {
+            let found = db::sessions::find_live(&self.db, &api_key::hash(token))
+                .await?
+                .ok_or(ApiError::Unauthorized(
+                    "unknown, expired or deleted session token",
+                ))?;
+            return Ok(Principal {
+                tenant_id: found.tenant_id.clone(),
+                subject: format!("session:{}", found.id),
+                session: Some(Arc::new(found)),
+            });
+        }
         if api_key::looks_like_key(token) {
             let key = db::api_keys::find_active(&self.db, &api_key::hash(token))
                 .await?

@@ -27,6 +27,10 @@ shared::code_enum! {
         Unauthorized => "unauthorized",
         /// The upload would take the tenant past its storage quota.
         QuotaExceeded => "quota_exceeded",
+        /// An import session's token used for something a session may not do.
+        Forbidden => "forbidden",
+        /// An import session that has made all the uploads it may.
+        SessionExhausted => "session_exhausted",
         /// No such resource for the caller, or no such route.
         NotFound => "not_found",
         /// The route exists, not with this method.

@@ -96,6 +96,15 @@ impl ApiError {
         }
     }
 
+    /// A `422`: the request was read, and what it asks for cannot be done.
+    pub fn unprocessable(code: ApiErrorCode, message: impl Into<String>) -> Self {
+        ApiError::Refused {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code,
+            message: message.into(),
+        }
+    }
+
     fn status_and_code(&self) -> (StatusCode, ApiErrorCode) {
         match self {
             ApiError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, *code),

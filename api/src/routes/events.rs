@@ -167,6 +167,7 @@ pub async fn stream_events(
         db: state.db.clone(),
         tenant_id,
         position,
+        session: principal.session.as_ref().map(|s| s.id),
         wakes,
         closed: state.events.closed().clone(),
         _place: place,
@@ -199,6 +200,8 @@ struct Cursor {
     tenant_id: String,
     /// The position of the last event sent.
     position: i64,
+    /// An import session's stream: only the events of the files it uploaded.
+    session: Option<Uuid>,
     wakes: broadcast::Receiver<Wake>,
     closed: CancellationToken,
     /// The stream's place among `EVENTS_MAX_STREAMS` and its tenant's, given back when it ends.
@@ -214,8 +217,24 @@ async fn next_page(mut c: Cursor) -> Option<(Vec<SseEvent>, Cursor)> {
         match db::events::after(&c.db, &c.tenant_id, c.position, STREAM_PAGE).await {
             Ok(events) if !events.is_empty() => {
                 c.position = events.last().and_then(|e| e.position).unwrap_or(c.position);
-                let page = events.iter().map(sse_event).collect();
-                return Some((page, c));
+                let page: Vec<SseEvent> = match c.session {
+                    None => events.iter().map(sse_event).collect(),
+                    Some(session) => match db::sessions::files(&c.db, session).await {
+                        Ok(files) => events
+                            .iter()
+                            .filter(|e| files.contains(&e.source_file_id))
+                            .map(sse_event)
+                            .collect(),
+                        Err(e) => {
+                            tracing::warn!(error = %e, session_id = %session, "event stream ended: database error");
+                            return None;
+                        }
+                    },
+                };
+                if !page.is_empty() {
+                    return Some((page, c));
+                }
+                continue;
             }
             Ok(_) => {}
             Err(e) => {

@@ -11,6 +11,7 @@ pub mod mapping;
 pub mod page;
 pub mod resumable;
 pub mod rows;
+pub mod sessions;
 pub mod tasks;
 pub mod templates;
 pub mod upload;
@@ -61,6 +62,8 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(webhooks::rotate_secret))
         .routes(routes!(webhooks::replay))
         .routes(routes!(webhooks::list_attempts))
+        .routes(routes!(sessions::create_session))
+        .routes(routes!(sessions::delete_session))
         .routes(routes!(templates::list_templates))
         .routes(
             routes!(

@@ -157,6 +157,7 @@ async fn record_claimed(
     let principal = Principal {
         tenant_id: upload.tenant_id.clone(),
         subject: upload.uploaded_by.clone(),
+        session: None,
     };
     let keep_until = Utc::now() + state.resumable.expiry;
     let stored = record::StoredFile {
@@ -168,6 +169,7 @@ async fn record_claimed(
         idempotency_key: upload.idempotency_key.as_deref(),
         template: template.as_ref(),
         metadata: upload.metadata.as_ref(),
+        session: upload.session_id.zip(upload.end_user.as_ref()),
         quota_bytes,
         resumable: Some((upload.id, keep_until)),
     };

@@ -43,6 +43,8 @@ pub(crate) struct StoredFile<'a> {
     pub template: Option<&'a ChosenTemplate>,
     /// The upload's metadata (a JSON object already checked).
     pub metadata: Option<&'a serde_json::Value>,
+    /// The import session it is uploaded with, and its end user.
+    pub session: Option<(Uuid, &'a serde_json::Value)>,
     /// The tenant's storage quota, as [`limits::admit`] found it when the upload began.
     pub quota_bytes: u64,
     /// The resumable upload these bytes came through, marked recorded in the same transaction
@@ -72,6 +74,7 @@ pub(crate) async fn record(
         idempotency_key,
         template,
         metadata,
+        session,
         quota_bytes: quota,
         resumable,
     } = stored;
@@ -92,6 +95,7 @@ pub(crate) async fn record(
             on_invalid: t.on_invalid.as_str(),
         }),
         metadata,
+        session,
     };
     // The upload's trace continues through the relay and the consumer (see
     // shared::telemetry::propagation).

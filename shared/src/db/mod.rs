@@ -17,6 +17,7 @@ pub mod resumable_uploads;
 pub mod reviews;
 pub mod row_store;
 pub mod rows;
+pub mod sessions;
 pub mod source_files;
 pub mod tasks;
 pub mod templates;

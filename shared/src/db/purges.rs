@@ -142,6 +142,7 @@ pub async fn delete_owned(db: &sqlx::PgPool, tenant: &str, limit: i64) -> sqlx::
         sqlx::query!("DELETE FROM upload_buckets WHERE tenant_id = $1", tenant),
         sqlx::query!("DELETE FROM tenant_usage WHERE tenant_id = $1", tenant),
         sqlx::query!("DELETE FROM tenant_row_usage WHERE tenant_id = $1", tenant),
+        sqlx::query!("DELETE FROM import_sessions WHERE tenant_id = $1", tenant),
     ];
     for step in steps {
         let n = step.execute(db).await?.rows_affected();

@@ -28,6 +28,9 @@ pub struct ResumableUpload {
     pub on_invalid: Option<String>,
     /// The upload's metadata (a JSON object the api checked), for the file it becomes.
     pub metadata: Option<serde_json::Value>,
+    /// The import session it was made with, and that session's end user.
+    pub session_id: Option<Uuid>,
+    pub end_user: Option<serde_json::Value>,
     pub source_file_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
@@ -51,6 +54,7 @@ pub struct NewResumableUpload<'a> {
     pub idempotency_key: Option<&'a str>,
     pub template: Option<super::source_files::TemplateRef<'a>>,
     pub metadata: Option<&'a serde_json::Value>,
+    pub session: Option<(Uuid, &'a serde_json::Value)>,
     pub expires_at: DateTime<Utc>,
 }
 
@@ -58,8 +62,9 @@ pub async fn insert(db: impl PgExecutor<'_>, new: &NewResumableUpload<'_>) -> sq
     sqlx::query!(
         r#"INSERT INTO resumable_uploads
                (id, tenant_id, uploaded_by, file_name, upload_length, blob_name, idempotency_key,
-                template_name, template_version, on_invalid, expires_at, metadata)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"#,
+                template_name, template_version, on_invalid, expires_at, metadata, session_id,
+                end_user)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"#,
         new.id,
         new.tenant_id,
         new.uploaded_by,
@@ -72,6 +77,8 @@ pub async fn insert(db: impl PgExecutor<'_>, new: &NewResumableUpload<'_>) -> sq
         new.template.map(|t| t.on_invalid),
         new.expires_at,
         new.metadata,
+        new.session.map(|(id, _)| id),
+        new.session.map(|(_, end_user)| end_user),
     )
     .execute(db)
     .await?;
@@ -88,7 +95,7 @@ pub async fn find(
         ResumableUpload,
         r#"SELECT id, tenant_id, uploaded_by, file_name, upload_length, upload_offset, block_ids,
                   head, blob_name, idempotency_key, template_name, template_version, on_invalid,
-                  metadata, source_file_id, created_at, expires_at
+                  metadata, session_id, end_user, source_file_id, created_at, expires_at
            FROM resumable_uploads WHERE id = $1 AND tenant_id = $2"#,
         id,
         tenant

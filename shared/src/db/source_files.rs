@@ -44,6 +44,8 @@ pub struct NewSourceFile<'a> {
     pub template: Option<TemplateRef<'a>>,
     /// The upload's metadata, a JSON object checked by the api.
     pub metadata: Option<&'a serde_json::Value>,
+    /// The import session it was uploaded with, and that session's end user.
+    pub session: Option<(Uuid, &'a serde_json::Value)>,
 }
 
 /// An upload's template: the exact version, and what to do with invalid rows.

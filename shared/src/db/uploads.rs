@@ -131,8 +131,9 @@ async fn insert_in_a_shard(
                INSERT INTO source_files
                    (id, file_name, content_type, format, size_bytes, sha256, blob_name,
                     idempotency_key, tenant_id, uploaded_by, template_name, template_version,
-                    on_invalid, usage_shard, metadata)
-               SELECT $1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19, shard, $21
+                    on_invalid, usage_shard, metadata, session_id, end_user)
+               SELECT $1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19, shard, $21,
+                      $22, $23
                FROM shard
                RETURNING id, tenant_id, file_name, content_type, format, size_bytes, sha256,
                          blob_name, idempotency_key, created_at, metadata, end_user
@@ -176,6 +177,8 @@ async fn insert_in_a_shard(
         file.template.map(|t| t.on_invalid),
         quota_bytes,
         file.metadata,
+        file.session.map(|(id, _)| id),
+        file.session.map(|(_, end_user)| end_user),
     )
     .fetch_optional(&mut *conn)
     .await?;

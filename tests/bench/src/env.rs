@@ -372,6 +372,7 @@ pub async fn insert_upload(
             idempotency_key: None,
             template,
             metadata: None,
+            session: None,
         },
         task_id,
         message_id: outbox_id,

@@ -24,6 +24,7 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
         "tenant_limits",
         "tenant_usage",
         "tenant_row_usage",
+        "import_sessions",
         "upload_buckets",
     ];
     let mut owned = Vec::new();

@@ -1,6 +1,7 @@
 //! The worker's housekeeping, in one place: a file per job and one runner ([`runner`]), as River
 //! keeps its `internal/maintenance`. Where the relay runs: the retention of sent outbox messages
-//! ([`outbox_retention`]), the expiry of resumable uploads ([`resumable_expiry`]), the review
+//! ([`outbox_retention`]), the expiry of resumable uploads ([`resumable_expiry`]) and of import
+//! sessions ([`session_expiry`]), the review
 //! timeout ([`review_timeout`]) and the data lifecycle: per-tenant retention ([`retention`]),
 //! tenant purges ([`purge`]), the row store's monthly partitions ([`row_store`]) and the
 //! orphan-blob sweep ([`orphans`]). Where webhook delivery runs: the event log's daily
@@ -19,6 +20,7 @@ pub mod retention;
 pub mod review_timeout;
 pub mod row_store;
 pub mod runner;
+pub mod session_expiry;
 mod session_lock;
 
 use std::sync::Arc;
@@ -53,6 +55,16 @@ pub fn jobs(cfg: &RunConfig) -> Vec<Job> {
                 let blobs = BlobStore::new(&cfg.storage)?;
                 resumable_expiry::purge_expired(&db, &blobs).await?;
                 Ok(())
+            },
+        ));
+        jobs.push(Job::new(
+            "import session expiry",
+            cfg.relay.purge_interval,
+            |db, _| async move {
+                session_expiry::purge(&db)
+                    .await
+                    .map(drop)
+                    .map_err(Into::into)
             },
         ));
         jobs.push(Job::new(

@@ -115,11 +115,12 @@ pub async fn create(
     }
     let metadata = protocol::metadata(&headers)?;
     // The template is resolved before a byte is stored, as for a multipart upload.
-    let fields = FormFields::new(
+    let mut fields = FormFields::new(
         metadata.template,
         metadata.on_invalid,
         metadata.metadata.as_deref().map(str::as_bytes),
     )?;
+    fields.apply_session(&state, &principal).await?;
     let template = fields.template(&state, &principal).await?;
     let file_name = clean_file_name(metadata.filename.as_deref());
     limits::admit(&state, &principal.tenant_id, length).await?;
@@ -140,6 +141,7 @@ pub async fn create(
             on_invalid: t.on_invalid.as_str(),
         }),
         metadata: fields.metadata.as_ref(),
+        session: principal.session.as_deref().map(|s| (s.id, &s.end_user)),
         expires_at,
     };
     resumable_uploads::insert(&state.db, &new).await?;

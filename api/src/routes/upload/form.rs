@@ -179,12 +179,53 @@ impl FormFields {
         let name = field.name().unwrap_or_default().to_owned();
         let text = read_part(field, errors, MAX_TEXT_PART).await?;
         let text = String::from_utf8(text).map_err(|_| {
-            unprocessable(
+            ApiError::unprocessable(
                 ApiErrorCode::InvalidParameter,
                 format!("the `{name}` part is not UTF-8"),
             )
         })?;
         *slot = Some(text.trim().to_owned());
+        Ok(())
+    }
+
+    /// An import session's upload: always against the session's template, with its metadata;
+    /// a part naming another is `403 forbidden`. Counts the upload against the session
+    /// (`403 session_exhausted` past its `max_uploads`). Nothing for other callers.
+    pub(crate) async fn apply_session(
+        &mut self,
+        state: &AppState,
+        principal: &Principal,
+    ) -> Result<(), ApiError> {
+        let Some(session) = principal.session.as_deref() else {
+            return Ok(());
+        };
+        let forbidden = |what: &str| ApiError::Refused {
+            status: StatusCode::FORBIDDEN,
+            code: ApiErrorCode::Forbidden,
+            message: format!("an import session uploads with its own {what}; leave it out"),
+        };
+        if self
+            .template
+            .as_deref()
+            .is_some_and(|t| t != session.template_name)
+        {
+            return Err(forbidden("template"));
+        }
+        if self.metadata.is_some() && self.metadata != session.metadata {
+            return Err(forbidden("metadata"));
+        }
+        self.template = Some(session.template_name.clone());
+        self.metadata.clone_from(&session.metadata);
+        if !db::sessions::take_upload(&state.db, session.id).await? {
+            return Err(ApiError::Refused {
+                status: StatusCode::FORBIDDEN,
+                code: ApiErrorCode::SessionExhausted,
+                message: format!(
+                    "this import session made the {} uploads it may",
+                    session.max_uploads
+                ),
+            });
+        }
         Ok(())
     }
 
@@ -198,7 +239,7 @@ impl FormFields {
         let on_invalid = match self.on_invalid.as_deref() {
             None => None,
             Some(text) => Some(OnInvalid::parse(text).ok_or_else(|| {
-                unprocessable(
+                ApiError::unprocessable(
                     ApiErrorCode::InvalidParameter,
                     "on_invalid must be reject_file, drop_invalid_rows or keep_invalid_rows",
                 )
@@ -206,7 +247,7 @@ impl FormFields {
         };
         let Some(name) = self.template.as_deref() else {
             if on_invalid.is_some() {
-                return Err(unprocessable(
+                return Err(ApiError::unprocessable(
                     ApiErrorCode::InvalidParameter,
                     "on_invalid applies only to an upload with a template",
                 ));
@@ -214,7 +255,7 @@ impl FormFields {
             return Ok(None);
         };
         let unknown = || {
-            unprocessable(
+            ApiError::unprocessable(
                 ApiErrorCode::UnknownTemplate,
                 format!("no template {name:?}"),
             )
@@ -252,7 +293,7 @@ async fn read_part(
             } else {
                 ApiErrorCode::InvalidParameter
             };
-            return Err(unprocessable(
+            return Err(ApiError::unprocessable(
                 code,
                 format!("the `{name}` part is longer than {limit} bytes"),
             ));
@@ -264,13 +305,5 @@ async fn read_part(
 
 /// Upload metadata read as the contract says, or `422 invalid_metadata`.
 fn checked_metadata(text: &[u8]) -> Result<serde_json::Value, ApiError> {
-    metadata::parse(text).map_err(|why| unprocessable(ApiErrorCode::InvalidMetadata, why))
-}
-
-fn unprocessable(code: ApiErrorCode, message: impl Into<String>) -> ApiError {
-    ApiError::Refused {
-        status: StatusCode::UNPROCESSABLE_ENTITY,
-        code,
-        message: message.into(),
-    }
+    metadata::parse(text).map_err(|why| ApiError::unprocessable(ApiErrorCode::InvalidMetadata, why))
 }

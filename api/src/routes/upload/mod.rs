@@ -111,6 +111,7 @@ pub async fn upload(
         }
     };
     // The template is resolved before a byte of the file is stored.
+    fields.apply_session(&state, &principal).await?;
     let template = fields.template(&state, &principal).await?;
     let file_name = clean_file_name(field.file_name());
     let body = MeteredField::start(field, limit)
@@ -150,6 +151,7 @@ pub async fn upload(
         idempotency_key: key.as_deref(),
         template: template.as_ref(),
         metadata: fields.metadata.as_ref(),
+        session: principal.session.as_deref().map(|s| (s.id, &s.end_user)),
         quota_bytes,
         resumable: None,
     };
