@@ -84,6 +84,7 @@ pub(crate) fn public() -> OpenApiRouter<AppState> {
         .routes(routes!(crate::openapi::openapi_json))
         .route("/", get(page::index))
         .route("/assets/{name}", get(page::asset))
+        .route("/embed/importer.js", get(page::importer))
 }
 
 /// Query-string checks shared by the paged endpoints.

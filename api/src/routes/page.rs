@@ -32,6 +32,13 @@ const INDEX: Asset = Asset {
     body: include_bytes!("../../web/index.html"),
 };
 
+/// The embeddable importer (contract v1.3), for other origins' pages: `/embed/importer.js`.
+const IMPORTER: Asset = Asset {
+    name: "importer.js",
+    content_type: "text/javascript; charset=utf-8",
+    body: include_bytes!("../../web/embed/importer.js"),
+};
+
 /// What `/assets/{name}` serves; anything else is `404`.
 const ASSETS: &[Asset] = &[
     Asset {
@@ -98,7 +105,8 @@ const ASSETS: &[Asset] = &[
 
 /// A strong ETag per asset, the start of its SHA-256, computed once.
 static ETAGS: LazyLock<Vec<(&'static str, HeaderValue)>> = LazyLock::new(|| {
-    std::iter::once(&INDEX)
+    [&INDEX, &IMPORTER]
+        .into_iter()
         .chain(ASSETS)
         .map(|a| {
             let digest = Sha256::digest(a.body);
@@ -161,6 +169,12 @@ fn serve(asset: &'static Asset, request: &HeaderMap) -> Response {
 /// The page itself.
 pub async fn index(request: HeaderMap) -> Response {
     serve(&INDEX, &request)
+}
+
+/// The embeddable importer's script: public, like the page, and loaded by a plain `<script src>`
+/// from another origin (a classic script needs no CORS answer).
+pub async fn importer(request: HeaderMap) -> Response {
+    serve(&IMPORTER, &request)
 }
 
 /// The page's scripts, styles and icon.

@@ -1,0 +1,279 @@
+// The embeddable importer (contract v1.3): <sheetrelay-importer token="srs_…" api-base="https://…">
+// in an application's own page. A classic script with no imports, no framework and no request to
+// any other host than api-base, so a host page can load it cross-origin with a plain <script src>
+// under a strict Content Security Policy: no inline script, no eval, no inline style (the styles
+// are a constructed stylesheet adopted by the shadow root, which CSP does not govern), and every
+// text set with textContent.
+//
+// The end user chooses or drops a file; it is uploaded with the session's token (tus in chunks
+// above TUS_THRESHOLD, one multipart request below), its task followed until it is final, the
+// mapping review answered when the task asks for one, and the result shown with the error report's
+// first rows. The element dispatches `sheetrelay-complete` ({file_id, task_id, status, summary})
+// and `sheetrelay-error` ({code, message}) on itself.
+(() => {
+  'use strict';
+
+  const TUS_THRESHOLD = 8 * 1024 * 1024;
+  const CHUNK = 4 * 1024 * 1024;
+  const POLL_MS = 700;
+  const REPORT_ROWS = 20;
+
+  const CSS = `
+    :host { display: block; font: 14px/1.45 system-ui, sans-serif; color: #1d2430; }
+    .box { border: 2px dashed #9aa7b8; border-radius: 8px; padding: 20px; text-align: center; }
+    .box.over { border-color: #2f6feb; background: #eef4ff; }
+    button { font: inherit; padding: 6px 14px; border-radius: 6px; border: 1px solid #2f6feb;
+             background: #2f6feb; color: #fff; cursor: pointer; }
+    button.secondary { background: #fff; color: #2f6feb; }
+    progress { width: 100%; }
+    table { border-collapse: collapse; width: 100%; margin-top: 8px; }
+    td, th { border: 1px solid #d5dbe3; padding: 4px 6px; text-align: left; }
+    .error { color: #b42318; }
+    .fields { display: grid; grid-template-columns: max-content 1fr; gap: 6px 12px; text-align: left; }
+    select { font: inherit; }
+  `;
+
+  /** An element with attributes and children (strings become text nodes). */
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+    for (const child of children) node.append(child);
+    return node;
+  }
+
+  class ApiFailure extends Error {
+    constructor(code, message) {
+      super(message);
+      this.code = code;
+    }
+  }
+
+  /** `key base64(UTF-8 value)`, a tus Upload-Metadata pair. */
+  function pair(key, value) {
+    let binary = '';
+    for (const b of new TextEncoder().encode(value)) binary += String.fromCharCode(b);
+    return `${key} ${btoa(binary)}`;
+  }
+
+  class SheetrelayImporter extends HTMLElement {
+    constructor() {
+      super();
+      this.root = this.attachShadow({ mode: 'open' });
+      const sheet = new CSSStyleSheet();
+      sheet.replaceSync(CSS);
+      this.root.adoptedStyleSheets = [sheet];
+    }
+
+    connectedCallback() {
+      this.choose();
+    }
+
+    get base() {
+      return (this.getAttribute('api-base') || '').replace(/\/+$/, '');
+    }
+
+    /** A call to the API with the session's token: the parsed JSON body, or an ApiFailure. */
+    async call(path, init = {}) {
+      const headers = { Authorization: `Bearer ${this.getAttribute('token')}`, ...(init.headers || {}) };
+      let response;
+      try {
+        response = await fetch(`${this.base}${path}`, { ...init, headers });
+      } catch (error) {
+        throw new ApiFailure('network_error', `sheetrelay could not be reached: ${error.message}`);
+      }
+      if (!response.ok) {
+        let body = null;
+        try { body = await response.json(); } catch { /* not JSON */ }
+        const error = body && body.error ? body.error : {};
+        throw new ApiFailure(error.code || `http_${response.status}`,
+          error.message || `sheetrelay answered HTTP ${response.status}`);
+      }
+      return { response, body: response.status === 204 ? null : await response.json().catch(() => null) };
+    }
+
+    show(...children) {
+      this.root.replaceChildren(...children);
+    }
+
+    fail(error) {
+      const detail = { code: error.code || 'error', message: error.message };
+      this.show(el('p', { class: 'error', part: 'error' }, detail.message),
+        this.againButton());
+      this.dispatchEvent(new CustomEvent('sheetrelay-error', { detail, bubbles: true, composed: true }));
+    }
+
+    againButton() {
+      const again = el('button', { class: 'secondary', type: 'button' }, 'Import another file');
+      again.addEventListener('click', () => this.choose());
+      return again;
+    }
+
+    /** Step 1: choose or drop a file. */
+    choose() {
+      const input = el('input', { type: 'file', accept: '.csv,.tsv,.txt,.xlsx,.xlsm,.xlsb,.xls,.ods', part: 'input' });
+      const box = el('div', { class: 'box', part: 'dropzone' },
+        el('p', {}, 'Drop a CSV or Excel file here, or '), input);
+      box.addEventListener('dragover', (event) => { event.preventDefault(); box.classList.add('over'); });
+      box.addEventListener('dragleave', () => box.classList.remove('over'));
+      box.addEventListener('drop', (event) => {
+        event.preventDefault();
+        box.classList.remove('over');
+        if (event.dataTransfer.files[0]) this.start(event.dataTransfer.files[0]);
+      });
+      input.addEventListener('change', () => { if (input.files[0]) this.start(input.files[0]); });
+      this.show(box);
+    }
+
+    /** Step 2: the upload, with its progress. */
+    async start(file) {
+      const bar = el('progress', { max: String(file.size || 1), value: '0', part: 'progress' });
+      this.show(el('p', {}, `Uploading ${file.name}…`), bar);
+      try {
+        const upload = file.size > TUS_THRESHOLD
+          ? await this.resumable(file, (sent) => { bar.value = sent; })
+          : await this.multipart(file, (sent) => { bar.value = sent; });
+        await this.follow(upload.source_file.id, upload.task.id);
+      } catch (error) {
+        this.fail(error);
+      }
+    }
+
+    /** One multipart request through XMLHttpRequest (fetch reports no upload progress). */
+    multipart(file, onSent) {
+      return new Promise((resolve, reject) => {
+        const form = new FormData();
+        form.append('file', file, file.name);
+        const xhr = new XMLHttpRequest();
+        xhr.open('POST', `${this.base}/api/v1/files`);
+        xhr.setRequestHeader('Authorization', `Bearer ${this.getAttribute('token')}`);
+        xhr.upload.addEventListener('progress', (event) => onSent(event.loaded));
+        xhr.addEventListener('load', () => {
+          let body = null;
+          try { body = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
+          if (xhr.status === 202 && body) resolve(body);
+          else {
+            const error = body && body.error ? body.error : {};
+            reject(new ApiFailure(error.code || `http_${xhr.status}`,
+              error.message || `sheetrelay answered HTTP ${xhr.status}`));
+          }
+        });
+        xhr.addEventListener('error', () => reject(new ApiFailure('network_error', 'the upload was cut off')));
+        xhr.send(form);
+      });
+    }
+
+    /** tus: create, PATCH in chunks, then read the recorded upload. */
+    async resumable(file, onSent) {
+      const tus = { 'Tus-Resumable': '1.0.0' };
+      const { response } = await this.call('/api/v1/uploads', {
+        method: 'POST',
+        headers: { ...tus, 'Upload-Length': String(file.size), 'Upload-Metadata': pair('filename', file.name) },
+      });
+      const location = response.headers.get('Location');
+      const path = location.startsWith('http') ? new URL(location).pathname : location;
+      let offset = 0;
+      while (offset < file.size) {
+        const chunk = file.slice(offset, offset + CHUNK);
+        const { response: patched } = await this.call(path, {
+          method: 'PATCH',
+          headers: { ...tus, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
+          body: chunk,
+        });
+        offset = Number(patched.headers.get('Upload-Offset'));
+        onSent(offset);
+      }
+      const { body } = await this.call(path, { headers: tus });
+      return body;
+    }
+
+    /** Step 3: the task until it is final, through the review when it asks for one. */
+    async follow(fileId, taskId) {
+      this.show(el('p', { part: 'status' }, 'Reading your file…'));
+      for (;;) {
+        const { body: task } = await this.call(`/api/v1/tasks/${taskId}`);
+        if (task.status === 'NEEDS_REVIEW' && task.review) {
+          await this.review(taskId, task.review);
+          this.show(el('p', { part: 'status' }, 'Reading your file with your columns…'));
+        } else if (task.status === 'COMPLETED' || task.status === 'FAILED') {
+          await this.done(fileId, task);
+          return;
+        }
+        await new Promise((resolve) => { setTimeout(resolve, POLL_MS); });
+      }
+    }
+
+    /** The mapping review: each field with a choice of the file's columns and their samples. */
+    review(taskId, review) {
+      return new Promise((resolve) => {
+        const choices = new Map();
+        const grid = el('div', { class: 'fields', part: 'review' });
+        for (const suggestion of review.suggested_mapping) {
+          const select = el('select', { 'data-field': suggestion.field });
+          select.append(el('option', { value: '' }, '(not in this file)'));
+          for (const column of review.columns) {
+            const samples = (column.samples || []).slice(0, 3).join(', ');
+            const option = el('option', { value: String(column.index) },
+              samples ? `${column.name} (${samples})` : column.name);
+            if (suggestion.column_index === column.index) option.selected = true;
+            select.append(option);
+          }
+          choices.set(suggestion.field, select);
+          grid.append(el('label', {}, suggestion.field), select);
+        }
+        const problem = el('p', { class: 'error' });
+        const confirm = el('button', { type: 'button', part: 'confirm' }, 'Use these columns');
+        confirm.addEventListener('click', async () => {
+          const mapping = {};
+          for (const [field, select] of choices) mapping[field] = select.value === '' ? null : Number(select.value);
+          try {
+            await this.call(`/api/v1/tasks/${taskId}/mapping`, {
+              method: 'PUT',
+              headers: { 'Content-Type': 'application/json' },
+              body: JSON.stringify({ mapping }),
+            });
+            resolve();
+          } catch (error) {
+            problem.textContent = error.message;
+          }
+        });
+        this.show(el('p', {}, 'Which column holds each field?'), grid, problem, confirm);
+      });
+    }
+
+    /** Step 4: the result, the error report's first rows, and the event. */
+    async done(fileId, task) {
+      const summary = task.result && task.result.validation
+        ? { rows_total: task.result.rows_total, rows_valid: task.result.validation.rows_valid,
+            rows_rejected: task.result.validation.rows_rejected }
+        : (task.result ? { rows_total: task.result.rows_total, rows_valid: task.result.rows_total, rows_rejected: 0 } : null);
+      const parts = [];
+      if (task.status === 'COMPLETED') {
+        parts.push(el('p', { part: 'result' }, `Imported ${summary ? summary.rows_valid : 0} rows.`));
+      } else {
+        const message = task.error ? task.error.message : 'the file could not be imported';
+        parts.push(el('p', { class: 'error', part: 'result' }, `Not imported: ${message}`));
+      }
+      if (summary && summary.rows_rejected > 0) {
+        const { body } = await this.call(`/api/v1/files/${fileId}/errors?limit=${REPORT_ROWS}`);
+        const table = el('table', { part: 'report' },
+          el('tr', {}, el('th', {}, 'Row'), el('th', {}, 'Column'), el('th', {}, 'Value'), el('th', {}, 'Problem')));
+        for (const e of body.errors || []) {
+          table.append(el('tr', {}, el('td', {}, String(e.row ?? '')), el('td', {}, String(e.column ?? e.field ?? '')),
+            el('td', {}, String(e.value ?? '')), el('td', {}, String(e.message ?? ''))));
+        }
+        parts.push(el('p', {}, `${summary.rows_rejected} rows have problems:`), table);
+      }
+      parts.push(this.againButton());
+      this.show(...parts);
+      this.dispatchEvent(new CustomEvent('sheetrelay-complete', {
+        detail: { file_id: fileId, task_id: task.id, status: task.status, summary },
+        bubbles: true,
+        composed: true,
+      }));
+    }
+  }
+
+  if (!customElements.get('sheetrelay-importer')) {
+    customElements.define('sheetrelay-importer', SheetrelayImporter);
+  }
+})();
