@@ -139,3 +139,38 @@ test('a used-up session makes the component say so with sheetrelay-error', async
   // ("Failed to load resource") is a browser's note on any refused request.
   page.problems = page.problems.filter((p) => !/status of 403/.test(p));
 });
+
+test('the component asks for the mapping review, labelled and by keyboard, and completes', async () => {
+  const ledger = `ledger-${randomUUID().slice(0, 8)}`;
+  const put = await api(KEY, `/api/v1/templates/${ledger}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      schema: {
+        fields: [
+          { name: 'invoice', type: 'string', constraints: { required: true } },
+          { name: 'amount', type: 'number', constraints: { required: true } },
+        ],
+      },
+    }),
+  });
+  assert.equal(put.status, 201, JSON.stringify(put.body));
+  token = (await session({ template: ledger })).token;
+  const { page, violations } = await openHost();
+  await pick(page, 'ledger.csv', 'Ledger export\n\nRef,Sum\nA-1,5\nA-2,7\n');
+  // Each field is a labelled choice of the file's columns, with their sample values.
+  const invoice = page.locator('sheetrelay-importer').getByLabel('invoice');
+  await invoice.waitFor({ timeout: 60_000 });
+  assert.match(await invoice.innerText(), /Ref \(A-1, A-2\)/);
+  await invoice.selectOption('0');
+  await page.locator('sheetrelay-importer').getByLabel('amount').selectOption('1');
+  const confirm = page.locator('sheetrelay-importer button', { hasText: 'Use these columns' });
+  await confirm.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => window.seen.length > 0, null, { timeout: 60_000 });
+  const [event] = await page.evaluate(() => window.seen);
+  assert.equal(event.type, 'sheetrelay-complete', JSON.stringify(event));
+  assert.equal(event.detail.status, 'COMPLETED');
+  assert.equal(event.detail.summary.rows_valid, 2);
+  assert.deepEqual(violations, []);
+});

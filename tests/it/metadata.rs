@@ -91,6 +91,7 @@ async fn metadata_that_is_not_a_small_json_object_is_refused_and_nothing_is_stor
     let at_bound = json!({"k": "x".repeat(4088)}).to_string();
     assert_eq!(at_bound.len(), 4096);
     for bad in [
+        r#"{"nul": "a\u0000b"}"#,
         "[1, 2]",
         "\"text\"",
         "{\"unclosed\": ",

@@ -188,6 +188,35 @@ async fn a_session_token_is_refused_everything_else_and_once_deleted_or_expired(
             "{method} {path}"
         );
     }
+    // A forged or truncated token is no session's.
+    for forged in [
+        &token[..token.len() - 1],
+        "srs_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "srs_",
+    ] {
+        let resp = upload_as(&app, &authenticated_client(forged), &[]).await;
+        assert_eq!(
+            code_of(resp).await,
+            (StatusCode::UNAUTHORIZED, "unauthorized".into()),
+            "{forged}"
+        );
+    }
+    // Another session's file of the same tenant is not found.
+    let other = session(&app, json!({"end_user": {"id": "u-2"}})).await;
+    let other_client = authenticated_client(other["token"].as_str().expect("token"));
+    let resp = upload_as(&app, &other_client, &[]).await;
+    let theirs: Value = resp.json().await.expect("upload");
+    let theirs = theirs["source_file"]["id"].as_str().expect("id");
+    let resp = end_user
+        .get(app.url(&format!("/api/v1/files/{theirs}/rows")))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(
+        code_of(resp).await,
+        (StatusCode::NOT_FOUND, "not_found".into())
+    );
+
     // Deleted: 401 from then on.
     let resp = app
         .client

@@ -17,6 +17,8 @@
   const CHUNK = 4 * 1024 * 1024;
   const POLL_MS = 700;
   const REPORT_ROWS = 20;
+  /** Attempts at one chunk whose connection broke, with a doubling pause between them. */
+  const RETRIES = 5;
 
   const CSS = `
     :host { display: block; font: 14px/1.45 system-ui, sans-serif; color: #1d2430; }
@@ -31,6 +33,7 @@
     .error { color: #b42318; }
     .fields { display: grid; grid-template-columns: max-content 1fr; gap: 6px 12px; text-align: left; }
     select { font: inherit; }
+    :focus-visible { outline: 3px solid #2f6feb; outline-offset: 2px; }
   `;
 
   /** An element with attributes and children (strings become text nodes). */
@@ -110,9 +113,11 @@
 
     /** Step 1: choose or drop a file. */
     choose() {
-      const input = el('input', { type: 'file', accept: '.csv,.tsv,.txt,.xlsx,.xlsm,.xlsb,.xls,.ods', part: 'input' });
+      const input = el('input', {
+        type: 'file', id: 'file', accept: '.csv,.tsv,.txt,.xlsx,.xlsm,.xlsb,.xls,.ods', part: 'input',
+      });
       const box = el('div', { class: 'box', part: 'dropzone' },
-        el('p', {}, 'Drop a CSV or Excel file here, or '), input);
+        el('label', { for: 'file' }, 'Drop a CSV or Excel file here, or choose one: '), input);
       box.addEventListener('dragover', (event) => { event.preventDefault(); box.classList.add('over'); });
       box.addEventListener('dragleave', () => box.classList.remove('over'));
       box.addEventListener('drop', (event) => {
@@ -126,7 +131,9 @@
 
     /** Step 2: the upload, with its progress. */
     async start(file) {
-      const bar = el('progress', { max: String(file.size || 1), value: '0', part: 'progress' });
+      const bar = el('progress', {
+        max: String(file.size || 1), value: '0', part: 'progress', 'aria-label': `Uploading ${file.name}`,
+      });
       this.show(el('p', {}, `Uploading ${file.name}…`), bar);
       try {
         const upload = file.size > TUS_THRESHOLD
@@ -172,14 +179,25 @@
       const location = response.headers.get('Location');
       const path = location.startsWith('http') ? new URL(location).pathname : location;
       let offset = 0;
+      let retries = 0;
       while (offset < file.size) {
         const chunk = file.slice(offset, offset + CHUNK);
-        const { response: patched } = await this.call(path, {
-          method: 'PATCH',
-          headers: { ...tus, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
-          body: chunk,
-        });
-        offset = Number(patched.headers.get('Upload-Offset'));
+        try {
+          const { response: patched } = await this.call(path, {
+            method: 'PATCH',
+            headers: { ...tus, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
+            body: chunk,
+          });
+          offset = Number(patched.headers.get('Upload-Offset'));
+          retries = 0;
+        } catch (error) {
+          // A dropped connection: ask the server where the upload stands and go on from there.
+          if (error.code !== 'network_error' || retries >= RETRIES) throw error;
+          retries += 1;
+          await new Promise((resolve) => { setTimeout(resolve, 500 * 2 ** retries); });
+          const { response: head } = await this.call(path, { method: 'HEAD', headers: tus });
+          offset = Number(head.headers.get('Upload-Offset'));
+        }
         onSent(offset);
       }
       const { body } = await this.call(path, { headers: tus });
@@ -207,8 +225,8 @@
       return new Promise((resolve) => {
         const choices = new Map();
         const grid = el('div', { class: 'fields', part: 'review' });
-        for (const suggestion of review.suggested_mapping) {
-          const select = el('select', { 'data-field': suggestion.field });
+        for (const [i, suggestion] of review.suggested_mapping.entries()) {
+          const select = el('select', { 'data-field': suggestion.field, id: `field-${i}` });
           select.append(el('option', { value: '' }, '(not in this file)'));
           for (const column of review.columns) {
             const samples = (column.samples || []).slice(0, 3).join(', ');
@@ -218,7 +236,7 @@
             select.append(option);
           }
           choices.set(suggestion.field, select);
-          grid.append(el('label', {}, suggestion.field), select);
+          grid.append(el('label', { for: `field-${i}` }, suggestion.field), select);
         }
         const problem = el('p', { class: 'error' });
         const confirm = el('button', { type: 'button', part: 'confirm' }, 'Use these columns');

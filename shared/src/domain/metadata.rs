@@ -15,6 +15,10 @@ pub fn parse(text: &[u8]) -> Result<Value, String> {
     if !value.is_object() {
         return Err("metadata must be a JSON object".into());
     }
+    if holds_nul(&value) {
+        // Postgres text (and so jsonb) cannot hold it: refused here, not failed on store.
+        return Err("metadata holds U+0000, which cannot be stored".into());
+    }
     let size = serde_json::to_vec(&value).map_or(usize::MAX, |v| v.len());
     if size > MAX_METADATA_BYTES {
         return Err(format!(
@@ -22,6 +26,16 @@ pub fn parse(text: &[u8]) -> Result<Value, String> {
         ));
     }
     Ok(value)
+}
+
+/// Whether a string or key anywhere in `value` holds U+0000.
+fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -43,6 +57,9 @@ mod tests {
         assert!(parse(at_bound.as_bytes()).is_ok());
         let past = format!(r#"{{"k":"{}"}}"#, "x".repeat(4089));
         assert!(parse(past.as_bytes()).is_err_and(|e| e.contains("4097 bytes")));
+        assert!(parse(br#"{"a": ["\u0000"]}"#).is_err_and(|e| e.contains("U+0000")));
+        assert!(parse(br#"{"\u0000": 1}"#).is_err_and(|e| e.contains("U+0000")));
+        assert!(parse(br#"{"tab": "\t", "bell": "\u0007"}"#).is_ok());
         // Measured compact: spaces in the given text do not count.
         let spaced = format!(r#"{{ "k" :  "{}" }}"#, "x".repeat(4088));
         assert!(parse(spaced.as_bytes()).is_ok());
