@@ -364,3 +364,13 @@ pub fn test_webhooks_config() -> api::config::WebhooksConfig {
         ..api::config::WebhooksConfig::default()
     }
 }
+
+/// The status and `error.code` of an error answer (which must be the contract's JSON body).
+pub async fn code_of(resp: reqwest::Response) -> (reqwest::StatusCode, String) {
+    let status = resp.status();
+    let body: serde_json::Value = resp.json().await.expect("a JSON error");
+    (
+        status,
+        body["error"]["code"].as_str().unwrap_or("").to_owned(),
+    )
+}

@@ -2,20 +2,11 @@
 //! (`403 quota_exceeded`), each refusing before anything is stored, with the defaults from the
 //! settings and a tenant's own values from `api tenants set`.
 
-use harness::app::{TestApp, UploadRows};
+use harness::app::{code_of, TestApp, UploadRows};
 use reqwest::StatusCode;
 use serde_json::Value;
 
 const CSV: &[u8] = b"a\n1\n";
-
-async fn code_of(resp: reqwest::Response) -> (StatusCode, String) {
-    let status = resp.status();
-    let body: Value = resp.json().await.expect("a JSON error");
-    (
-        status,
-        body["error"]["code"].as_str().unwrap_or("").to_owned(),
-    )
-}
 
 #[tokio::test]
 async fn over_its_upload_rate_a_tenant_is_told_when_to_come_back_and_nothing_is_stored() {

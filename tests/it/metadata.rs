@@ -2,20 +2,11 @@
 //! with the file, shown in its view and carried in every event about it; anything else refused
 //! with `422 invalid_metadata` and nothing stored.
 
-use harness::app::{TestApp, UploadRows};
+use harness::app::{code_of, TestApp, UploadRows};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 const CSV: &[u8] = b"id,name\n1,Ada\n2,Grace\n";
-
-async fn code_of(resp: reqwest::Response) -> (StatusCode, String) {
-    let status = resp.status();
-    let body: Value = resp.json().await.expect("a JSON error");
-    (
-        status,
-        body["error"]["code"].as_str().unwrap_or("").to_owned(),
-    )
-}
 
 /// The feed's events about file `id`.
 async fn events_of(app: &TestApp, id: &str) -> Vec<Value> {

@@ -3,21 +3,12 @@
 //! reads only its own files, is refused everything else, runs out after `max_uploads`, and is
 //! refused once deleted or expired; pages of its `allowed_origins` get CORS answers, others none.
 
-use harness::app::{authenticated_client, TestApp};
+use harness::app::{authenticated_client, code_of, TestApp};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 const CSV: &[u8] = b"id,name\n1,Ada\n2,Grace\n";
 const ORIGIN: &str = "https://app.example.com";
-
-async fn code_of(resp: reqwest::Response) -> (StatusCode, String) {
-    let status = resp.status();
-    let body: Value = resp.json().await.expect("a JSON error");
-    (
-        status,
-        body["error"]["code"].as_str().unwrap_or("").to_owned(),
-    )
-}
 
 /// An app with the template `people`.
 async fn app_with_template() -> TestApp {
