@@ -174,3 +174,42 @@ test('the component asks for the mapping review, labelled and by keyboard, and c
   assert.equal(event.detail.summary.rows_valid, 2);
   assert.deepEqual(violations, []);
 });
+
+test('a large file goes through tus from the component and survives a cut connection', async () => {
+  token = (await session()).token;
+  const { page, violations } = await openHost();
+  // 9 MiB: over the component's 8 MiB threshold, so three PATCHes of at most 4 MiB.
+  let csv = 'id,name\n';
+  for (let i = 1; csv.length < 9 * 1024 * 1024; i += 1) csv += `${i},person number ${i}\n`;
+  const rows = csv.trimEnd().split('\n').length - 1;
+  const seen = [];
+  let cut = false;
+  await page.route('**/api/v1/uploads/**', async (route) => {
+    const method = route.request().method();
+    seen.push(method);
+    // The second PATCH is cut as a dropped connection would be: the component asks where the
+    // upload stands (HEAD) and goes on from there.
+    if (method === 'PATCH' && seen.filter((m) => m === 'PATCH').length === 2 && !cut) {
+      cut = true;
+      await route.abort('connectionreset');
+      return;
+    }
+    await route.continue();
+  });
+  await pick(page, 'large.csv', csv);
+  await page.waitForFunction(() => window.seen.length > 0, null, { timeout: 120_000 });
+  const [event] = await page.evaluate(() => window.seen);
+  assert.equal(event.type, 'sheetrelay-complete', JSON.stringify(event));
+  assert.equal(event.detail.summary.rows_total, rows);
+  assert.ok(cut, 'a PATCH was cut');
+  const afterCut = seen.slice(seen.indexOf('PATCH') + 2);
+  assert.equal(afterCut[0], 'HEAD', `after the cut: ${seen.join(' ')}`);
+  // Stored once, byte for byte.
+  const file = await api(KEY, `/api/v1/files/${event.detail.file_id}`);
+  const { createHash } = await import('node:crypto');
+  assert.equal(file.body.sha256, createHash('sha256').update(csv).digest('hex'));
+  assert.equal(file.body.size_bytes, Buffer.byteLength(csv));
+  assert.deepEqual(violations, []);
+  // The cut is the test's doing, not an error of the page.
+  page.problems = page.problems.filter((p) => !/ERR_CONNECTION_RESET|Failed to fetch/.test(p));
+});
