@@ -9,10 +9,10 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import { after, before, test } from 'node:test';
 
-import { BASE_URL, api, browserForThisFile, createKey, screenshot } from './helpers.mjs';
+import { EmbedHost, pick } from './embed_host.mjs';
+import { api, browserForThisFile, createKey, screenshot } from './helpers.mjs';
 
 const KEY = createKey('browser-embed', `embed-${randomUUID()}`);
 const TEMPLATE = 'people';
@@ -23,18 +23,7 @@ const FIELDS = [
 const FILE = 'id,name\n1,Ada\nnot-a-number,Grace\n3,Linus\n';
 
 const open = browserForThisFile();
-let host;
-let hostOrigin;
-let token = '';
-
-/** The host page: the component with the current token, and nothing inline. */
-function hostPage() {
-  const api = BASE_URL.replace(/\/+$/, '');
-  return `<!doctype html><html><head><meta charset="utf-8"><title>An application</title></head>
-<body><h1>Import your contacts</h1>
-<sheetrelay-importer token="${token}" api-base="${api}"></sheetrelay-importer>
-<script src="${api}/embed/importer.js"></script></body></html>`;
-}
+const host = new EmbedHost(KEY, TEMPLATE);
 
 before(async () => {
   const put = await api(KEY, `/api/v1/templates/${TEMPLATE}`, {
@@ -43,64 +32,22 @@ before(async () => {
     body: JSON.stringify({ schema: { fields: FIELDS } }),
   });
   assert.equal(put.status, 201, JSON.stringify(put.body));
-  host = http.createServer((request, response) => {
-    const api = new URL(BASE_URL).origin;
-    response.writeHead(200, {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy':
-        `default-src 'none'; script-src ${api}; connect-src ${api}; style-src 'none'; img-src 'none'`,
-    });
-    response.end(hostPage());
-  });
-  await new Promise((resolve) => { host.listen(0, '127.0.0.1', resolve); });
-  hostOrigin = `http://127.0.0.1:${host.address().port}`;
+  await host.start();
 });
 
-after(() => new Promise((resolve) => { host.close(resolve); }));
+after(() => host.stop());
 
-async function session(more = {}) {
-  const created = await api(KEY, '/api/v1/sessions', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      template: TEMPLATE,
-      end_user: { id: 'u-42', name: 'Ada' },
-      metadata: { crm_id: 'C-7' },
-      allowed_origins: [hostOrigin],
-      ...more,
-    }),
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return created.body;
-}
+const session = (more) => host.session(more);
 
 /** Opens the host page and records the component's events in the page. */
 async function openHost() {
   const page = await open();
-  const violations = [];
-  page.on('console', (message) => {
-    if (/Content Security Policy/.test(message.text())) violations.push(message.text());
-  });
-  await page.goto(hostOrigin);
-  await page.waitForFunction(() => customElements.get('sheetrelay-importer') !== undefined);
-  await page.evaluate(() => {
-    const element = document.querySelector('sheetrelay-importer');
-    window.seen = [];
-    for (const type of ['sheetrelay-complete', 'sheetrelay-error']) {
-      element.addEventListener(type, (event) => window.seen.push({ type, detail: event.detail }));
-    }
-  });
+  const violations = await host.open(page);
   return { page, violations };
 }
 
-async function pick(page, name, text) {
-  await page.locator('sheetrelay-importer input[type=file]').setInputFiles({
-    name, mimeType: 'text/csv', buffer: Buffer.from(text),
-  });
-}
-
 test('an end user imports a file through the component on another origin under a strict CSP', async () => {
-  token = (await session()).token;
+  await session();
   const { page, violations } = await openHost();
   await pick(page, 'contacts.csv', FILE);
   await page.waitForFunction(() => window.seen.length > 0, null, { timeout: 60_000 });
@@ -124,7 +71,7 @@ test('an end user imports a file through the component on another origin under a
 });
 
 test('a used-up session makes the component say so with sheetrelay-error', async () => {
-  token = (await session({ max_uploads: 1 })).token;
+  await session({ max_uploads: 1 });
   const { page } = await openHost();
   await pick(page, 'first.csv', FILE);
   await page.waitForFunction(() => window.seen.length > 0, null, { timeout: 60_000 });
@@ -155,7 +102,7 @@ test('the component asks for the mapping review, labelled and by keyboard, and c
     }),
   });
   assert.equal(put.status, 201, JSON.stringify(put.body));
-  token = (await session({ template: ledger })).token;
+  await session({ template: ledger });
   const { page, violations } = await openHost();
   await pick(page, 'ledger.csv', 'Ledger export\n\nRef,Sum\nA-1,5\nA-2,7\n');
   // Each field is a labelled choice of the file's columns, with their sample values.
@@ -176,7 +123,7 @@ test('the component asks for the mapping review, labelled and by keyboard, and c
 });
 
 test('a large file goes through tus from the component and survives a cut connection', async () => {
-  token = (await session()).token;
+  await session();
   const { page, violations } = await openHost();
   // 9 MiB: over the component's 8 MiB threshold, so three PATCHes of at most 4 MiB.
   let csv = 'id,name\n';

@@ -123,10 +123,18 @@ main() {
   mkdir -p "$BROWSER_ARTIFACTS"
 
   cd "$REPO_ROOT"
-  log "node --test tests/browser/ (screenshots in $BROWSER_ARTIFACTS)"
   set +e
-  node --test --test-concurrency=1 "$@" tests/browser/
-  status=$?
+  if [ -n "${BROWSER_BENCH:-}" ]; then
+    # BROWSER_BENCH=tests/browser/bench/embed.mjs: a benchmark on the same stack, printing figures.
+    log "node $BROWSER_BENCH"
+    node "$BROWSER_BENCH"
+    status=$?
+    API_FUZZ=0
+  else
+    log "node --test tests/browser/ (screenshots in $BROWSER_ARTIFACTS)"
+    node --test --test-concurrency=1 "$@" tests/browser/
+    status=$?
+  fi
   set -e
   # The same stack, from outside: a schema fuzzer checks every answer against /openapi.json.
   # API_FUZZ=0 skips it.
