@@ -15,7 +15,8 @@
 
   const TUS_THRESHOLD = 8 * 1024 * 1024;
   const CHUNK = 4 * 1024 * 1024;
-  const POLL_MS = 700;
+  /** The fallback poll of a task, when its event does not come first. */
+  const POLL_MS = 2000;
   const REPORT_ROWS = 20;
   /** Attempts at one chunk whose connection broke, with a doubling pause between them. */
   const RETRIES = 5;
@@ -207,17 +208,51 @@
     /** Step 3: the task until it is final, through the review when it asks for one. */
     async follow(fileId, taskId) {
       this.show(el('p', { part: 'status' }, 'Reading your file…'));
-      for (;;) {
-        const { body: task } = await this.call(`/api/v1/tasks/${taskId}`);
-        if (task.status === 'NEEDS_REVIEW' && task.review) {
-          await this.review(taskId, task.review);
-          this.show(el('p', { part: 'status' }, 'Reading your file with your columns…'));
-        } else if (task.status === 'COMPLETED' || task.status === 'FAILED') {
-          await this.done(fileId, task);
-          return;
+      const stream = this.listen(taskId);
+      try {
+        for (;;) {
+          const { body: task } = await this.call(`/api/v1/tasks/${taskId}`);
+          if (task.status === 'NEEDS_REVIEW' && task.review) {
+            await this.review(taskId, task.review);
+            this.show(el('p', { part: 'status' }, 'Reading your file with your columns…'));
+          } else if (task.status === 'COMPLETED' || task.status === 'FAILED') {
+            await this.done(fileId, task);
+            return;
+          }
+          // Woken by the task's event; the poll is the fallback when the stream cannot be had.
+          await Promise.race([stream.next(), new Promise((resolve) => { setTimeout(resolve, POLL_MS); })]);
         }
-        await new Promise((resolve) => { setTimeout(resolve, POLL_MS); });
+      } finally {
+        stream.close();
       }
+    }
+
+    /**
+     * The session's event stream, read with fetch (an EventSource cannot send the token):
+     * `next()` resolves at the next event about `taskId`. A stream that fails is left to the poll.
+     */
+    listen(taskId) {
+      const abort = new AbortController();
+      let wake = () => {};
+      const next = () => new Promise((resolve) => { wake = resolve; });
+      (async () => {
+        const response = await fetch(`${this.base}/api/v1/events/stream`, {
+          headers: { Authorization: `Bearer ${this.getAttribute('token')}`, Accept: 'text/event-stream' },
+          signal: abort.signal,
+        });
+        if (!response.ok || !response.body) return;
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          buffer += value;
+          const events = buffer.split('\n\n');
+          buffer = events.pop();
+          if (events.some((e) => e.includes(taskId))) wake();
+        }
+      })().catch(() => { /* aborted, or no stream: the poll goes on */ });
+      return { next, close: () => abort.abort() };
     }
 
     /** The mapping review: each field with a choice of the file's columns and their samples. */
