@@ -244,3 +244,37 @@ async fn a_column_of_e_mail_addresses_is_taken_for_email() {
     assert_eq!(task["status"], "NEEDS_REVIEW", "{task}");
     assert_eq!(task["review"]["reason"], "competing_columns");
 }
+
+#[tokio::test]
+async fn a_template_keeps_at_most_its_bound_of_pairs_the_oldest_pruned_first() {
+    use shared::db::learned_columns::{learn, pairs, MAX_PER_TEMPLATE};
+    let app = TestApp::spawn().await;
+    sqlx::query(
+        "INSERT INTO learned_columns (tenant_id, template_name, header_text, field, learned_at)
+         SELECT 'default', 'invoices', 'old ' || i, 'amount', now() - make_interval(days => 1000 - i)
+         FROM generate_series(1, $1) i",
+    )
+    .bind(MAX_PER_TEMPLATE as i32)
+    .execute(&app.db)
+    .await
+    .expect("fill the template's pairs");
+    let header = ["Ref", "Sum", "old 500"];
+    let mapping = [("invoice", Some(0)), ("amount", Some(1)), ("note", None)]
+        .into_iter()
+        .map(|(f, c)| (f.to_owned(), c))
+        .collect();
+    let taught = pairs(&header, &mapping);
+    let mut tx = app.db.begin().await.expect("begin");
+    learn(&mut tx, "default", "invoices", &header, &taught)
+        .await
+        .expect("learn");
+    tx.commit().await.expect("commit");
+    let now = learned(&app, "default", "invoices").await;
+    assert_eq!(now.len() as i64, MAX_PER_TEMPLATE, "bounded");
+    let has = |text: &str| now.iter().any(|(t, _)| t == text);
+    assert!(has("Ref") && has("Sum"));
+    // `old 500` headed a column the answer gave no field: forgotten, not kept as `amount`.
+    assert!(!has("old 500"));
+    // One pair was forgotten, two learned: the single oldest went.
+    assert!(!has("old 1") && has("old 2"), "{:?}", &now[..3]);
+}

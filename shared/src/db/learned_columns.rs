@@ -113,3 +113,33 @@ pub async fn of_template(
     .await?;
     Ok(rows.into_iter().map(|r| (r.header_text, r.field)).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_confirmed_mapping_teaches_its_named_columns_once_each() {
+        let header = ["Ref", "Sum", "  ", "Dup", "Dup", "Note"];
+        let long = "x".repeat(MAX_TEXT_CHARS + 1);
+        let mut with_long: Vec<&str> = header.to_vec();
+        with_long.push(&long);
+        let mapping = BTreeMap::from([
+            ("invoice".to_owned(), Some(0)),
+            ("amount".to_owned(), Some(1)),
+            ("blank".to_owned(), Some(2)),
+            ("first".to_owned(), Some(3)),
+            ("second".to_owned(), Some(4)),
+            ("note".to_owned(), None),
+            ("huge".to_owned(), Some(6)),
+            ("past".to_owned(), Some(60)),
+        ]);
+        assert_eq!(
+            pairs(&with_long, &mapping),
+            [
+                ("Ref".to_owned(), "invoice".to_owned()),
+                ("Sum".to_owned(), "amount".to_owned())
+            ]
+        );
+    }
+}

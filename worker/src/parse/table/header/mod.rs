@@ -220,6 +220,14 @@ mod tests {
     }
 
     #[test]
+    fn the_rows_below_the_header_are_its_columns_samples() {
+        let d = phase("Sales report\n\nid,amount\n1,2\n\n3,\n").decide(&[]);
+        let d = d.expect("a header");
+        let texts = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(d.samples, [texts(&["1", "3"]), texts(&["2"])]);
+    }
+
+    #[test]
     fn a_title_is_above_the_table_and_rows_after_the_header_are_data() {
         let d = phase("Sales report\n\nid,amount\n1,2\n\n3,4\n").decide(&[]);
         let d = d.expect("a header");
