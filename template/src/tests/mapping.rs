@@ -572,6 +572,18 @@ fn value_fit_is_the_share_of_samples_a_field_reads() {
         value_fit(&euro.fields[0], &texts(&["1,5", "12.25", "3"])),
         Some(1.0)
     );
+    // So do a workbook's date, time and boolean cells, whatever the field's own forms.
+    let dated = template(json!({"fields": [
+        {"name": "d", "type": "date", "format": "%d/%m/%Y"},
+        {"name": "t", "type": "time", "format": "%H.%M"},
+        {"name": "b", "type": "boolean", "trueValues": ["yes"], "falseValues": ["no"]},
+    ]}));
+    let cells = texts(&["2024-01-31", "2024-02-01T10:30:00", "31/01/2024"]);
+    assert_eq!(value_fit(&dated.fields[0], &cells), Some(1.0));
+    let times = texts(&["10:30:00", "23:59:59.250", "10.30"]);
+    assert_eq!(value_fit(&dated.fields[1], &times), Some(1.0));
+    let flags = texts(&["true", "false", "yes"]);
+    assert_eq!(value_fit(&dated.fields[2], &flags), Some(1.0));
     // Out of range is a row's error, not the wrong column.
     let small = one(json!({"name": "n", "type": "integer", "constraints": {"maximum": 5}}));
     assert_eq!(

@@ -99,7 +99,7 @@ pub fn value_fit(field: &Field, samples: &[String]) -> Option<f64> {
 }
 
 /// Whether one sample fits `field`. A workbook's typed cell arrives as its text (`2024-01-31`,
-/// `12.5`), which a field with another date format or decimal mark would not read from text
+/// `12.5`, `true`), which a field with another date format or decimal mark would not read from text
 /// but does read from the cell: such a text fits too.
 fn fits(field: &Field, text: &str) -> bool {
     match field.cast(Cell::Text(text)) {
@@ -122,6 +122,7 @@ fn workbook_form(field: &Field, text: &str) -> bool {
                 || NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f").is_ok()
         }
         Syntax::Time(_) => NaiveTime::parse_from_str(text, "%H:%M:%S%.f").is_ok(),
+        Syntax::Boolean { .. } => matches!(text, "true" | "false"),
         _ => false,
     }
 }
