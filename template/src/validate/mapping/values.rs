@@ -5,10 +5,10 @@
 //! weighed ([`weigh`]):
 //!
 //! - a name match whose values clearly do not fit the field (its type and format, `pattern`,
-//!   `enum`; fewer than half of them, and at least three) is no longer certain: its confidence drops below [`FUZZY_THRESHOLD`] and the
-//!   mapping waits for a person;
-//! - a weak name match (similar, or one key inside the other) whose values all fit a field
-//!   that only some values fit is lifted to the threshold, unless another free column's values
+//!   `enum`; fewer than half of them, and at least three) is no longer certain: its confidence
+//!   drops below [`FUZZY_THRESHOLD`] and the mapping waits for a person;
+//! - a weak name match (similar, or one key inside the other) whose values fit strongly (at
+//!   least [`STRONG_FIT`]) a field that only some values fit is lifted to the threshold, unless another free column's values
 //!   fit that field as well: then a person chooses between them.
 //!
 //! Values alone (no name evidence) never map a column on their own: [`suggest_by_values`]
