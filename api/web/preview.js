@@ -1,7 +1,9 @@
 // The preview of a parsed file: its sheets as tabs (hidden ones marked), each sheet's columns
 // with their inferred types, and its rows in pages that reach every row of the sheet. Rows are
 // numbered 0..rows-1 in a sheet, so page p is `after = p * PAGE_SIZE - 1` and the last page is
-// one request away. Export downloads the selected sheet as CSV, NDJSON or Parquet. A templated upload's
+// one request away. Above the rows, where the sheet's table was found and what was set aside
+// (result.sheets[].layout: rows above it, notes below it, another table), so nothing left out
+// goes unsaid. Export downloads the selected sheet as CSV, NDJSON or Parquet. A templated upload's
 // validation report (report.js) shows above the sheets, also for a file its template rejected,
 // which has a report and no rows.
 
@@ -51,6 +53,7 @@ export async function open(file) {
   $('rows-body').replaceChildren();
   $('rows-caption').textContent = '';
   $('preview-error').textContent = '';
+  $('sheet-layout').hidden = true;
   if (!state.exporting) $('export-status').hidden = true;
   const total = file.task.result ? file.task.result.rows_total : 0;
   $('preview-summary').textContent = rows
@@ -121,9 +124,43 @@ function onTabKey(event) {
   selectSheet(moves[event.key] % n);
 }
 
+const ASIDE = {
+  above: 'above the table',
+  notes: 'notes below the table',
+  table: 'another table',
+};
+
+/** `row 3` or `rows 1–2`. */
+function rowRange(from, to) {
+  return from === to ? `row ${from}` : `rows ${from}–${to}`;
+}
+
+/** What a sheet's layout says in words: header, data, and each range set aside. */
+export function layoutText(layout) {
+  if (!layout) return '';
+  const parts = [];
+  const header = layout.header_rows || [];
+  if (header.length) parts.push(`Header: ${rowRange(header[0], header[header.length - 1])}.`);
+  if (layout.data) parts.push(`Data: ${rowRange(layout.data.first_row, layout.data.last_row)}.`);
+  const aside = (layout.set_aside || []).map((s) => {
+    const its = s.header_row ? `, its header on row ${s.header_row}` : '';
+    return `${rowRange(s.from_row, s.to_row)} (${ASIDE[s.kind] || s.kind}${its})`;
+  });
+  if (aside.length) parts.push(`Set aside, not imported: ${aside.join('; ')}.`);
+  return parts.join(' ');
+}
+
+function renderLayout() {
+  const sheet = state.sheets[state.sheet];
+  const text = layoutText(sheet && sheet.layout);
+  $('sheet-layout').textContent = text;
+  $('sheet-layout').hidden = text === '';
+}
+
 async function selectSheet(index, { focusTab = true } = {}) {
   state.sheet = index;
   state.page = 0;
+  renderLayout();
   for (const tab of $('sheet-tabs').children) {
     const selected = Number(tab.dataset.index) === index;
     tab.setAttribute('aria-selected', String(selected));

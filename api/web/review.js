@@ -1,7 +1,8 @@
 // The mapping review step: a task waiting in NEEDS_REVIEW shows, in a dialog, each template field
 // with a choice of the file's columns (with their sample values), prefilled from the suggested
-// mapping. Confirming PUTs the mapping; the task goes back to PENDING and the page follows it
-// to its end as it follows any task.
+// mapping; a suggestion that is only a guess (a loose name, or values that do not fit the field)
+// says so under its choice. Confirming PUTs the mapping; the task goes back to PENDING and the
+// page follows it to its end as it follows any task.
 
 import * as api from './api.js';
 import { announce } from './util.js';
@@ -24,6 +25,22 @@ function columnText(column) {
     : `${column.name} (no values)`;
 }
 
+/** Below this a suggestion is not certain (the matcher's threshold). */
+const CERTAIN = 0.9;
+
+/**
+ * Why a pre-filled suggestion is only a guess, or '' when it is certain: a name match whose
+ * values do not fit the field keeps its `match` with a low confidence.
+ */
+function doubtText(suggested) {
+  if (suggested.column_index === null || suggested.confidence >= CERTAIN) return '';
+  const percent = Math.round(suggested.confidence * 100);
+  const why = suggested.match === 'fuzzy'
+    ? 'the names are only alike'
+    : 'its values do not fit the field';
+  return `Unsure (${percent} %): ${why}. Check this column.`;
+}
+
 function fieldRow(suggested, index, columns) {
   const row = document.createElement('div');
   row.className = 'field';
@@ -37,6 +54,15 @@ function fieldRow(suggested, index, columns) {
   for (const column of columns) select.append(new Option(columnText(column), String(column.index)));
   select.value = suggested.column_index === null ? '' : String(suggested.column_index);
   row.append(label, select);
+  const doubt = doubtText(suggested);
+  if (doubt) {
+    const hint = document.createElement('p');
+    hint.className = 'hint doubt';
+    hint.id = `review-doubt-${index}`;
+    hint.textContent = doubt;
+    select.setAttribute('aria-describedby', hint.id);
+    row.append(hint);
+  }
   return row;
 }
 

@@ -3,7 +3,9 @@
 // "Review mapping", whose dialog lists each field with a choice of the file's columns (with their
 // sample values), prefilled from the suggested mapping. A wrong choice is refused with the API's
 // reason; the right one PUTs the mapping and the page follows the task to COMPLETED, with the
-// rows under the template's fields and the mapping shown as confirmed by the API.
+// rows under the template's fields and the mapping shown as confirmed by the API. A column named
+// exactly like a field whose values do not fit it is still suggested, and the dialog says why it
+// is unsure.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -16,6 +18,8 @@ import {
 // A tenant of its own: its templates, files and remembered mappings are only this test's.
 const KEY = createKey('browser-review', `review-${randomUUID()}`);
 const TEMPLATE = 'ledger';
+// The same fields, for a file of its own: nothing the first test confirms is remembered for it.
+const VALUES_TEMPLATE = 'ledger-values';
 const FIELDS = [
   { name: 'invoice', type: 'string', constraints: { required: true } },
   { name: 'amount', type: 'number', constraints: { required: true } },
@@ -27,12 +31,14 @@ const open = browserForThisFile();
 let page;
 
 before(async () => {
-  const put = await api(KEY, `/api/v1/templates/${TEMPLATE}`, {
-    method: 'PUT',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ schema: { fields: FIELDS } }),
-  });
-  assert.equal(put.status, 201, JSON.stringify(put.body));
+  for (const template of [TEMPLATE, VALUES_TEMPLATE]) {
+    const put = await api(KEY, `/api/v1/templates/${template}`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ schema: { fields: FIELDS } }),
+    });
+    assert.equal(put.status, 201, JSON.stringify(put.body));
+  }
   page = await open();
   await signIn(page, KEY);
 });
@@ -79,4 +85,27 @@ test('a file whose columns need a review is mapped in the page and completes', a
   ]);
   const { body: rows } = await api(KEY, `/api/v1/files/${id}/rows?sheet=0`);
   assert.deepEqual(rows.rows.map((r) => r.values), [['A-1', 5, 'first'], ['A-2', 7, 'second']]);
+});
+
+test('a suggestion whose values do not fit its field says so in the review', async () => {
+  const template = VALUES_TEMPLATE;
+  // `amount` is named exactly, but holds names.
+  const name = 'names-as-amounts.csv';
+  await page.getByLabel('Template', { exact: true }).selectOption(template);
+  await page.getByLabel('Choose files').setInputFiles({
+    name, mimeType: 'text/csv', buffer: Buffer.from('Ref,amount,note\nA-1,Ann,x\nA-2,Bo,y\nA-3,Cy,z\n'),
+  });
+  const row = fileRow(page, name);
+  await waitForText(row.locator('.status'), 'NEEDS_REVIEW');
+  await row.getByRole('button', { name: `Review mapping of ${name}` }).click();
+  const dialog = page.getByRole('dialog', { name: `Map the columns of ${name}` });
+  await dialog.waitFor();
+  const amount = dialog.getByLabel('amount', { exact: true });
+  assert.equal(await amount.inputValue(), '1', 'still suggested');
+  const doubt = await amount.getAttribute('aria-describedby');
+  await waitForText(dialog.locator(`#${doubt}`), 'Unsure (30 %): its values do not fit the field.');
+  // A certain suggestion has no such line.
+  assert.equal(await dialog.getByLabel('note', { exact: true }).getAttribute('aria-describedby'), null);
+  await screenshot(page, 'review-doubt');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
 });

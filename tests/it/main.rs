@@ -28,6 +28,7 @@ mod relay;
 mod resilience;
 mod resumable;
 mod review;
+mod review_learned;
 mod row_chunks;
 mod row_store;
 mod rows;

@@ -66,7 +66,8 @@ async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
         .expect("count")
 }
 
-async fn rows(app: &TestApp, file_id: &str) -> Vec<Value> {
+/// The stored rows of a file's first sheet, as their values.
+pub(crate) async fn rows(app: &TestApp, file_id: &str) -> Vec<Value> {
     let (status, body) = app
         .get_json(&format!("/api/v1/files/{file_id}/rows?sheet=0"))
         .await;

@@ -469,6 +469,28 @@ async fn a_file_where_every_row_is_wrong_has_exact_counts_and_a_capped_report() 
         .as_str()
         .expect("file id")
         .to_owned();
+    // Names that match exactly, values none of which fit: not certain, a person says first
+    // (mapping.md, "Values"). Confirmed as suggested, the file is validated as it is.
+    let task = app.run_worker_until_review(&task_id).await;
+    assert_eq!(task["status"], "NEEDS_REVIEW", "{task}");
+    assert_eq!(task["review"]["reason"], "low_confidence", "{task}");
+    let suggested = task["review"]["suggested_mapping"]
+        .as_array()
+        .expect("suggested mapping");
+    let mut mapping = serde_json::Map::new();
+    for field in suggested {
+        assert_eq!(field["match"], "exact", "{field}");
+        assert!(field["confidence"].as_f64() < Some(0.9), "{field}");
+        let name = field["field"].as_str().expect("field").to_owned();
+        mapping.insert(name, field["column_index"].clone());
+    }
+    let (status, body) = app
+        .put_json(
+            &format!("/api/v1/tasks/{task_id}/mapping"),
+            &json!({ "mapping": mapping }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let task = app
         .run_worker_with_until_final(&task_id, |cfg| cfg.consumer.validation_max_errors = 100)
         .await;

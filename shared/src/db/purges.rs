@@ -16,7 +16,7 @@ pub struct Purge {
 }
 
 /// Whether `tenant` owns anything at all: a key, a file, a template, a webhook, a remembered
-/// mapping, an event, or limits of its own.
+/// mapping or learned column name, an event, or limits of its own.
 pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<bool> {
     sqlx::query_scalar!(
         r#"SELECT EXISTS (SELECT 1 FROM api_keys WHERE tenant_id = $1)
@@ -24,6 +24,7 @@ pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Resul
                OR EXISTS (SELECT 1 FROM templates WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM webhook_endpoints WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM remembered_mappings WHERE tenant_id = $1)
+               OR EXISTS (SELECT 1 FROM learned_columns WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM events WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM tenant_limits WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM tenant_usage WHERE tenant_id = $1 AND stored_bytes > 0)
@@ -96,7 +97,7 @@ pub async fn files_left(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<i
 /// Deletes up to `limit` rows `tenant` owns besides its files (call once it has none: its
 /// templates are what its files were checked against), one table per call, the ones that grow
 /// first: events (with their deliveries), webhook attempts, then endpoints, remembered
-/// mappings, template versions and API keys, and last its limits, usage and upload bucket.
+/// mappings, learned column names, template versions and API keys, and last its limits, usage and upload bucket.
 /// Returns how many it deleted; 0 means nothing is left.
 pub async fn delete_owned(db: &sqlx::PgPool, tenant: &str, limit: i64) -> sqlx::Result<u64> {
     let steps = [
@@ -122,6 +123,13 @@ pub async fn delete_owned(db: &sqlx::PgPool, tenant: &str, limit: i64) -> sqlx::
         sqlx::query!(
             "DELETE FROM remembered_mappings WHERE (tenant_id, template_name, header_key) IN (
                  SELECT tenant_id, template_name, header_key FROM remembered_mappings
+                 WHERE tenant_id = $1 LIMIT $2)",
+            tenant,
+            limit
+        ),
+        sqlx::query!(
+            "DELETE FROM learned_columns WHERE (tenant_id, template_name, header_text) IN (
+                 SELECT tenant_id, template_name, header_text FROM learned_columns
                  WHERE tenant_id = $1 LIMIT $2)",
             tenant,
             limit

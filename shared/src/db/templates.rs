@@ -201,12 +201,14 @@ pub async fn list_latest(
 }
 
 /// Hides every version of `name`, removes those no upload names (their bytes leave the quota)
-/// and forgets the mappings remembered for it (a template made again under the name starts
-/// afresh); `false` when there was no live template of that name.
+/// and forgets the mappings remembered and the column names learned for it (a template made
+/// again under the name starts afresh); `false` when there was no live template of that name.
 pub async fn delete(db: impl PgExecutor<'_>, tenant_id: &str, name: &str) -> sqlx::Result<bool> {
     let done = sqlx::query!(
         r#"WITH forgotten AS (
                DELETE FROM remembered_mappings WHERE tenant_id = $1 AND template_name = $2
+           ), unlearned AS (
+               DELETE FROM learned_columns WHERE tenant_id = $1 AND template_name = $2
            ), live AS (
                SELECT t.version, EXISTS (SELECT 1 FROM source_files f
                                          WHERE f.tenant_id = t.tenant_id

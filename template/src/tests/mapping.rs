@@ -5,9 +5,13 @@
 
 use serde_json::json;
 
-use super::super::validate::{map_columns, review_reason, MatchKind, FUZZY_THRESHOLD};
+use super::super::validate::values::{fit, suggest_by_values, value_fit};
+use super::super::validate::{
+    map_columns, map_columns_with, review_reason, Evidence, MappedField, MatchKind, ReviewReason,
+    FUZZY_THRESHOLD,
+};
 use super::super::Template;
-use super::template;
+use super::{one, template};
 
 fn invoices() -> Template {
     template(json!({"fields": [
@@ -480,4 +484,245 @@ fn two_columns_nearly_as_similar_compete_for_a_field() {
     assert_eq!(quantity.how, Some(MatchKind::Fuzzy));
     assert!(quantity.competitor.is_some(), "{quantity:?}");
     assert!(review_reason(&t, &mapped).is_some());
+}
+
+/// Sampled values by column, from rows of texts.
+fn columns(rows: &[&[&str]]) -> Vec<Vec<String>> {
+    let width = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    (0..width)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.to_string())
+                .collect()
+        })
+        .collect()
+}
+
+fn with_samples(t: &Template, header: &[&str], rows: &[&[&str]]) -> Vec<MappedField> {
+    let samples = columns(rows);
+    map_columns_with(
+        t,
+        header,
+        Evidence {
+            samples: &samples,
+            ..Evidence::default()
+        },
+    )
+}
+
+fn people() -> Template {
+    template(json!({"fields": [
+        {"name": "email", "format": "email", "constraints": {"required": true}},
+        {"name": "customer"},
+        {"name": "code", "constraints": {"pattern": "[A-Z]{3}"}},
+        {"name": "amount", "type": "number"},
+        {"name": "status", "constraints": {"enum": ["open", "paid"]}},
+    ]}))
+}
+
+#[test]
+fn value_fit_is_the_share_of_samples_a_field_reads() {
+    let t = people();
+    let field = |name: &str| t.fields.iter().find(|f| f.name == name).unwrap();
+    let texts = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mails = texts(&["ann@example.com", "bo@example.org", "", "cy@example.net"]);
+    assert_eq!(value_fit(field("email"), &mails), Some(1.0));
+    assert_eq!(
+        value_fit(field("email"), &texts(&["Ann", "Bo", "Cy"])),
+        Some(0.0)
+    );
+    // Too few samples to say anything.
+    assert_eq!(value_fit(field("email"), &texts(&["Ann", "Bo"])), None);
+    // A text field reads anything: values say nothing (digits are fine for ids and phones).
+    assert_eq!(
+        value_fit(field("customer"), &texts(&["1001", "1002", "1003"])),
+        None
+    );
+    // A pattern or an enum does discriminate.
+    assert_eq!(
+        value_fit(field("code"), &texts(&["1001", "1002", "1003"])),
+        Some(0.0)
+    );
+    assert_eq!(
+        value_fit(field("code"), &texts(&["ABC", "DEF", "x1"])),
+        Some(2.0 / 3.0)
+    );
+    // Clearly unfit takes at least three values that do not fit, and more than half.
+    let code = |v: &[&str]| fit(field("code"), &texts(v)).unwrap();
+    assert!(code(&["1", "2", "3"]).clearly_unfit());
+    assert!(
+        !code(&["1", "2", "ABC"]).clearly_unfit(),
+        "two odd values are rows' errors"
+    );
+    assert!(code(&["1", "2", "3", "ABC", "DEF"]).clearly_unfit());
+    assert!(!code(&["1", "2", "3", "ABC", "DEF", "GHI"]).clearly_unfit());
+    assert!(code(&["ABC", "DEF", "GHI"]).strong());
+    assert_eq!(
+        value_fit(field("status"), &texts(&["open", "paid", "open"])),
+        Some(1.0)
+    );
+    assert_eq!(
+        value_fit(field("status"), &texts(&["2024-01-02", "2024-01-03", "x"])),
+        Some(0.0)
+    );
+    // A number as a workbook cell's text fits a field with another decimal mark.
+    let euro = one(json!({"name": "n", "type": "number", "decimalChar": ","}));
+    assert_eq!(
+        value_fit(&euro.fields[0], &texts(&["1,5", "12.25", "3"])),
+        Some(1.0)
+    );
+    // So do a workbook's date, time and boolean cells, whatever the field's own forms.
+    let dated = template(json!({"fields": [
+        {"name": "d", "type": "date", "format": "%d/%m/%Y"},
+        {"name": "t", "type": "time", "format": "%H.%M"},
+        {"name": "b", "type": "boolean", "trueValues": ["yes"], "falseValues": ["no"]},
+    ]}));
+    let cells = texts(&["2024-01-31", "2024-02-01T10:30:00", "31/01/2024"]);
+    assert_eq!(value_fit(&dated.fields[0], &cells), Some(1.0));
+    let times = texts(&["10:30:00", "23:59:59.250", "10.30"]);
+    assert_eq!(value_fit(&dated.fields[1], &times), Some(1.0));
+    let flags = texts(&["true", "false", "yes"]);
+    assert_eq!(value_fit(&dated.fields[2], &flags), Some(1.0));
+    // Out of range is a row's error, not the wrong column.
+    let small = one(json!({"name": "n", "type": "integer", "constraints": {"maximum": 5}}));
+    assert_eq!(
+        value_fit(&small.fields[0], &texts(&["10", "20", "30"])),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn an_e_mail_column_is_matched_by_its_values() {
+    let t = people();
+    let header = ["E-mail address", "Customer"];
+    // By name alone `E-mail address` is too unlike `email`: the required field waits.
+    let by_name = map_columns(&t, &header);
+    assert_eq!(by_name[0].column, None);
+    assert_eq!(
+        review_reason(&t, &by_name),
+        Some(ReviewReason::RequiredUnmapped)
+    );
+    let rows: &[&[&str]] = &[
+        &["ann@example.com", "Ann"],
+        &["bo@example.org", "Bo"],
+        &["cy@example.net", "Cy"],
+    ];
+    let mapped = with_samples(&t, &header, rows);
+    assert_eq!(mapped[0].column, Some(0));
+    assert_eq!(mapped[0].how, Some(MatchKind::Fuzzy));
+    assert!(mapped[0].confidence >= FUZZY_THRESHOLD && mapped[0].confidence < 1.0);
+    assert_eq!(review_reason(&t, &mapped), None, "{mapped:?}");
+    // Addresses that do not fit lift nothing.
+    let rows: &[&[&str]] = &[&["Ann", "Ann"], &["Bo", "Bo"], &["Cy", "Cy"]];
+    assert_eq!(with_samples(&t, &header, rows)[0].column, None);
+}
+
+#[test]
+fn two_columns_of_e_mail_addresses_are_for_a_person_to_choose() {
+    let t = people();
+    let header = ["E-mail address", "Backup", "Customer"];
+    let rows: &[&[&str]] = &[
+        &["ann@example.com", "a@example.com", "Ann"],
+        &["bo@example.org", "b@example.com", "Bo"],
+        &["cy@example.net", "c@example.com", "Cy"],
+    ];
+    let mapped = with_samples(&t, &header, rows);
+    assert_eq!(mapped[0].column, Some(0));
+    assert_eq!(mapped[0].competitor, Some(1));
+    assert_eq!(review_reason(&t, &mapped), Some(ReviewReason::Competing));
+}
+
+#[test]
+fn a_name_match_whose_values_do_not_fit_is_not_certain() {
+    let t = people();
+    let header = ["email", "customer", "code", "amount", "status"];
+    let good: &[&[&str]] = &[
+        &["a@example.com", "1001", "ABC", "12.5", "open"],
+        &["b@example.com", "1002", "DEF", "3", "paid"],
+        &["c@example.com", "1003", "GHI", "4", "open"],
+    ];
+    let mapped = with_samples(&t, &header, good);
+    assert!(mapped.iter().all(|m| m.confidence == 1.0), "{mapped:?}");
+    assert_eq!(review_reason(&t, &mapped), None);
+    // A numeric column named like a text field: `customer` reads digits, so it stays certain;
+    // `code` has a pattern digits do not match, so it does not.
+    let numeric: &[&[&str]] = &[
+        &["a@example.com", "1001", "1", "12.5", "open"],
+        &["b@example.com", "1002", "2", "3", "paid"],
+        &["c@example.com", "1003", "3", "4", "open"],
+    ];
+    let mapped = with_samples(&t, &header, numeric);
+    assert_eq!(mapped[1].confidence, 1.0);
+    assert_eq!(mapped[2].column, Some(2), "still suggested");
+    assert!(mapped[2].confidence < FUZZY_THRESHOLD, "{:?}", mapped[2]);
+    assert_eq!(review_reason(&t, &mapped), Some(ReviewReason::Unsure));
+    // Names under `amount`, dates under the enum field `status`.
+    let swapped: &[&[&str]] = &[
+        &["a@example.com", "Ann", "ABC", "Ann", "2024-01-02"],
+        &["b@example.com", "Bo", "DEF", "Bo", "2024-01-03"],
+        &["c@example.com", "Cy", "GHI", "Cy", "2024-01-04"],
+    ];
+    let mapped = with_samples(&t, &header, swapped);
+    assert!(mapped[3].confidence < FUZZY_THRESHOLD);
+    assert!(mapped[4].confidence < FUZZY_THRESHOLD);
+    assert_eq!(
+        mapped[3].how,
+        Some(MatchKind::Exact),
+        "the name still says why"
+    );
+    assert_eq!(review_reason(&t, &mapped), Some(ReviewReason::Unsure));
+}
+
+#[test]
+fn values_alone_only_suggest_and_only_when_one_column_fits() {
+    let t = people();
+    let header = ["Contact", "Other"];
+    let rows: &[&[&str]] = &[
+        &["ann@example.com", "x"],
+        &["bo@example.org", "y"],
+        &["cy@example.net", "z"],
+    ];
+    let samples = columns(rows);
+    let mut mapped = with_samples(&t, &header, rows);
+    assert_eq!(mapped[0].column, None, "no name evidence: not mapped");
+    suggest_by_values(&t, &samples, &mut mapped);
+    assert_eq!(mapped[0].column, Some(0));
+    assert!(mapped[0].confidence <= 0.5);
+    assert!(review_reason(&t, &mapped).is_some());
+    let both: &[&[&str]] = &[
+        &["ann@example.com", "a@example.com"],
+        &["bo@example.org", "b@example.com"],
+        &["cy@example.net", "c@example.com"],
+    ];
+    let mut mapped = with_samples(&t, &header, both);
+    suggest_by_values(&t, &columns(both), &mut mapped);
+    assert_eq!(mapped[0].column, None, "two fit: nothing suggested");
+}
+
+#[test]
+fn learned_texts_map_before_names_and_two_compete() {
+    let t = invoices();
+    let learned = vec![
+        ("Kunde".to_string(), "customer".to_string()),
+        ("Nr.".to_string(), "invoice_no".to_string()),
+        ("Rg-Nr".to_string(), "invoice_no".to_string()),
+    ];
+    let evidence = Evidence {
+        learned: &learned,
+        ..Evidence::default()
+    };
+    let header = ["Nr.", "Kunde", "Betrag", "Notes"];
+    let mapped = map_columns_with(&t, &header, evidence);
+    assert_eq!(mapped[0].column, Some(0));
+    assert_eq!(mapped[0].how, Some(MatchKind::Learned));
+    assert_eq!(mapped[1].how, Some(MatchKind::Learned));
+    assert_eq!(mapped[4].how, Some(MatchKind::Alias));
+    assert_eq!(review_reason(&t, &mapped), None);
+    // Another tenant's or template's words are not given: by name alone this waits.
+    assert!(review_reason(&t, &map_columns(&t, &header)).is_some());
+    let header = ["Nr.", "Rg-Nr", "Kunde", "Betrag"];
+    let mapped = map_columns_with(&t, &header, evidence);
+    assert_eq!(mapped[0].competitor, Some(1));
+    assert_eq!(review_reason(&t, &mapped), Some(ReviewReason::Competing));
 }

@@ -27,7 +27,8 @@ mod review;
 mod shortcut;
 
 pub use mapping::{
-    chosen, label, map_columns, mapping, MappedField, Mapping, MatchKind, FUZZY_THRESHOLD,
+    chosen, label, map_columns, map_columns_with, mapping, values, Evidence, MappedField, Mapping,
+    MatchKind, FUZZY_THRESHOLD,
 };
 pub use record::{Counts, ErrorCode, ErrorRecord};
 pub use review::{review_reason, ReviewReason};

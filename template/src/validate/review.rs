@@ -11,7 +11,8 @@ pub enum ReviewReason {
     RequiredUnmapped,
     /// Two columns match one field equally well.
     Competing,
-    /// A fuzzy match is below [`FUZZY_THRESHOLD`].
+    /// A match is below [`FUZZY_THRESHOLD`]: a fuzzy name, or a name whose sampled values do
+    /// not fit the field.
     Unsure,
 }
 
@@ -44,7 +45,7 @@ pub fn review_reason(t: &Template, mapped: &[MappedField]) -> Option<ReviewReaso
     }
     if mapped
         .iter()
-        .any(|m| m.how == Some(MatchKind::Fuzzy) && m.confidence < FUZZY_THRESHOLD)
+        .any(|m| m.column.is_some() && m.confidence < FUZZY_THRESHOLD)
     {
         return Some(ReviewReason::Unsure);
     }

@@ -20,6 +20,7 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
         "templates",
         "webhook_endpoints",
         "remembered_mappings",
+        "learned_columns",
         "events",
         "tenant_limits",
         "tenant_usage",
@@ -43,7 +44,8 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
     owned
 }
 
-/// Gives `client`'s tenant a webhook endpoint, limits and a remembered mapping.
+/// Gives `client`'s tenant a webhook endpoint, limits, a remembered mapping and a learned
+/// column name.
 async fn furnish(app: &TestApp, client: &reqwest::Client, tenant: &str) {
     let resp = client
         .post(app.url("/api/v1/webhooks"))
@@ -62,6 +64,14 @@ async fn furnish(app: &TestApp, client: &reqwest::Client, tenant: &str) {
     .execute(&app.db)
     .await
     .expect("remember a mapping");
+    sqlx::query(
+        "INSERT INTO learned_columns (tenant_id, template_name, header_text, field)
+         VALUES ($1, 'amounts', 'Summe', 'amount')",
+    )
+    .bind(tenant)
+    .execute(&app.db)
+    .await
+    .expect("learn a column name");
 }
 
 /// Runs the purge job once with no budget; what it did.

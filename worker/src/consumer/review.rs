@@ -1,6 +1,6 @@
 //! The consumer's side of the mapping review: what a templated parse is given (the mapping a
-//! person confirmed for this task, and those remembered for its template: the parse child has
-//! no database), and stopping a task in `NEEDS_REVIEW` when the child asks for one.
+//! person confirmed for this task, and those remembered and the column names learned for its
+//! template: the parse child has no database), and stopping a task in `NEEDS_REVIEW` when the child asks for one.
 
 use anyhow::Context as _;
 use shared::db;
@@ -33,10 +33,11 @@ impl Consumer {
             ),
             None => (None, None),
         };
-        let remembered = if confirmed.is_some() {
+        // A confirmed mapping is used as it is: nothing else is read.
+        let (remembered, learned) = if confirmed.is_some() {
             Default::default()
         } else {
-            db::remembered_mappings::of_template(&self.db, tenant_id, &t.name)
+            let remembered = db::remembered_mappings::of_template(&self.db, tenant_id, &t.name)
                 .await
                 .context("reading the remembered mappings")?
                 .into_iter()
@@ -46,7 +47,11 @@ impl Consumer {
                         .ok()
                         .map(|m| (key, m))
                 })
-                .collect()
+                .collect();
+            let learned = db::learned_columns::of_template(&self.db, tenant_id, &t.name)
+                .await
+                .context("reading the learned column names")?;
+            (remembered, learned)
         };
         Ok(TemplateJob {
             schema: t.schema.clone(),
@@ -56,6 +61,7 @@ impl Consumer {
             confirmed,
             confirmed_sheet,
             remembered,
+            learned,
         })
     }
 

@@ -210,5 +210,6 @@ fn invoice_job() -> TemplateJob {
         confirmed: None,
         confirmed_sheet: None,
         remembered: Default::default(),
+        learned: Vec::new(),
     }
 }

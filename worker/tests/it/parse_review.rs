@@ -25,6 +25,7 @@ fn job() -> TemplateJob {
         confirmed: None,
         confirmed_sheet: None,
         remembered: BTreeMap::new(),
+        learned: Vec::new(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! `PUT /api/v1/tasks/{id}/mapping`: the answer to a mapping review. The task goes back to
 //! `PENDING` with the mapping, and the outbox message that sends it to a consumer again is
 //! written by the same statement, so nothing is lost if a worker dies meanwhile; the mapping is
-//! remembered for the tenant, template and header set in the same transaction. Of two answers
+//! remembered for the tenant, template and header set, and its (header text → field) pairs are
+//! taught to the tenant's template (contract v1.3), in the same transaction. Of two answers
 //! at once, one wins and the other gets `409`: the status change is conditional.
 
 mod check;
@@ -83,6 +84,7 @@ pub async fn put_mapping(
         .iter()
         .map(|(field, column)| (field.clone(), column.map(|c| header[c].to_owned())))
         .collect();
+    let learned = db::learned_columns::pairs(&header, &mapping);
     let mapping = to_json(&mapping)?;
     let remembered = to_json(&remembered)?;
     let traceparent = shared::telemetry::propagation::current_traceparent();
@@ -105,6 +107,14 @@ pub async fn put_mapping(
         &pending.template_name,
         &header_key(&header),
         &remembered,
+    )
+    .await?;
+    db::learned_columns::learn(
+        &mut tx,
+        tenant_id,
+        &pending.template_name,
+        &header,
+        &learned,
     )
     .await?;
     tx.commit().await?;

@@ -2,11 +2,14 @@
 //! field's exact `name` (frictionless's own rule, case included), its exact `title`, either
 //! once normalised ([`label::key`]: case, spacing, punctuation, NFKC, `No.`/`#`), its
 //! `alternateNames` normalised, and last the most similar column with its similarity as the
-//! confidence. Never two fields to one column. What is not certain (a required field with no
-//! column, two columns for one field, a fuzzy match under [`FUZZY_THRESHOLD`]) waits for a
-//! person: see [`super::review_reason`].
+//! confidence. Never two fields to one column. Before all of them come the header texts the
+//! tenant's people taught the template ([`MatchKind::Learned`]), and after them the columns'
+//! sampled values are weighed ([`values`]). What is not certain (a required field with no
+//! column, two columns for one field, a match under [`FUZZY_THRESHOLD`]) waits for a person:
+//! see [`super::review_reason`].
 
 pub mod label;
+pub mod values;
 
 use super::super::Template;
 
@@ -28,6 +31,8 @@ pub enum MatchKind {
     Confirmed,
     /// A mapping a person confirmed for the same template and header texts.
     Remembered,
+    /// A header text a person confirmed for the field in an earlier file (contract v1.3).
+    Learned,
 }
 
 impl MatchKind {
@@ -40,6 +45,7 @@ impl MatchKind {
             MatchKind::Fuzzy => "fuzzy",
             MatchKind::Confirmed => "confirmed",
             MatchKind::Remembered => "remembered",
+            MatchKind::Learned => "learned",
         }
     }
 }
@@ -77,10 +83,28 @@ pub fn chosen(mapping: &Mapping, how: MatchKind) -> Vec<MappedField> {
         .collect()
 }
 
-/// Matches every field of `t` (in field order) to a column of `header`: every field is tried
-/// at one kind before any is tried at the next, so a weaker kind never takes a column a
-/// stronger one wants, and no column is given to two fields.
+/// What besides the header texts tells which column is which field.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Evidence<'e> {
+    /// (header text, field name) pairs people confirmed for the template: a column headed
+    /// exactly so is that field's ([`MatchKind::Learned`]).
+    pub learned: &'e [(String, String)],
+    /// Sampled values of the file's columns, by column index (fewer entries than columns is
+    /// fine): weighed by [`values::weigh`].
+    pub samples: &'e [Vec<String>],
+}
+
+/// Matches every field of `t` (in field order) to a column of `header` by the header texts
+/// alone: [`map_columns_with`] without evidence.
 pub fn map_columns(t: &Template, header: &[&str]) -> Vec<MappedField> {
+    map_columns_with(t, header, Evidence::default())
+}
+
+/// Matches every field of `t` (in field order) to a column of `header`: learned texts first,
+/// then every field is tried at one kind before any is tried at the next, so a weaker kind
+/// never takes a column a stronger one wants, and no column is given to two fields; last the
+/// sampled values are weighed.
+pub fn map_columns_with(t: &Template, header: &[&str], evidence: Evidence<'_>) -> Vec<MappedField> {
     let keys: Vec<String> = header.iter().map(|h| label::key(h)).collect();
     let mut taken = vec![false; header.len()];
     let mut mapped: Vec<MappedField> = (0..t.fields.len())
@@ -92,6 +116,53 @@ pub fn map_columns(t: &Template, header: &[&str]) -> Vec<MappedField> {
             competitor: None,
         })
         .collect();
+    learned(t, header, evidence.learned, &mut taken, &mut mapped);
+    by_name(t, header, &keys, &mut taken, &mut mapped);
+    fuzzy(t, &keys, &mut taken, &mut mapped);
+    values::weigh(t, &keys, evidence.samples, &mut taken, &mut mapped);
+    mapped
+}
+
+/// Each field takes the first free column headed by a text learned for it; a second one with
+/// another learned text competes (two texts a person gave the field, both in one file).
+fn learned(
+    t: &Template,
+    header: &[&str],
+    pairs: &[(String, String)],
+    taken: &mut [bool],
+    mapped: &mut [MappedField],
+) {
+    if pairs.is_empty() {
+        return;
+    }
+    for m in mapped.iter_mut() {
+        let name = t.fields[m.field].name.as_str();
+        let is_learned =
+            |c: usize| !taken[c] && pairs.iter().any(|(text, f)| f == name && text == header[c]);
+        let mut found = (0..header.len()).filter(|&c| is_learned(c));
+        let Some(first) = found.next() else {
+            continue;
+        };
+        let competitor = found.find(|&c| header[c] != header[first]);
+        taken[first] = true;
+        *m = MappedField {
+            field: m.field,
+            column: Some(first),
+            how: Some(MatchKind::Learned),
+            confidence: 1.0,
+            competitor,
+        };
+    }
+}
+
+/// The certain name matches: exact name, exact title, normalised, alternate names.
+fn by_name(
+    t: &Template,
+    header: &[&str],
+    keys: &[String],
+    taken: &mut [bool],
+    mapped: &mut [MappedField],
+) {
     for how in [
         MatchKind::Exact,
         MatchKind::Title,
@@ -113,9 +184,9 @@ pub fn map_columns(t: &Template, header: &[&str]) -> Vec<MappedField> {
                 }
                 MatchKind::Normalized => {
                     let labels = std::iter::once(&field.name).chain(&field.title);
-                    by_key(labels, header, &keys, &taken)
+                    by_key(labels, header, keys, taken)
                 }
-                _ => by_key(field.alternate_names.iter(), header, &keys, &taken),
+                _ => by_key(field.alternate_names.iter(), header, keys, taken),
             };
             if let Some((c, competitor)) = found {
                 taken[c] = true;
@@ -129,8 +200,6 @@ pub fn map_columns(t: &Template, header: &[&str]) -> Vec<MappedField> {
             }
         }
     }
-    fuzzy(t, &keys, &mut taken, &mut mapped);
-    mapped
 }
 
 /// The first free column whose key is that of one of `labels`, and another free column with a
@@ -162,17 +231,7 @@ const FUZZY_MARGIN: f64 = 0.05;
 fn fuzzy(t: &Template, keys: &[String], taken: &mut [bool], mapped: &mut [MappedField]) {
     // Keys once per label, and empty header cells skipped: a row of 16,384 columns costs one
     // comparison per field label and non-empty cell.
-    let labels: Vec<Vec<String>> = t
-        .fields
-        .iter()
-        .map(|f| {
-            std::iter::once(&f.name)
-                .chain(&f.title)
-                .chain(&f.alternate_names)
-                .map(|l| label::key(l))
-                .collect()
-        })
-        .collect();
+    let labels = values::label_keys(t);
     let score = |field: usize, c: usize| {
         labels[field]
             .iter()

@@ -17,7 +17,8 @@ use crate::parse::{ParseEvent, ParseFailure};
 type Sink<'s> = &'s mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>;
 
 /// Ends the header `phase`, if it has not ended yet: sets the header it decided (preferring the
-/// row that names a template's fields, `labels`) and starts the template's validation of it.
+/// row that names a template's fields, `labels`) and starts the template's validation of it,
+/// whose mapping weighs the values of the rows the phase held.
 /// Returns the rows the phase held, to be read as data in order (none when every row was
 /// blank).
 pub(crate) fn start_table<R>(
@@ -31,11 +32,12 @@ pub(crate) fn start_table<R>(
         return Ok(Vec::new());
     };
     let header = decision.header;
+    let samples = decision.samples;
     let raw = validation.is_some().then(|| header.names.clone());
     let header_row = header.row;
     sheet.start_table(header)?;
     if let (Some(v), Some(raw)) = (validation, raw) {
-        v.start_sheet(sheet, &raw, header_row, on_event)?;
+        v.start_sheet(sheet, &raw, header_row, &samples, on_event)?;
     }
     Ok(decision.data)
 }

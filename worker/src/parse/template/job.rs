@@ -29,4 +29,8 @@ pub struct TemplateJob {
     /// mapped the same way, without a review.
     #[serde(default)]
     pub remembered: BTreeMap<String, RememberedMapping>,
+    /// (header text, field name) pairs people confirmed for this template (contract v1.3): a
+    /// column headed by one maps to its field with `"match": "learned"`.
+    #[serde(default)]
+    pub learned: Vec<(String, String)>,
 }

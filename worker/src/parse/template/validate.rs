@@ -229,19 +229,25 @@ impl<'t> Validation<'t> {
     }
 
     /// Starts validating `sheet`, whose header is `header` on 1-based row `header_row`: maps the
-    /// fields to columns, sends the label errors, and makes the template's fields the sheet's
-    /// columns. A mapping that needs a review instead starts sampling the rows for it, and no
-    /// row is checked or stored.
+    /// fields to columns (by the header texts, the texts learned for the template and the
+    /// columns' first values, `samples`), sends the label errors, and makes the template's
+    /// fields the sheet's columns. A mapping that needs a review instead starts sampling the
+    /// rows for it, and no row is checked or stored.
     pub fn start_sheet(
         &mut self,
         sheet: &mut SheetBuilder,
         header: &[String],
         header_row: u64,
+        samples: &[Vec<String>],
         on_event: Sink<'_>,
     ) -> Result<(), ParseFailure> {
         let texts: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mapped = chosen_mapping(self.template, self.job, &texts)
-            .unwrap_or_else(|| engine::map_columns(self.template, &texts));
+        let evidence = engine::Evidence {
+            learned: &self.job.learned,
+            samples,
+        };
+        let mut mapped = chosen_mapping(self.template, self.job, &texts)
+            .unwrap_or_else(|| engine::map_columns_with(self.template, &texts, evidence));
         if self.may_pass_over() && mapped.iter().all(|m| m.column.is_none()) {
             self.passed_over = true;
             self.skipped_sheets.push(SkippedSheet {
@@ -251,6 +257,8 @@ impl<'t> Validation<'t> {
             return Ok(());
         }
         if let Some(reason) = engine::review_reason(self.template, &mapped) {
+            // The review asks anyway: fill what names did not with what values suggest.
+            engine::values::suggest_by_values(self.template, samples, &mut mapped);
             self.review = Some(Sampling::new(
                 reason,
                 self.template,

@@ -47,7 +47,13 @@ pub(crate) struct Header {
 pub(crate) struct Decision<T> {
     pub header: Header,
     pub data: Vec<Buffered<T>>,
+    /// The texts of the data rows buffered, by column (blank cells left out, at most
+    /// [`MAX_SAMPLES`] a column): what a template's mapping weighs the columns' values by.
+    pub samples: Vec<Vec<String>>,
 }
+
+/// The most sample values kept per column.
+pub(crate) const MAX_SAMPLES: usize = 20;
 
 /// Whether a table may have no header row (see [`detect`] for why workbooks may not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,9 +120,28 @@ impl<T> HeaderPhase<T> {
                 first_row: self.rows[choice.data_from].number,
             },
         };
+        let samples = samples(&self.texts[choice.data_from..]);
         let data = self.rows.into_iter().skip(choice.data_from).collect();
-        Some(Decision { header, data })
+        Some(Decision {
+            header,
+            data,
+            samples,
+        })
     }
+}
+
+/// The non-blank texts of `rows`, by column, at most [`MAX_SAMPLES`] a column.
+fn samples(rows: &[Vec<String>]) -> Vec<Vec<String>> {
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut columns = vec![Vec::new(); width];
+    for row in rows {
+        for (column, text) in columns.iter_mut().zip(row) {
+            if column.len() < MAX_SAMPLES && !text.trim().is_empty() {
+                column.push(text.clone());
+            }
+        }
+    }
+    columns
 }
 
 /// The header's names, each prefixed by the group cell spanning its column (`Q1 sales`): a
@@ -192,6 +217,14 @@ mod tests {
             p.push(i as u64 + 1, line.split(',').map(String::from).collect(), i);
         }
         p
+    }
+
+    #[test]
+    fn the_rows_below_the_header_are_its_columns_samples() {
+        let d = phase("Sales report\n\nid,amount\n1,2\n\n3,\n").decide(&[]);
+        let d = d.expect("a header");
+        let texts = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(d.samples, [texts(&["1", "3"]), texts(&["2"])]);
     }
 
     #[test]
