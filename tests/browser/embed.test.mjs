@@ -49,6 +49,10 @@ async function openHost() {
 test('an end user imports a file through the component on another origin under a strict CSP', async () => {
   await session();
   const { page, violations } = await openHost();
+  const streams = [];
+  page.on('request', (request) => {
+    if (new URL(request.url()).pathname === '/api/v1/events/stream') streams.push(request.url());
+  });
   await pick(page, 'contacts.csv', FILE);
   await page.waitForFunction(() => window.seen.length > 0, null, { timeout: 60_000 });
   const [event] = await page.evaluate(() => window.seen);
@@ -68,6 +72,7 @@ test('an end user imports a file through the component on another origin under a
   assert.deepEqual(file.body.metadata, { crm_id: 'C-7' });
   assert.deepEqual(file.body.end_user, { id: 'u-42', name: 'Ada' });
   assert.deepEqual(violations, [], 'no Content Security Policy violation');
+  assert.equal(streams.length, 1, 'the task is followed on the session\'s event stream');
 });
 
 test('a used-up session makes the component say so with sheetrelay-error', async () => {
