@@ -136,12 +136,14 @@
         max: String(file.size || 1), value: '0', part: 'progress', 'aria-label': `Uploading ${file.name}`,
       });
       this.show(el('p', {}, `Uploading ${file.name}…`), bar);
+      const stream = this.listen();
       try {
         const upload = file.size > TUS_THRESHOLD
           ? await this.resumable(file, (sent) => { bar.value = sent; })
           : await this.multipart(file, (sent) => { bar.value = sent; });
-        await this.follow(upload.source_file.id, upload.task.id);
+        await this.follow(upload.source_file.id, upload.task.id, stream);
       } catch (error) {
+        stream.close();
         this.fail(error);
       }
     }
@@ -206,11 +208,11 @@
     }
 
     /** Step 3: the task until it is final, through the review when it asks for one. */
-    async follow(fileId, taskId) {
+    async follow(fileId, taskId, stream) {
       this.show(el('p', { part: 'status' }, 'Reading your file…'));
-      const stream = this.listen(taskId);
       try {
         for (;;) {
+          const seen = stream.count();
           const { body: task } = await this.call(`/api/v1/tasks/${taskId}`);
           if (task.status === 'NEEDS_REVIEW' && task.review) {
             await this.review(taskId, task.review);
@@ -219,8 +221,9 @@
             await this.done(fileId, task);
             return;
           }
-          // Woken by the task's event; the poll is the fallback when the stream cannot be had.
-          await Promise.race([stream.next(), new Promise((resolve) => { setTimeout(resolve, POLL_MS); })]);
+          // Woken by the session's next event (one that came during the check wakes at once);
+          // the poll is the fallback when the stream cannot be had.
+          await Promise.race([stream.next(seen), new Promise((resolve) => { setTimeout(resolve, POLL_MS); })]);
         }
       } finally {
         stream.close();
@@ -228,13 +231,20 @@
     }
 
     /**
-     * The session's event stream, read with fetch (an EventSource cannot send the token):
-     * `next()` resolves at the next event about `taskId`. A stream that fails is left to the poll.
+     * The session's event stream, read with fetch (an EventSource cannot send the token), opened
+     * before the upload so that no event of its task comes before it. `count()` is how many
+     * events came; `next(n)` resolves once more than `n` have. A stream that fails is left to the
+     * poll.
      */
-    listen(taskId) {
+    listen() {
       const abort = new AbortController();
-      let wake = () => {};
-      const next = () => new Promise((resolve) => { wake = resolve; });
+      let count = 0;
+      let waiters = [];
+      const arrived = (n) => {
+        count += n;
+        for (const waiter of waiters) waiter();
+        waiters = [];
+      };
       (async () => {
         const response = await fetch(`${this.base}/api/v1/events/stream`, {
           headers: { Authorization: `Bearer ${this.getAttribute('token')}`, Accept: 'text/event-stream' },
@@ -249,10 +259,15 @@
           buffer += value;
           const events = buffer.split('\n\n');
           buffer = events.pop();
-          if (events.some((e) => e.includes(taskId))) wake();
+          const real = events.filter((e) => /^id:/m.test(e)).length;
+          if (real > 0) arrived(real);
         }
       })().catch(() => { /* aborted, or no stream: the poll goes on */ });
-      return { next, close: () => abort.abort() };
+      return {
+        count: () => count,
+        next: (seen) => (count > seen ? Promise.resolve() : new Promise((resolve) => { waiters.push(resolve); })),
+        close: () => abort.abort(),
+      };
     }
 
     /** The mapping review: each field with a choice of the file's columns and their samples. */
