@@ -349,3 +349,30 @@ async fn pages_of_a_sessions_origins_get_cors_answers_and_other_origins_none() {
         .expect("get");
     assert_eq!(allow(&resp), None);
 }
+
+#[tokio::test]
+async fn a_tenant_holds_a_bounded_number_of_live_sessions() {
+    let app = app_with_template().await;
+    // 9,999 live sessions and an expired one, written directly: the bound counts live ones.
+    sqlx::query(
+        "INSERT INTO import_sessions (id, tenant_id, token_hash, template_name, end_user,
+                                      allowed_origins, max_uploads, expires_at)
+         SELECT gen_random_uuid(), 'default', sha256(s::text::bytea), 'people', '{\"id\": \"u\"}',
+                ARRAY['https://a.example'], 1,
+                now() + CASE WHEN s = 0 THEN interval '-1 hour' ELSE interval '1 hour' END
+         FROM generate_series(0, 9999) s",
+    )
+    .execute(&app.db)
+    .await
+    .expect("sessions");
+    session(&app, json!({})).await;
+    let resp = create(
+        &app,
+        json!({"template": "people", "end_user": {"id": "u"}, "allowed_origins": [ORIGIN]}),
+    )
+    .await;
+    assert_eq!(
+        code_of(resp).await,
+        (StatusCode::TOO_MANY_REQUESTS, "too_many_sessions".into())
+    );
+}

@@ -84,6 +84,8 @@ shared::code_enum! {
         InvalidMapping => "invalid_mapping",
         /// The tenant started more uploads than its rate allows.
         RateLimited => "rate_limited",
+        /// The tenant holds as many live import sessions as allowed.
+        TooManySessions => "too_many_sessions",
         /// Too many request headers, or too many bytes of them.
         HeadersTooLarge => "headers_too_large",
         /// A `PATCH` body whose SHA-256 is not its `Upload-Checksum`.

@@ -82,6 +82,7 @@ pub struct SessionView {
         (status = 400, description = "A body that is not the request's JSON", body = ErrorBody),
         (status = 403, description = "`forbidden`: a session's token cannot make sessions", body = ErrorBody),
         (status = 422, description = "`unknown_template`, `invalid_metadata`, or `invalid_parameter` (end user, origins, max_uploads, ttl)", body = ErrorBody),
+        (status = 429, description = "`too_many_sessions`: the tenant holds 10,000 live sessions", body = ErrorBody),
     )
 )]
 pub async fn create_session(
@@ -121,7 +122,16 @@ pub async fn create_session(
             expires_at,
         },
     )
-    .await?;
+    .await?
+    .ok_or_else(|| ApiError::Refused {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        code: ApiErrorCode::TooManySessions,
+        message: format!(
+            "the tenant holds {} live import sessions, as many as allowed; end some or let them \
+             expire",
+            db::sessions::MAX_LIVE_PER_TENANT
+        ),
+    })?;
     tracing::info!(session_id = %stored.id, tenant_id = %principal.tenant_id,
                    template = %stored.template_name, "import session created");
     let mut view = view(stored);

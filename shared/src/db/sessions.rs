@@ -37,12 +37,23 @@ pub struct NewSession<'a> {
     pub expires_at: DateTime<Utc>,
 }
 
-pub async fn insert(db: impl PgExecutor<'_>, new: &NewSession<'_>) -> sqlx::Result<Session> {
+/// The most live (unexpired) sessions a tenant may hold: far more than its end users import at
+/// once, and a bound on the table whatever a tenant's back end does.
+pub const MAX_LIVE_PER_TENANT: i64 = 10_000;
+
+/// Stores `new` unless its tenant holds [`MAX_LIVE_PER_TENANT`] live sessions (`None`); two
+/// racing inserts may pass the bound by one each, which keeps it a bound.
+pub async fn insert(
+    db: impl PgExecutor<'_>,
+    new: &NewSession<'_>,
+) -> sqlx::Result<Option<Session>> {
     sqlx::query_as!(
         Session,
         r#"INSERT INTO import_sessions (id, tenant_id, token_hash, template_name, end_user,
                                         metadata, allowed_origins, max_uploads, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
+           WHERE (SELECT count(*) FROM import_sessions
+                  WHERE tenant_id = $2 AND expires_at > now()) < $10
            RETURNING id, tenant_id, template_name, end_user, metadata, allowed_origins,
                      max_uploads, uploads_used, expires_at, created_at"#,
         new.id,
@@ -53,9 +64,10 @@ pub async fn insert(db: impl PgExecutor<'_>, new: &NewSession<'_>) -> sqlx::Resu
         new.metadata,
         new.allowed_origins,
         new.max_uploads,
-        new.expires_at
+        new.expires_at,
+        MAX_LIVE_PER_TENANT
     )
-    .fetch_one(db)
+    .fetch_optional(db)
     .await
 }
 
