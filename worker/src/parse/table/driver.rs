@@ -7,7 +7,7 @@
 
 use std::io;
 
-use shared::template::Cell;
+use template::Cell;
 
 use super::header::{Buffered, HeaderPhase};
 use super::sheet::SheetBuilder;
