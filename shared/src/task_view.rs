@@ -6,6 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::db::tasks::{Lineage, Task};
+use crate::domain::task_result::TaskResult;
 use crate::domain::TaskStatus;
 
 #[derive(Debug, Serialize)]
@@ -30,13 +31,8 @@ pub struct TaskView {
     pub finished_at: Option<DateTime<Utc>>,
     /// Once COMPLETED (and on a task FAILED with `validation_failed`): rows stored, each
     /// sheet with its columns, types and layout (where its header, data and any rows set
-    /// aside lie), and a templated upload's validation counts. Stored as JSON, so it is
-    /// served as the worker wrote it.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(value_type = Option<crate::domain::task_result::TaskResult>)
-    )]
-    pub result: Option<serde_json::Value>,
+    /// aside lie), and a templated upload's validation counts.
+    pub result: Option<TaskResult>,
     /// Only while NEEDS_REVIEW: why the mapping needs a person, the file's columns with sample
     /// values and the suggested mapping (answer with `PUT /api/v1/tasks/{id}/mapping`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -161,7 +157,7 @@ impl From<&Task> for TaskView {
             created_at: t.created_at,
             started_at: t.started_at,
             finished_at: t.finished_at,
-            result: t.result.clone(),
+            result: t.result.as_ref().map(|r| r.0.clone()),
             review: t.review.clone(),
         }
     }

@@ -181,20 +181,13 @@ pub async fn export_errors(
         ));
     }
     let (file, task) = final_file(&state, &principal, id).await?;
-    // No validation result (an upload without a template): no columns, only `errors`. One the
-    // worker wrote that does not decode is a bug, not an empty file.
-    let columns: Vec<String> = match task
+    // No validation result (an upload without a template): no columns, only `errors`. (A
+    // stored result that does not decode already failed reading the task.)
+    let columns: Vec<String> = task
         .result
-        .as_ref()
-        .and_then(|r| r.pointer("/validation/source_columns"))
-    {
-        Some(columns) => Vec::deserialize(columns).map_err(|e| {
-            ApiError::Internal(
-                anyhow::Error::new(e).context(format!("the source columns of file {id}'s task")),
-            )
-        })?,
-        None => Vec::new(),
-    };
+        .and_then(|r| r.0.validation)
+        .map(|v| v.source_columns)
+        .unwrap_or_default();
     let disposition = content_disposition(&file.file_name, "rejected", "csv");
     let header = csv_record(columns.iter().map(String::as_str).chain(["errors"]));
     let width = columns.len();

@@ -44,7 +44,7 @@ pub struct TemplateView {
     pub version: i32,
     #[schema(value_type = Object)]
     pub schema: serde_json::Value,
-    pub on_invalid: String,
+    pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
 }

@@ -7,6 +7,9 @@ use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
+use sqlx::types::Json;
+
+use crate::domain::task_result::TaskResult;
 use crate::domain::{TaskErrorCode, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -17,7 +20,8 @@ pub struct Task {
     pub attempts: i32,
     pub error_code: Option<String>,
     pub error_message: Option<String>,
-    pub result: Option<serde_json::Value>,
+    /// Decoded where it is read: a stored result that is not a [`TaskResult`] is an error.
+    pub result: Option<Json<TaskResult>>,
     pub lease_expires_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
@@ -31,8 +35,8 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task
     sqlx::query_as!(
         Task,
         r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                  error_message, result, lease_expires_at, created_at, started_at, finished_at,
-                  CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
+                  error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
+                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
            FROM tasks WHERE id = $1"#,
         id
     )
@@ -50,8 +54,8 @@ pub async fn find_for_tenant(
     sqlx::query_as!(
         Task,
         r#"SELECT t.id, t.source_file_id, t.status AS "status: TaskStatus", t.attempts,
-                  t.error_code, t.error_message, t.result, t.lease_expires_at, t.created_at,
-                  t.started_at, t.finished_at,
+                  t.error_code, t.error_message, t.result AS "result: Json<TaskResult>",
+                  t.lease_expires_at, t.created_at, t.started_at, t.finished_at,
                   CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
            FROM tasks t JOIN source_files f ON f.id = t.source_file_id
            WHERE t.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
@@ -69,8 +73,8 @@ pub async fn find_by_source_file(
     sqlx::query_as!(
         Task,
         r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                  error_message, result, lease_expires_at, created_at, started_at, finished_at,
-                  CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
+                  error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
+                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
            FROM tasks WHERE source_file_id = $1"#,
         source_file_id
     )
@@ -101,8 +105,8 @@ pub async fn start(
              AND NOT EXISTS (SELECT 1 FROM source_files f
                              WHERE f.id = tasks.source_file_id AND f.deleting_at IS NOT NULL)
            RETURNING id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                     error_message, result, lease_expires_at, created_at, started_at, finished_at,
-                     NULL::jsonb AS review"#,
+                     error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
+                     started_at, finished_at, NULL::jsonb AS review"#,
         id,
         lease.as_secs_f64(),
         dequeue_count
@@ -155,7 +159,7 @@ pub async fn complete(
     db: impl PgExecutor<'_>,
     id: Uuid,
     attempt: i32,
-    result: &serde_json::Value,
+    result: &TaskResult,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query!(
         r#"UPDATE tasks
@@ -164,7 +168,7 @@ pub async fn complete(
            WHERE id = $1 AND status = 'RUNNING' AND attempts = $2"#,
         id,
         attempt,
-        result
+        Json(result) as _
     )
     .execute(db)
     .await?;
@@ -180,7 +184,7 @@ pub async fn fail(
     attempt: Option<i32>,
     code: &str,
     message: &str,
-    result: Option<&serde_json::Value>,
+    result: Option<&TaskResult>,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query!(
         r#"WITH failed AS (
@@ -197,7 +201,7 @@ pub async fn fail(
         attempt,
         code,
         message,
-        result
+        result.map(Json) as _
     )
     .execute(db)
     .await?;

@@ -10,6 +10,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
+use crate::domain::OnInvalid;
+
 /// Unused versions kept per name, besides the ones uploads name.
 pub const KEPT_VERSIONS: i32 = 100;
 
@@ -21,7 +23,7 @@ pub struct Template {
     pub name: String,
     pub version: i32,
     pub schema: serde_json::Value,
-    pub on_invalid: String,
+    pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
     pub created_at: DateTime<Utc>,
 }
@@ -105,7 +107,8 @@ pub async fn put(conn: &mut PgConnection, new: &NewTemplate<'_>) -> sqlx::Result
         Template,
         r#"INSERT INTO templates (tenant_id, name, version, schema, on_invalid, sheet)
            VALUES ($1, $2, $3, $4, $5, $6)
-           RETURNING name, version, schema, on_invalid, sheet, created_at"#,
+           RETURNING name, version, schema, on_invalid AS "on_invalid: OnInvalid", sheet,
+                     created_at"#,
         new.tenant_id,
         new.name,
         version,
@@ -145,7 +148,8 @@ pub async fn find(
 ) -> sqlx::Result<Option<Template>> {
     sqlx::query_as!(
         Template,
-        r#"SELECT name, version, schema, on_invalid, sheet, created_at FROM templates
+        r#"SELECT name, version, schema, on_invalid AS "on_invalid: OnInvalid", sheet, created_at
+           FROM templates
            WHERE tenant_id = $1 AND name = $2 AND deleted_at IS NULL
              AND ($3::int IS NULL OR version = $3)
            ORDER BY version DESC LIMIT 1"#,
@@ -172,7 +176,8 @@ pub async fn list_latest(
     limit: i64,
 ) -> sqlx::Result<Vec<Sized>> {
     let rows = sqlx::query!(
-        r#"SELECT DISTINCT ON (name) name, version, schema, on_invalid, sheet, created_at,
+        r#"SELECT DISTINCT ON (name) name, version, schema,
+                  on_invalid AS "on_invalid: OnInvalid", sheet, created_at,
                   template_bytes(schema) AS "bytes!"
            FROM templates
            WHERE tenant_id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR name > $2)
@@ -241,7 +246,8 @@ pub struct FileTemplate {
     pub name: String,
     pub version: i32,
     pub schema: serde_json::Value,
-    pub on_invalid: String,
+    /// The upload's policy (which may override the template's).
+    pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
 }
 
@@ -251,7 +257,8 @@ pub async fn of_file(
 ) -> sqlx::Result<Option<FileTemplate>> {
     sqlx::query_as!(
         FileTemplate,
-        r#"SELECT t.name, t.version, t.schema, f.on_invalid AS "on_invalid!", t.sheet
+        r#"SELECT t.name, t.version, t.schema, f.on_invalid AS "on_invalid!: OnInvalid",
+                  t.sheet
            FROM source_files f
            JOIN templates t ON t.tenant_id = f.tenant_id AND t.name = f.template_name
                            AND t.version = f.template_version

@@ -15,12 +15,14 @@
 //! (tests/bench/side_by_side): locking them all whenever every shard was busy made each such
 //! upload wait for all the others, and the next ones behind it.
 
+use sqlx::types::Json;
 use sqlx::{Connection as _, PgConnection};
 use uuid::Uuid;
 
 use super::outbox::DEFAULT_MAX_ATTEMPTS;
 use super::source_files::{NewSourceFile, SourceFile};
 use super::tasks::Task;
+use crate::domain::task_result::TaskResult;
 use crate::domain::{ParseTaskPayload, TaskStatus, PARSE_TASK};
 
 /// What an upload writes.
@@ -150,8 +152,8 @@ async fn insert_in_a_shard(
                   file.blob_name AS "blob_name!", file.idempotency_key,
                   file.created_at AS "file_created_at!",
                   task.id AS "task_id!", task.status AS "status!: TaskStatus",
-                  task.attempts AS "attempts!", task.error_code, task.error_message, task.result,
-                  task.lease_expires_at, task.created_at AS "task_created_at!", task.started_at,
+                  task.attempts AS "attempts!", task.error_code, task.error_message,
+                  task.result AS "result: Json<TaskResult>", task.lease_expires_at, task.created_at AS "task_created_at!", task.started_at,
                   task.finished_at
            FROM file, task"#,
         file.id,

@@ -1,6 +1,8 @@
 //! What a templated upload does with rows that have errors: a template's default, which an
 //! upload may override.
 
+use std::str::FromStr;
+
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +38,22 @@ impl OnInvalid {
         Self::ALL.into_iter().find(|p| p.as_str() == text)
     }
 }
+
+/// A stored policy that is not one of [`OnInvalid::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown on_invalid policy {0:?}")]
+pub struct UnknownOnInvalid(pub String);
+
+impl FromStr for OnInvalid {
+    type Err = UnknownOnInvalid;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s).ok_or_else(|| UnknownOnInvalid(s.to_owned()))
+    }
+}
+
+// The `on_invalid` columns are `text` with a CHECK: a value that does not decode is an error.
+crate::text_column!(OnInvalid);
 
 #[cfg(test)]
 mod tests {

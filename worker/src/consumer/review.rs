@@ -5,7 +5,6 @@
 use anyhow::Context as _;
 use shared::db;
 use shared::domain::review::{ConfirmedMapping, RememberedMapping, Review};
-use shared::domain::OnInvalid;
 use uuid::Uuid;
 
 use super::finish::Ending;
@@ -51,7 +50,7 @@ impl Consumer {
         Ok(TemplateJob {
             schema: t.schema.clone(),
             sheet: t.sheet.clone(),
-            on_invalid: OnInvalid::parse(&t.on_invalid).unwrap_or_default(),
+            on_invalid: t.on_invalid,
             max_errors: self.cfg.validation_max_errors,
             confirmed,
             confirmed_sheet,

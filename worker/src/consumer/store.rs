@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use shared::db;
-use shared::domain::task_result::{SheetResult, TaskResult};
+use shared::domain::task_result::{SheetResult, TaskResult, ValidationResult};
 use shared::domain::FileFormat;
 use uuid::Uuid;
 
@@ -147,49 +147,47 @@ impl EventSink for CopySink<'_, '_> {
 
 /// The task's result summary, as the api returns it: the contract's [`TaskResult`], built
 /// field by field so the wire format does not follow the parser's structs by accident.
-pub(super) fn result_json(
+pub(super) fn task_result(
     summary: &ParseSummary,
     template: Option<&db::templates::FileTemplate>,
-) -> serde_json::Value {
+) -> TaskResult {
     let validation = match (&summary.validation, template) {
-        (Some(v), Some(t)) => Some(serde_json::json!({
-            "template": t.name,
-            "template_version": t.version,
-            "on_invalid": t.on_invalid,
-            "sheet": v.sheet,
-            "header_row": v.header_row,
-            "rows_valid": v.rows_valid,
-            "rows_rejected": v.rows_rejected,
-            "errors_total": v.errors_total,
-            "errors_by_code": v.errors_by_code,
-            "errors_by_field": v.errors_by_field,
-            "errors_truncated": v.errors_truncated,
-            "mapping": v.mapping,
-            "source_columns": v.source_columns,
-            "skipped_sheets": v.skipped_sheets,
-        })),
+        (Some(v), Some(t)) => Some(ValidationResult {
+            errors_by_code: v.errors_by_code.clone(),
+            errors_by_field: v.errors_by_field.clone(),
+            errors_total: v.errors_total,
+            errors_truncated: v.errors_truncated,
+            header_row: v.header_row,
+            mapping: v.mapping.clone(),
+            on_invalid: t.on_invalid,
+            rows_rejected: v.rows_rejected,
+            rows_valid: v.rows_valid,
+            sheet: v.sheet,
+            skipped_sheets: v.skipped_sheets.clone(),
+            source_columns: v.source_columns.clone(),
+            template: t.name.clone(),
+            template_version: t.version,
+        }),
         _ => None,
     };
-    let result = TaskResult {
+    TaskResult {
         rows_total: summary.rows_total,
         sheets: summary
             .sheets
             .iter()
             .map(|s| SheetResult {
-                index: s.index,
-                name: s.name.clone(),
-                hidden: s.hidden,
-                header_row: s.header_row,
-                rows: s.rows,
-                columns: s.columns.clone(),
                 column_types: s.column_types.clone(),
+                columns: s.columns.clone(),
                 extra_columns: s.extra_columns,
+                header_row: s.header_row,
+                hidden: s.hidden,
+                index: s.index,
                 layout: s.layout.clone(),
+                name: s.name.clone(),
+                rows: s.rows,
             })
             .collect(),
         skipped_parts: summary.skipped_parts.clone(),
         validation,
-    };
-    // A struct of strings, numbers and JSON values always serialises.
-    serde_json::to_value(&result).unwrap_or_default()
+    }
 }

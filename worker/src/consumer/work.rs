@@ -23,7 +23,7 @@ use crate::parse::{ParseSummary, TemplateJob};
 use super::finish::Ending;
 use super::progress::Progress;
 use super::settle::storage_context;
-use super::store::{result_json, stream_rows, FileToParse, Report};
+use super::store::{stream_rows, task_result, FileToParse, Report};
 use super::Consumer;
 
 /// A task's file, downloaded.
@@ -277,7 +277,7 @@ impl Consumer {
         db::row_store::record_usage(&mut *tx, source_file_id, rows)
             .await
             .context("recording the rows' usage")?;
-        let result = result_json(summary, template.stored.as_ref());
+        let result = task_result(summary, template.stored.as_ref());
         if !db::tasks::complete(&mut *tx, task_id, attempt, &result)
             .await
             .context("completing the task")?
@@ -309,7 +309,7 @@ impl Consumer {
             "the file has {errors} error(s) against its template and on_invalid is reject_file: \
              see the error report"
         );
-        let result = result_json(summary, template);
+        let result = task_result(summary, template);
         let mut tx = self.db.begin().await.context("beginning the rejection")?;
         db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
             .await

@@ -225,7 +225,7 @@ impl FormFields {
             .ok_or_else(unknown)?;
         let on_invalid = match on_invalid {
             Some(p) => p,
-            None => OnInvalid::parse(&template.on_invalid).unwrap_or_default(),
+            None => template.on_invalid,
         };
         Ok(Some(ChosenTemplate {
             name: template.name,

@@ -14,6 +14,7 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 use shared::domain::review::Review;
+pub use shared::domain::task_result::{MappingEntry, SkippedSheet};
 use shared::domain::{ColumnType, OnInvalid};
 use template::validate::{self as engine, RowValidator};
 use template::{Cell, FieldType, Template};
@@ -37,25 +38,6 @@ pub struct ErrorEvent {
     pub code: String,
     pub constraint: Option<String>,
     pub message: String,
-}
-
-/// How one template field found its column.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MappingEntry {
-    pub field: String,
-    pub column: Option<String>,
-    pub column_index: Option<usize>,
-    #[serde(rename = "match")]
-    pub how: Option<String>,
-    pub confidence: f64,
-}
-
-/// A sheet passed over when looking for the template's table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SkippedSheet {
-    pub name: String,
-    /// `no_table` or `no_matching_columns`.
-    pub reason: String,
 }
 
 /// What validating a file came to.
