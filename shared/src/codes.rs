@@ -1,24 +1,34 @@
 //! One way to declare a vocabulary of machine codes — the task error codes here, the api's error
 //! codes there: each variant is written once with its text, and the enum gets every code in
 //! order (`ALL`, which the tests hold equal to the documentation's tables), its text (`as_str`,
-//! also its serde name) and `Display`.
+//! also its serde name), `Display` and `FromStr`, which refuses any other text
+//! ([`UnknownCode`]) rather than guessing a default.
 
-/// Declares `enum $name` with `ALL`, `as_str` and `Display`. The variants' texts are snake_case,
-/// as `#[serde(rename_all = "snake_case")]` names them, so the JSON and the text agree (each
-/// declaring module has a test for that). The caller's crate needs `serde`.
+/// A text that is not one of a vocabulary's codes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {vocabulary} {text:?}")]
+pub struct UnknownCode {
+    /// The vocabulary's type name, e.g. `TaskErrorCode`.
+    pub vocabulary: &'static str,
+    pub text: String,
+}
+
+/// Declares `enum $name` with `ALL`, `as_str`, `Display` and `FromStr`. The variants' texts are
+/// snake_case, as `#[serde(rename_all = "snake_case")]` names them, so the JSON and the text
+/// agree (each declaring module has a test for that). The caller's crate needs `serde`.
 #[macro_export]
 macro_rules! code_enum {
     (
         $(#[$meta:meta])*
         $vis:vis enum $name:ident {
-            $($(#[doc = $doc:literal])* $variant:ident => $text:literal,)*
+            $($(#[$vmeta:meta])* $variant:ident => $text:literal,)*
         }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize, ::serde::Deserialize)]
         #[serde(rename_all = "snake_case")]
         $vis enum $name {
-            $($(#[doc = $doc])* $variant,)*
+            $($(#[$vmeta])* $variant,)*
         }
 
         impl $name {
@@ -36,6 +46,21 @@ macro_rules! code_enum {
         impl ::std::fmt::Display for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.as_str())
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::codes::UnknownCode;
+
+            fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+                $name::ALL
+                    .iter()
+                    .copied()
+                    .find(|c| c.as_str() == s)
+                    .ok_or_else(|| $crate::codes::UnknownCode {
+                        vocabulary: stringify!($name),
+                        text: s.to_owned(),
+                    })
             }
         }
     };

@@ -7,12 +7,12 @@ use uuid::Uuid;
 
 use crate::db::tasks::{Lineage, Task};
 use crate::domain::task_result::TaskResult;
-use crate::domain::TaskStatus;
+use crate::domain::{AttemptKind, TaskErrorCode, TaskStatus};
 
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskErrorView {
-    pub code: String,
+    pub code: TaskErrorCode,
     pub message: String,
 }
 
@@ -97,10 +97,9 @@ pub struct ProgressView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AttemptErrorView {
     pub attempt: i32,
-    /// `transient` or `final`.
-    pub kind: String,
+    pub kind: AttemptKind,
     /// The task error code of a final failure.
-    pub code: Option<String>,
+    pub code: Option<TaskErrorCode>,
     pub message: String,
     pub at: DateTime<Utc>,
 }
@@ -131,8 +130,8 @@ impl TaskDetailView {
                     .iter()
                     .map(|e| AttemptErrorView {
                         attempt: e.attempt,
-                        kind: e.kind.clone(),
-                        code: e.code.clone(),
+                        kind: e.kind,
+                        code: e.code,
                         message: e.message.clone(),
                         at: e.at,
                     })
@@ -150,8 +149,8 @@ impl From<&Task> for TaskView {
             source_file_id: t.source_file_id,
             status: t.status,
             attempts: t.attempts,
-            error: t.error_code.as_ref().map(|code| TaskErrorView {
-                code: code.clone(),
+            error: t.error_code.map(|code| TaskErrorView {
+                code,
                 message: t.error_message.clone().unwrap_or_default(),
             }),
             created_at: t.created_at,

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::tasks::Task;
 use crate::domain::task_result::TaskResult;
-use crate::domain::TaskStatus;
+use crate::domain::{TaskErrorCode, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceFile {
@@ -72,7 +72,8 @@ pub async fn find_with_task(
     let row = sqlx::query!(
         r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
                   f.sha256, f.blob_name, f.idempotency_key, f.created_at,
-                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts, t.error_code,
+                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
+                  t.error_code AS "error_code: TaskErrorCode",
                   t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
                   t.created_at AS task_created_at, t.started_at, t.finished_at,
                   CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
@@ -177,7 +178,8 @@ pub async fn list(
     let rows = sqlx::query!(
         r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
                   f.sha256, f.blob_name, f.idempotency_key, f.created_at,
-                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts, t.error_code,
+                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
+                  t.error_code AS "error_code: TaskErrorCode",
                   t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
                   t.created_at AS task_created_at, t.started_at, t.finished_at,
                   CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use sqlx::types::Json;
 
 use crate::domain::task_result::TaskResult;
-use crate::domain::{TaskErrorCode, TaskStatus};
+use crate::domain::{AttemptKind, TaskErrorCode, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
@@ -18,7 +18,7 @@ pub struct Task {
     pub source_file_id: Uuid,
     pub status: TaskStatus,
     pub attempts: i32,
-    pub error_code: Option<String>,
+    pub error_code: Option<TaskErrorCode>,
     pub error_message: Option<String>,
     /// Decoded where it is read: a stored result that is not a [`TaskResult`] is an error.
     pub result: Option<Json<TaskResult>>,
@@ -34,7 +34,8 @@ pub struct Task {
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task>> {
     sqlx::query_as!(
         Task,
-        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
+        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts,
+                  error_code AS "error_code: TaskErrorCode",
                   error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
                   started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
            FROM tasks WHERE id = $1"#,
@@ -54,7 +55,8 @@ pub async fn find_for_tenant(
     sqlx::query_as!(
         Task,
         r#"SELECT t.id, t.source_file_id, t.status AS "status: TaskStatus", t.attempts,
-                  t.error_code, t.error_message, t.result AS "result: Json<TaskResult>",
+                  t.error_code AS "error_code: TaskErrorCode", t.error_message,
+                  t.result AS "result: Json<TaskResult>",
                   t.lease_expires_at, t.created_at, t.started_at, t.finished_at,
                   CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
            FROM tasks t JOIN source_files f ON f.id = t.source_file_id
@@ -72,7 +74,8 @@ pub async fn find_by_source_file(
 ) -> sqlx::Result<Option<Task>> {
     sqlx::query_as!(
         Task,
-        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
+        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts,
+                  error_code AS "error_code: TaskErrorCode",
                   error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
                   started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
            FROM tasks WHERE source_file_id = $1"#,
@@ -104,8 +107,9 @@ pub async fn start(
              -- A file being removed (retention, a tenant purge) is not parsed again.
              AND NOT EXISTS (SELECT 1 FROM source_files f
                              WHERE f.id = tasks.source_file_id AND f.deleting_at IS NOT NULL)
-           RETURNING id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                     error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
+           RETURNING id, source_file_id, status AS "status: TaskStatus", attempts,
+                     error_code AS "error_code: TaskErrorCode", error_message,
+                     result AS "result: Json<TaskResult>", lease_expires_at, created_at,
                      started_at, finished_at, NULL::jsonb AS review"#,
         id,
         lease.as_secs_f64(),
@@ -182,7 +186,7 @@ pub async fn fail(
     db: impl PgExecutor<'_>,
     id: Uuid,
     attempt: Option<i32>,
-    code: &str,
+    code: TaskErrorCode,
     message: &str,
     result: Option<&TaskResult>,
 ) -> sqlx::Result<bool> {
@@ -199,7 +203,7 @@ pub async fn fail(
            SELECT id, attempts, 'final', $3, $4 FROM failed"#,
         id,
         attempt,
-        code,
+        code.as_str(),
         message,
         result.map(Json) as _
     )
@@ -318,8 +322,8 @@ pub struct Lineage {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptError {
     pub attempt: i32,
-    pub kind: String,
-    pub code: Option<String>,
+    pub kind: AttemptKind,
+    pub code: Option<TaskErrorCode>,
     pub message: String,
     pub at: DateTime<Utc>,
 }
@@ -337,7 +341,8 @@ pub async fn lineage(db: &sqlx::PgPool, id: Uuid) -> sqlx::Result<Option<Lineage
     };
     let errors = sqlx::query_as!(
         AttemptError,
-        r#"SELECT attempt, kind, code, message, at FROM task_attempt_errors
+        r#"SELECT attempt, kind AS "kind: AttemptKind", code AS "code: TaskErrorCode", message, at
+           FROM task_attempt_errors
            WHERE task_id = $1 ORDER BY at, attempt"#,
         id
     )

@@ -23,7 +23,7 @@ use super::outbox::DEFAULT_MAX_ATTEMPTS;
 use super::source_files::{NewSourceFile, SourceFile};
 use super::tasks::Task;
 use crate::domain::task_result::TaskResult;
-use crate::domain::{ParseTaskPayload, TaskStatus, PARSE_TASK};
+use crate::domain::{ParseTaskPayload, TaskErrorCode, TaskStatus, PARSE_TASK};
 
 /// What an upload writes.
 pub struct NewUpload<'a> {
@@ -152,7 +152,8 @@ async fn insert_in_a_shard(
                   file.blob_name AS "blob_name!", file.idempotency_key,
                   file.created_at AS "file_created_at!",
                   task.id AS "task_id!", task.status AS "status!: TaskStatus",
-                  task.attempts AS "attempts!", task.error_code, task.error_message,
+                  task.attempts AS "attempts!",
+                  task.error_code AS "error_code: TaskErrorCode", task.error_message,
                   task.result AS "result: Json<TaskResult>", task.lease_expires_at, task.created_at AS "task_created_at!", task.started_at,
                   task.finished_at
            FROM file, task"#,

@@ -15,7 +15,7 @@ pub mod task_result;
 
 pub use column_type::{ColumnType, TypeSet};
 pub use envelope::{Envelope, MessageEncoding, ParseTaskPayload, PARSE_TASK};
-pub use error_code::{TaskErrorCode, UnknownTaskErrorCode};
+pub use error_code::{AttemptKind, TaskErrorCode};
 pub use event::{EventType, EventView};
 pub use format::FileFormat;
 pub use on_invalid::OnInvalid;

@@ -73,7 +73,7 @@ async fn a_parsed_file_has_exactly_one_completed_event_with_its_row_counts() {
         &env.db,
         upload.task_id,
         None,
-        "invalid_message",
+        shared::domain::TaskErrorCode::InvalidMessage,
         "late",
         None,
     )
@@ -92,7 +92,7 @@ async fn a_failed_task_has_one_failed_event_with_its_error_and_no_summary() {
         &env.db,
         upload.task_id,
         None,
-        "retries_exhausted",
+        shared::domain::TaskErrorCode::RetriesExhausted,
         "delivered 6 times",
         None
     )
@@ -171,7 +171,15 @@ async fn a_status_change_whose_event_cannot_be_written_does_not_happen() {
     .await
     .expect("add the constraint");
 
-    let failed = db::tasks::fail(&env.db, upload.task_id, None, "invalid_message", "x", None).await;
+    let failed = db::tasks::fail(
+        &env.db,
+        upload.task_id,
+        None,
+        shared::domain::TaskErrorCode::InvalidMessage,
+        "x",
+        None,
+    )
+    .await;
     assert!(failed.is_err(), "{failed:?}");
     assert_eq!(env.task(upload.task_id).await.status, TaskStatus::Pending);
     assert!(env.task(upload.task_id).await.error_code.is_none());

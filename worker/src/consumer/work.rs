@@ -322,7 +322,7 @@ impl Consumer {
             &mut *tx,
             task_id,
             Some(attempt),
-            code.as_str(),
+            code,
             &message,
             Some(&result),
         )

@@ -195,7 +195,7 @@ impl FormFields {
     ) -> Result<Option<ChosenTemplate>, ApiError> {
         let on_invalid = match self.on_invalid.as_deref() {
             None => None,
-            Some(text) => Some(OnInvalid::parse(text).ok_or_else(|| {
+            Some(text) => Some(text.parse::<OnInvalid>().map_err(|_| {
                 unprocessable(
                     ApiErrorCode::InvalidParameter,
                     "on_invalid must be reject_file, drop_invalid_rows or keep_invalid_rows",
