@@ -70,7 +70,8 @@ pub struct MappingEntry {
     pub column_index: Option<usize>,
     pub confidence: f64,
     pub field: String,
-    /// How the column was found (`exact`, `normalized`, `alias`, …); null when none was.
+    /// How the column was found (`exact`, `title`, `normalized`, `alias`, `fuzzy`,
+    /// `confirmed`, `remembered`); null when none was.
     #[serde(rename = "match")]
     pub how: Option<String>,
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use shared::db;
 use shared::domain::task_result::{SheetResult, TaskResult, ValidationResult};
-use shared::domain::FileFormat;
+use shared::domain::{ErrorRecord, FileFormat};
 use uuid::Uuid;
 
 use crate::parse::isolate::{self, EventSink, Isolation};
@@ -24,7 +24,8 @@ pub(super) struct FileToParse<'a> {
 /// A templated file's error report as it arrives from the child, already capped there.
 #[derive(Debug, Default)]
 pub(super) struct Report {
-    pub errors: Vec<db::validation::ErrorRow>,
+    /// In file order, as the child sent them.
+    pub errors: Vec<ErrorRecord>,
     pub rejected: Vec<db::validation::RejectedRow>,
     /// The mapping needs a person: the review document (then no rows came).
     pub review: Option<shared::domain::review::Review>,
@@ -106,18 +107,7 @@ impl EventSink for CopySink<'_, '_> {
                 self.counted += 1;
             }
             ParseEvent::Invalid(e) => {
-                let seq = i32::try_from(self.report.errors.len()).unwrap_or(i32::MAX);
-                self.report.errors.push(db::validation::ErrorRow {
-                    seq,
-                    sheet: i32::try_from(e.sheet).unwrap_or(i32::MAX),
-                    row_number: i64::try_from(e.row).unwrap_or(i64::MAX),
-                    column_name: e.column,
-                    field: e.field,
-                    value: e.value,
-                    code: e.code,
-                    constraint_name: e.constraint,
-                    message: e.message,
-                });
+                self.report.errors.push(e);
             }
             ParseEvent::Rejected { sheet, row, cells } => {
                 self.report.rejected.push(db::validation::RejectedRow {
