@@ -6,6 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::db::tasks::{Lineage, Task};
+use crate::domain::review::Review;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{AttemptKind, TaskErrorCode, TaskStatus};
 
@@ -36,8 +37,7 @@ pub struct TaskView {
     /// Only while NEEDS_REVIEW: why the mapping needs a person, the file's columns with sample
     /// values and the suggested mapping (answer with `PUT /api/v1/tasks/{id}/mapping`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::domain::review::Review>))]
-    pub review: Option<serde_json::Value>,
+    pub review: Option<Review>,
 }
 
 /// `GET /api/v1/tasks/{id}`: the task and its lineage in one object. A type of its own (rather
@@ -157,7 +157,7 @@ impl From<&Task> for TaskView {
             started_at: t.started_at,
             finished_at: t.finished_at,
             result: t.result.as_ref().map(|r| r.0.clone()),
-            review: t.review.clone(),
+            review: t.review.as_ref().map(|r| r.0.clone()),
         }
     }
 }

@@ -8,6 +8,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::tasks::Task;
+use crate::domain::review::Review;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{TaskErrorCode, TaskStatus};
 
@@ -76,7 +77,8 @@ pub async fn find_with_task(
                   t.error_code AS "error_code: TaskErrorCode",
                   t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
                   t.created_at AS task_created_at, t.started_at, t.finished_at,
-                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
+                    AS "review: Json<Review>"
            FROM source_files f JOIN tasks t ON t.source_file_id = f.id
            WHERE f.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
         id,
@@ -182,7 +184,8 @@ pub async fn list(
                   t.error_code AS "error_code: TaskErrorCode",
                   t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
                   t.created_at AS task_created_at, t.started_at, t.finished_at,
-                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
+                    AS "review: Json<Review>"
            FROM source_files f JOIN tasks t ON t.source_file_id = f.id
            WHERE f.tenant_id = $1 AND ($2::uuid IS NULL OR f.id < $2) AND f.deleting_at IS NULL
            ORDER BY f.id DESC

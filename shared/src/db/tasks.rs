@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use sqlx::types::Json;
 
+use crate::domain::review::Review;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{AttemptKind, TaskErrorCode, TaskStatus};
 
@@ -26,9 +27,8 @@ pub struct Task {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
-    /// While NEEDS_REVIEW: the review document (`reason`, `header_row`, `columns`,
-    /// `suggested_mapping`).
-    pub review: Option<serde_json::Value>,
+    /// While NEEDS_REVIEW: the review document.
+    pub review: Option<Json<Review>>,
 }
 
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task>> {
@@ -37,7 +37,7 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task
         r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts,
                   error_code AS "error_code: TaskErrorCode",
                   error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
-                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
+                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS "review: Json<Review>"
            FROM tasks WHERE id = $1"#,
         id
     )
@@ -58,7 +58,8 @@ pub async fn find_for_tenant(
                   t.error_code AS "error_code: TaskErrorCode", t.error_message,
                   t.result AS "result: Json<TaskResult>",
                   t.lease_expires_at, t.created_at, t.started_at, t.finished_at,
-                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
+                    AS "review: Json<Review>"
            FROM tasks t JOIN source_files f ON f.id = t.source_file_id
            WHERE t.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
         id,
@@ -77,7 +78,7 @@ pub async fn find_by_source_file(
         r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts,
                   error_code AS "error_code: TaskErrorCode",
                   error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
-                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
+                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS "review: Json<Review>"
            FROM tasks WHERE source_file_id = $1"#,
         source_file_id
     )
@@ -110,7 +111,7 @@ pub async fn start(
            RETURNING id, source_file_id, status AS "status: TaskStatus", attempts,
                      error_code AS "error_code: TaskErrorCode", error_message,
                      result AS "result: Json<TaskResult>", lease_expires_at, created_at,
-                     started_at, finished_at, NULL::jsonb AS review"#,
+                     started_at, finished_at, NULL::jsonb AS "review: Json<Review>""#,
         id,
         lease.as_secs_f64(),
         dequeue_count
