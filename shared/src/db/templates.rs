@@ -22,6 +22,8 @@ pub const MAX_TEMPLATES_PER_TENANT: i64 = 1000;
 pub struct Template {
     pub name: String,
     pub version: i32,
+    // A Table Schema, left as JSON: `shared` does not know templates; the `template` crate
+    // compiles it where it is used (the api when it is saved, the parse child).
     pub schema: serde_json::Value,
     pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
@@ -31,6 +33,7 @@ pub struct Template {
 pub struct NewTemplate<'a> {
     pub tenant_id: &'a str,
     pub name: &'a str,
+    // A Table Schema the api compiled before storing it (see `Template::schema`).
     pub schema: &'a serde_json::Value,
     pub on_invalid: &'a str,
     pub sheet: Option<&'a str>,
@@ -245,6 +248,7 @@ pub async fn delete(db: impl PgExecutor<'_>, tenant_id: &str, name: &str) -> sql
 pub struct FileTemplate {
     pub name: String,
     pub version: i32,
+    // A Table Schema, compiled by the parse child (see `Template::schema`).
     pub schema: serde_json::Value,
     /// The upload's policy (which may override the template's).
     pub on_invalid: OnInvalid,

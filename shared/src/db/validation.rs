@@ -18,6 +18,8 @@ pub struct Numbered {
 pub struct RejectedRow {
     pub sheet: i32,
     pub row_number: i64,
+    // Free-form: the row's original cells as the file's reader gave them (a JSON array of
+    // texts, numbers, booleans, nulls), exported as they are.
     pub cells: serde_json::Value,
 }
 
@@ -119,6 +121,7 @@ pub async fn page(
 pub struct RejectedWithErrors {
     pub sheet: i32,
     pub row_number: i64,
+    // Free-form: the row's original cells (see `RejectedRow::cells`).
     pub cells: serde_json::Value,
     /// The messages of the row's error records, in file order.
     pub messages: Vec<String>,

@@ -12,6 +12,7 @@ use anyhow::Context as _;
 use shared::db;
 use shared::domain::{FileFormat, OnInvalid, ParseTaskPayload, TaskErrorCode};
 use shared::storage::StorageError;
+use sqlx::types::Json;
 use sqlx::{Postgres, Transaction};
 use tempfile::TempPath;
 use tokio::io::AsyncWriteExt as _;
@@ -263,8 +264,8 @@ impl Consumer {
                 name: sheet.name.clone(),
                 hidden: sheet.hidden,
                 row_count: i64::try_from(sheet.rows).unwrap_or(i64::MAX),
-                columns: serde_json::to_value(&sheet.columns)?,
-                column_types: serde_json::to_value(&sheet.column_types)?,
+                columns: Json(sheet.columns.clone()),
+                column_types: Json(sheet.column_types.clone()),
             };
             db::rows::insert_sheet(&mut *tx, source_file_id, &row)
                 .await
