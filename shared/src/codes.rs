@@ -15,7 +15,8 @@ pub struct UnknownCode {
 
 /// Declares `enum $name` with `ALL`, `as_str`, `Display` and `FromStr`. The variants' texts are
 /// snake_case, as `#[serde(rename_all = "snake_case")]` names them, so the JSON and the text
-/// agree (each declaring module has a test for that). The caller's crate needs `serde`.
+/// agree (each declaring module has a test for that); a variant spelled otherwise carries its
+/// own `#[serde(rename = …)]`, as the event types do. The caller's crate needs `serde`.
 #[macro_export]
 macro_rules! code_enum {
     (

@@ -109,7 +109,7 @@ impl Consumer {
                 message,
             )));
         };
-        let Some(format) = FileFormat::parse(&file.format) else {
+        let Ok(format) = file.format.parse::<FileFormat>() else {
             let message = format!("unknown format {:?}", file.format);
             return Ok(Break(Ending::Unparsable(
                 TaskErrorCode::UnsupportedFormat,
