@@ -37,12 +37,7 @@ pub(crate) async fn parsed_sheet(
     let sheet = db::rows::find_sheet(&state.db, id, sheet_index)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("file {id} has no sheet {sheet_index}")))?;
-    let columns = sheet.decode_columns().map_err(|e| {
-        ApiError::Internal(
-            anyhow::Error::new(e)
-                .context(format!("the columns of file {id}'s sheet {sheet_index}")),
-        )
-    })?;
+    let columns = sheet.columns();
     Ok((file, sheet, columns))
 }
 

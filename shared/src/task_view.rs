@@ -6,12 +6,14 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::db::tasks::{Lineage, Task};
-use crate::domain::TaskStatus;
+use crate::domain::review::Review;
+use crate::domain::task_result::TaskResult;
+use crate::domain::{AttemptKind, TaskErrorCode, TaskStatus};
 
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskErrorView {
-    pub code: String,
+    pub code: TaskErrorCode,
     pub message: String,
 }
 
@@ -30,18 +32,12 @@ pub struct TaskView {
     pub finished_at: Option<DateTime<Utc>>,
     /// Once COMPLETED (and on a task FAILED with `validation_failed`): rows stored, each
     /// sheet with its columns, types and layout (where its header, data and any rows set
-    /// aside lie), and a templated upload's validation counts. Stored as JSON, so it is
-    /// served as the worker wrote it.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(value_type = Option<crate::domain::task_result::TaskResult>)
-    )]
-    pub result: Option<serde_json::Value>,
+    /// aside lie), and a templated upload's validation counts.
+    pub result: Option<TaskResult>,
     /// Only while NEEDS_REVIEW: why the mapping needs a person, the file's columns with sample
     /// values and the suggested mapping (answer with `PUT /api/v1/tasks/{id}/mapping`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::domain::review::Review>))]
-    pub review: Option<serde_json::Value>,
+    pub review: Option<Review>,
 }
 
 /// `GET /api/v1/tasks/{id}`: the task and its lineage in one object. A type of its own (rather
@@ -101,10 +97,9 @@ pub struct ProgressView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AttemptErrorView {
     pub attempt: i32,
-    /// `transient` or `final`.
-    pub kind: String,
+    pub kind: AttemptKind,
     /// The task error code of a final failure.
-    pub code: Option<String>,
+    pub code: Option<TaskErrorCode>,
     pub message: String,
     pub at: DateTime<Utc>,
 }
@@ -135,8 +130,8 @@ impl TaskDetailView {
                     .iter()
                     .map(|e| AttemptErrorView {
                         attempt: e.attempt,
-                        kind: e.kind.clone(),
-                        code: e.code.clone(),
+                        kind: e.kind,
+                        code: e.code,
                         message: e.message.clone(),
                         at: e.at,
                     })
@@ -154,15 +149,15 @@ impl From<&Task> for TaskView {
             source_file_id: t.source_file_id,
             status: t.status,
             attempts: t.attempts,
-            error: t.error_code.as_ref().map(|code| TaskErrorView {
-                code: code.clone(),
+            error: t.error_code.map(|code| TaskErrorView {
+                code,
                 message: t.error_message.clone().unwrap_or_default(),
             }),
             created_at: t.created_at,
             started_at: t.started_at,
             finished_at: t.finished_at,
-            result: t.result.clone(),
-            review: t.review.clone(),
+            result: t.result.as_ref().map(|r| r.0.clone()),
+            review: t.review.as_ref().map(|r| r.0.clone()),
         }
     }
 }

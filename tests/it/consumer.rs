@@ -34,7 +34,7 @@ async fn a_relayed_upload_is_parsed_into_rows_and_its_task_completed() {
     assert_eq!(task.status, TaskStatus::Completed);
     assert_eq!(task.attempts, 1);
     assert!(task.lease_expires_at.is_none() && task.finished_at.is_some());
-    let result = task.result.expect("result summary");
+    let result = serde_json::to_value(task.result.expect("result summary").0).expect("as JSON");
     assert_eq!(result["rows_total"], 2);
     assert_eq!(
         result["sheets"][0]["columns"],
@@ -133,7 +133,7 @@ async fn a_message_delivered_more_than_max_dequeue_count_times_goes_to_the_poiso
     let task = env.task(upload.task_id).await;
     assert_eq!(task.status, TaskStatus::Failed);
     assert_eq!(
-        task.error_code.as_deref(),
+        task.error_code.map(shared::domain::TaskErrorCode::as_str),
         Some(TaskErrorCode::RetriesExhausted.as_str())
     );
     let poisoned = WorkerEnv::drain_queue(&env.poison).await;
@@ -196,7 +196,7 @@ async fn a_malformed_message_goes_to_the_poison_queue_and_the_consumer_keeps_goi
     let failed = env.task(wrong_event.task_id).await;
     assert_eq!(failed.status, TaskStatus::Failed);
     assert_eq!(
-        failed.error_code.as_deref(),
+        failed.error_code.map(shared::domain::TaskErrorCode::as_str),
         Some(TaskErrorCode::InvalidMessage.as_str())
     );
     assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
@@ -220,7 +220,10 @@ async fn an_unparsable_file_fails_its_task_at_once_and_its_message_is_deleted() 
     );
     let task = env.task(empty.task_id).await;
     assert_eq!(task.status, TaskStatus::Failed);
-    assert_eq!(task.error_code.as_deref(), Some("empty_file"));
+    assert_eq!(
+        task.error_code.map(shared::domain::TaskErrorCode::as_str),
+        Some("empty_file")
+    );
     assert_eq!(task.attempts, 1);
     assert_eq!(env.queue.approximate_length().await.expect("length"), 0);
     assert!(WorkerEnv::drain_queue(&env.poison).await.is_empty());
@@ -622,7 +625,12 @@ async fn a_tasks_finished_at_is_when_its_result_was_written_not_when_its_transac
         .execute(&mut *tx)
         .await
         .expect("sleep");
-    let result = serde_json::json!({"rows_total": 0, "sheets": []});
+    let result = shared::domain::task_result::TaskResult {
+        rows_total: 0,
+        sheets: Vec::new(),
+        skipped_parts: Vec::new(),
+        validation: None,
+    };
     assert!(db::tasks::complete(&mut *tx, upload.task_id, 1, &result)
         .await
         .expect("complete"));
@@ -634,4 +642,30 @@ async fn a_tasks_finished_at_is_when_its_result_was_written_not_when_its_transac
         finished - began >= chrono::Duration::milliseconds(300),
         "finished_at {finished} is the transaction's start {began}"
     );
+}
+
+#[tokio::test]
+async fn a_stored_error_code_or_result_outside_its_type_fails_the_read_loudly() {
+    let env = WorkerEnv::new().await;
+    let upload = env.create_upload("a.csv", SAMPLE_CSV.as_bytes()).await;
+    // A code no release wrote, then a result that is not a task result: reading the task is
+    // an error each time, not a task with a made-up code or an unchecked document.
+    let corruptions = [
+        "UPDATE tasks SET status = 'FAILED', error_code = 'no_such_code', error_message = 'x',
+                          finished_at = now()
+         WHERE id = $1",
+        "UPDATE tasks SET error_code = 'empty_file', result = '{\"rows\": 2}' WHERE id = $1",
+    ];
+    for corruption in corruptions {
+        sqlx::query(corruption)
+            .bind(upload.task_id)
+            .execute(&env.db)
+            .await
+            .expect("corrupt the task");
+        let read = db::tasks::find(&env.db, upload.task_id).await;
+        assert!(
+            matches!(read, Err(sqlx::Error::ColumnDecode { .. })),
+            "{corruption}: {read:?}"
+        );
+    }
 }

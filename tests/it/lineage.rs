@@ -171,7 +171,11 @@ async fn every_failed_attempt_is_kept_with_its_error() {
     assert_eq!(lineage.errors.len(), 1, "{:?}", lineage.errors);
     let first = &lineage.errors[0];
     assert_eq!(
-        (first.attempt, first.kind.as_str(), first.code.as_deref()),
+        (
+            first.attempt,
+            first.kind.as_str(),
+            first.code.map(|c| c.as_str())
+        ),
         (1, "transient", None)
     );
     assert!(first.message.contains("download"), "{}", first.message);
@@ -192,7 +196,7 @@ async fn every_failed_attempt_is_kept_with_its_error() {
     let kinds: Vec<_> = lineage
         .errors
         .iter()
-        .map(|e| (e.attempt, e.kind.as_str(), e.code.as_deref()))
+        .map(|e| (e.attempt, e.kind.as_str(), e.code.map(|c| c.as_str())))
         .collect();
     assert_eq!(kinds, [(1, "final", Some("empty_file"))]);
 }

@@ -93,7 +93,10 @@ async fn the_worker_serves_metrics_that_move_as_tasks_complete() {
         assert_eq!(env.row_count(u.source_file_id).await, 2);
     }
     assert_eq!(
-        env.task(empty.task_id).await.error_code.as_deref(),
+        env.task(empty.task_id)
+            .await
+            .error_code
+            .map(shared::domain::TaskErrorCode::as_str),
         Some("empty_file")
     );
 

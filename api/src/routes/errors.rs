@@ -13,6 +13,7 @@ use futures::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use shared::db;
 use shared::db::source_files::SourceFile;
+use shared::domain::ErrorRecord;
 use sqlx::PgPool;
 use template::validate::ErrorCode;
 use uuid::Uuid;
@@ -48,32 +49,9 @@ pub struct ErrorsQuery {
     pub code: Option<String>,
 }
 
-/// One problem found in the file.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ErrorView {
-    /// Sheet index (0 for CSV/TSV).
-    pub sheet: i32,
-    /// The 1-based row number a person sees: a spreadsheet's row number; for text files the
-    /// record number counting the header row and any rows above it.
-    pub row: i64,
-    /// The column's header text as in the file; null for a missing column.
-    pub column: Option<String>,
-    /// The template field.
-    pub field: Option<String>,
-    /// The cell's original text (at most 200 characters).
-    pub value: Option<String>,
-    /// `type-error`, `constraint-error`, `unique-error`, `primary-key`, `missing-cell`,
-    /// `extra-cell`, `blank-row`, `missing-label` or `duplicate-label`.
-    pub code: String,
-    /// For `constraint-error`: `required`, `minLength`, `maxLength`, `minimum`, `maximum`,
-    /// `pattern` or `enum`.
-    pub constraint: Option<String>,
-    pub message: String,
-}
-
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorsPage {
-    pub errors: Vec<ErrorView>,
+    pub errors: Vec<ErrorRecord>,
     /// Pass as `after` for the next page; null on the last page.
     pub next_after: Option<i32>,
 }
@@ -128,19 +106,7 @@ pub async fn list_errors(
     .await?;
     let (errors, next_after) = query::cut(errors, limit, |e| e.seq);
     Ok(Json(ErrorsPage {
-        errors: errors
-            .into_iter()
-            .map(|e| ErrorView {
-                sheet: e.sheet,
-                row: e.row_number,
-                column: e.column_name,
-                field: e.field,
-                value: e.value,
-                code: e.code,
-                constraint: e.constraint_name,
-                message: e.message,
-            })
-            .collect(),
+        errors: errors.into_iter().map(|e| e.record).collect(),
         next_after,
     }))
 }
@@ -181,20 +147,13 @@ pub async fn export_errors(
         ));
     }
     let (file, task) = final_file(&state, &principal, id).await?;
-    // No validation result (an upload without a template): no columns, only `errors`. One the
-    // worker wrote that does not decode is a bug, not an empty file.
-    let columns: Vec<String> = match task
+    // No validation result (an upload without a template): no columns, only `errors`. (A
+    // stored result that does not decode already failed reading the task.)
+    let columns: Vec<String> = task
         .result
-        .as_ref()
-        .and_then(|r| r.pointer("/validation/source_columns"))
-    {
-        Some(columns) => Vec::deserialize(columns).map_err(|e| {
-            ApiError::Internal(
-                anyhow::Error::new(e).context(format!("the source columns of file {id}'s task")),
-            )
-        })?,
-        None => Vec::new(),
-    };
+        .and_then(|r| r.0.validation)
+        .map(|v| v.source_columns)
+        .unwrap_or_default();
     let disposition = content_disposition(&file.file_name, "rejected", "csv");
     let header = csv_record(columns.iter().map(String::as_str).chain(["errors"]));
     let width = columns.len();

@@ -44,7 +44,7 @@ pub struct TemplateView {
     pub version: i32,
     #[schema(value_type = Object)]
     pub schema: serde_json::Value,
-    pub on_invalid: String,
+    pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
@@ -158,6 +158,9 @@ pub async fn put_template(
         }
     }
     let on_invalid = request.on_invalid.unwrap_or_default();
+    // Read before the transaction: a request holding one connection while it waits for a second
+    // starves the pool when many do (seen with 8 PUTs racing 64 uploads).
+    let quota_bytes = i64::try_from(quota(&state, &principal.tenant_id).await?).unwrap_or(i64::MAX);
     let mut tx = state.db.begin().await?;
     let stored = db::templates::put(
         &mut tx,
@@ -167,8 +170,7 @@ pub async fn put_template(
             schema: &request.schema,
             on_invalid: on_invalid.as_str(),
             sheet: request.sheet.as_deref(),
-            quota_bytes: i64::try_from(quota(&state, &principal.tenant_id).await?)
-                .unwrap_or(i64::MAX),
+            quota_bytes,
         },
     )
     .await?;

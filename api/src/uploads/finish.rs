@@ -21,7 +21,7 @@ use shared::db::resumable_uploads::{self, ResumableUpload};
 use shared::db::source_files::SourceFile;
 use shared::db::tasks::Task;
 use shared::db::{self};
-use shared::domain::{FileFormat, OnInvalid, ParseTaskPayload};
+use shared::domain::{FileFormat, ParseTaskPayload};
 use uuid::Uuid;
 
 use super::{limits, record};
@@ -142,15 +142,16 @@ async fn record_claimed(
     let quota_bytes = limits::quota(state, &upload.tenant_id)
         .await
         .map_err(Outcome::Retry)?;
-    let template = match (&upload.template_name, upload.template_version) {
-        (Some(name), Some(version)) => Some(record::ChosenTemplate {
+    // A CHECK keeps the three all set or all null.
+    let template = match (
+        &upload.template_name,
+        upload.template_version,
+        upload.on_invalid,
+    ) {
+        (Some(name), Some(version), Some(on_invalid)) => Some(record::ChosenTemplate {
             name: name.clone(),
             version,
-            on_invalid: upload
-                .on_invalid
-                .as_deref()
-                .and_then(OnInvalid::parse)
-                .unwrap_or_default(),
+            on_invalid,
         }),
         _ => None,
     };

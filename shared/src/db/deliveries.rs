@@ -33,6 +33,8 @@ pub struct Delivery {
     /// The secret before a rotation, while it still signs.
     pub previous_secret: Option<Vec<u8>>,
     pub event_type: String,
+    // Left as JSON: SQL writes it (`task_event_data`, the file delete) and the delivery signs
+    // and sends it as written; its shape is held by the tests of `tests/it/events`.
     pub event_data: serde_json::Value,
     pub event_created_at: DateTime<Utc>,
     pub trace_id: Option<String>,

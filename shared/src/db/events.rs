@@ -18,6 +18,8 @@ pub struct Event {
     pub event_type: String,
     pub source_file_id: Uuid,
     pub task_id: Uuid,
+    // Left as JSON: SQL writes it (`task_event_data`, the file delete) and the feed, the stream
+    // and the webhooks pass it on as written; `tests/it/events` holds its shape.
     pub data: serde_json::Value,
     pub trace_id: Option<String>,
     pub created_at: DateTime<Utc>,

@@ -23,6 +23,8 @@ pub const DEFAULT_MAX_ATTEMPTS: i32 = 10;
 pub struct OutboxMessage {
     pub id: Uuid,
     pub event_type: String,
+    // Left as JSON: the relay forwards it whatever `event_type` says it is; the consumer decodes
+    // it (a `ParseTaskPayload`) from the queue message, and refuses one that does not.
     pub payload: serde_json::Value,
     pub status: OutboxStatus,
     pub attempts: i32,

@@ -7,6 +7,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
+use crate::domain::OnInvalid;
+
 /// The most blocks a blob can be committed from (a service limit): an upload that would need
 /// more is refused.
 pub const MAX_BLOCKS: usize = 50_000;
@@ -25,7 +27,7 @@ pub struct ResumableUpload {
     pub idempotency_key: Option<String>,
     pub template_name: Option<String>,
     pub template_version: Option<i32>,
-    pub on_invalid: Option<String>,
+    pub on_invalid: Option<OnInvalid>,
     /// The upload's metadata (a JSON object the api checked), for the file it becomes.
     pub metadata: Option<serde_json::Value>,
     /// The import session it was made with, and that session's end user.
@@ -94,8 +96,9 @@ pub async fn find(
     sqlx::query_as!(
         ResumableUpload,
         r#"SELECT id, tenant_id, uploaded_by, file_name, upload_length, upload_offset, block_ids,
-                  head, blob_name, idempotency_key, template_name, template_version, on_invalid,
-                  metadata, session_id, end_user, source_file_id, created_at, expires_at
+                  head, blob_name, idempotency_key, template_name, template_version,
+                  on_invalid AS "on_invalid: OnInvalid", metadata, session_id, end_user,
+                  source_file_id, created_at, expires_at
            FROM resumable_uploads WHERE id = $1 AND tenant_id = $2"#,
         id,
         tenant

@@ -3,10 +3,12 @@
 //! outbox message, as an upload does ([`confirm`]); the next attempt reads the mapping
 //! ([`confirmed_mapping`]). What the review waits for holds no worker and no lease, only rows.
 
+use sqlx::types::Json;
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
 use super::outbox::DEFAULT_MAX_ATTEMPTS;
+use crate::domain::review::{ConfirmedMapping, Review};
 use crate::domain::{ParseTaskPayload, PARSE_TASK};
 
 /// RUNNING (our attempt) → NEEDS_REVIEW with the review document, the lease dropped. The
@@ -16,7 +18,7 @@ pub async fn request(
     db: impl PgExecutor<'_>,
     task_id: Uuid,
     attempt: i32,
-    review: &serde_json::Value,
+    review: &Review,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query!(
         r#"UPDATE tasks
@@ -26,7 +28,7 @@ pub async fn request(
            WHERE id = $1 AND status = 'RUNNING' AND attempts = $2"#,
         task_id,
         attempt,
-        review
+        Json(review) as _
     )
     .execute(db)
     .await?;
@@ -38,9 +40,11 @@ pub async fn request(
 pub struct Pending {
     pub task_id: Uuid,
     pub source_file_id: Uuid,
-    pub review: serde_json::Value,
+    pub review: Json<Review>,
     pub template_name: String,
     pub template_version: i32,
+    /// The template's Table Schema: kept as JSON because `shared` does not know templates;
+    /// the api compiles it to check the answer.
     pub schema: serde_json::Value,
 }
 
@@ -54,7 +58,7 @@ pub async fn pending(
 ) -> sqlx::Result<Option<Pending>> {
     sqlx::query_as!(
         Pending,
-        r#"SELECT t.id AS task_id, t.source_file_id, t.review AS "review!",
+        r#"SELECT t.id AS task_id, t.source_file_id, t.review AS "review!: Json<Review>",
                   tp.name AS template_name, tp.version AS template_version, tp.schema
            FROM tasks t
            JOIN source_files f ON f.id = t.source_file_id
@@ -72,8 +76,7 @@ pub async fn pending(
 pub struct Confirmation<'a> {
     pub task_id: Uuid,
     pub source_file_id: Uuid,
-    /// `{"<field>": <column index>|null}`.
-    pub mapping: &'a serde_json::Value,
+    pub mapping: &'a ConfirmedMapping,
     pub message_id: Uuid,
     /// The answering request's trace, continued by the relay and the consumer.
     pub traceparent: Option<&'a str>,
@@ -98,7 +101,7 @@ pub async fn confirm(db: impl PgExecutor<'_>, c: &Confirmation<'_>) -> sqlx::Res
            FROM resumed, source_files f WHERE f.id = $2"#,
         c.task_id,
         c.source_file_id,
-        c.mapping,
+        Json(c.mapping) as _,
         c.message_id,
         PARSE_TASK,
         payload,
@@ -112,7 +115,7 @@ pub async fn confirm(db: impl PgExecutor<'_>, c: &Confirmation<'_>) -> sqlx::Res
 /// A mapping a person confirmed, and the sheet its review was about.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Confirmed {
-    pub mapping: serde_json::Value,
+    pub mapping: Json<ConfirmedMapping>,
     pub sheet: Option<String>,
 }
 
@@ -123,7 +126,7 @@ pub async fn confirmed_mapping(
 ) -> sqlx::Result<Option<Confirmed>> {
     sqlx::query_as!(
         Confirmed,
-        r#"SELECT confirmed_mapping AS "mapping!", review->>'sheet' AS sheet
+        r#"SELECT confirmed_mapping AS "mapping!: Json<ConfirmedMapping>", review->>'sheet' AS sheet
            FROM tasks WHERE id = $1 AND confirmed_mapping IS NOT NULL"#,
         task_id
     )

@@ -2,8 +2,8 @@
 //! bulk-loaded in chunks with `COPY` in the transaction that completes the task, and read with
 //! keyset pagination on their index within the sheet.
 
-use serde::Deserialize as _;
 use sqlx::postgres::PgCopyIn;
+use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
@@ -15,8 +15,10 @@ pub struct Sheet {
     pub name: String,
     pub hidden: bool,
     pub row_count: i64,
-    pub columns: serde_json::Value,
-    pub column_types: serde_json::Value,
+    /// The columns' names and inferred types, one each (two JSON arrays), decoded when the row
+    /// is read: a row the worker did not write (a bug or a hand edit) is an error there.
+    pub columns: Json<Vec<String>>,
+    pub column_types: Json<Vec<ColumnType>>,
 }
 
 /// A parsed sheet's columns: their names and the types inferred for them, one each, as the
@@ -28,13 +30,12 @@ pub struct SheetColumns {
 }
 
 impl Sheet {
-    /// The sheet's columns, decoded from their JSON. An error is a row the worker did not write
-    /// (a bug or a hand edit), never something a user sent: callers treat it as theirs.
-    pub fn decode_columns(&self) -> Result<SheetColumns, serde_json::Error> {
-        Ok(SheetColumns {
-            names: Vec::deserialize(&self.columns)?,
-            types: Vec::deserialize(&self.column_types)?,
-        })
+    /// The sheet's columns.
+    pub fn columns(&self) -> SheetColumns {
+        SheetColumns {
+            names: self.columns.0.clone(),
+            types: self.column_types.0.clone(),
+        }
     }
 }
 
@@ -52,8 +53,8 @@ pub async fn insert_sheet(
         sheet.name,
         sheet.hidden,
         sheet.row_count,
-        sheet.columns,
-        sheet.column_types
+        &sheet.columns as _,
+        &sheet.column_types as _
     )
     .execute(db)
     .await?;
@@ -67,7 +68,8 @@ pub async fn find_sheet(
 ) -> sqlx::Result<Option<Sheet>> {
     sqlx::query_as!(
         Sheet,
-        r#"SELECT sheet_index, name, hidden, row_count, columns, column_types
+        r#"SELECT sheet_index, name, hidden, row_count, columns AS "columns: Json<Vec<String>>",
+                  column_types AS "column_types: Json<Vec<ColumnType>>"
            FROM parsed_sheets WHERE source_file_id = $1 AND sheet_index = $2"#,
         source_file_id,
         sheet_index
@@ -79,6 +81,8 @@ pub async fn find_sheet(
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub row_index: i64,
+    // Free-form: the file's data, one JSON value per cell, typed by the sheet's columns when
+    // it is served.
     pub values: serde_json::Value,
 }
 
@@ -224,34 +228,34 @@ impl CopyRows {
 mod tests {
     use super::*;
 
-    fn sheet(columns: serde_json::Value, column_types: serde_json::Value) -> Sheet {
-        Sheet {
-            sheet_index: 0,
-            name: "Sheet1".into(),
-            hidden: false,
-            row_count: 1,
-            columns,
-            column_types,
-        }
+    /// What decoding a stored sheet's two JSON arrays into its [`Sheet`] fields gives.
+    fn decode(
+        columns: serde_json::Value,
+        column_types: serde_json::Value,
+    ) -> Result<SheetColumns, serde_json::Error> {
+        Ok(SheetColumns {
+            names: serde_json::from_value(columns)?,
+            types: serde_json::from_value(column_types)?,
+        })
     }
 
     #[test]
     fn columns_decode_from_what_the_worker_stores_and_a_bad_shape_is_an_error() {
-        let good = sheet(
+        let good = decode(
             serde_json::json!(["id", "when"]),
             serde_json::json!(["integer", "date_time"]),
         );
         assert_eq!(
-            good.decode_columns().expect("decodes"),
+            good.expect("decodes"),
             SheetColumns {
                 names: vec!["id".into(), "when".into()],
                 types: vec![ColumnType::Integer, ColumnType::DateTime],
             }
         );
-        let bad_type = sheet(serde_json::json!(["id"]), serde_json::json!(["currency"]));
-        assert!(bad_type.decode_columns().is_err());
-        let not_a_list = sheet(serde_json::json!({"id": 1}), serde_json::json!([]));
-        assert!(not_a_list.decode_columns().is_err());
+        let bad_type = decode(serde_json::json!(["id"]), serde_json::json!(["currency"]));
+        assert!(bad_type.is_err());
+        let not_a_list = decode(serde_json::json!({"id": 1}), serde_json::json!([]));
+        assert!(not_a_list.is_err());
     }
 
     /// One chunk tuple as COPY's binary format has it.

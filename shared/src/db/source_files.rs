@@ -3,11 +3,14 @@
 //! only the worker, which trusts the task row, reads a file by id alone.
 
 use chrono::{DateTime, Utc};
+use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::tasks::Task;
-use crate::domain::TaskStatus;
+use crate::domain::review::Review;
+use crate::domain::task_result::TaskResult;
+use crate::domain::{TaskErrorCode, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceFile {
@@ -79,10 +82,12 @@ pub async fn find_with_task(
     let row = sqlx::query!(
         r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
                   f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
-                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts, t.error_code,
-                  t.error_message, t.result, t.lease_expires_at,
+                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
+                  t.error_code AS "error_code: TaskErrorCode",
+                  t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
                   t.created_at AS task_created_at, t.started_at, t.finished_at,
-                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
+                    AS "review: Json<Review>"
            FROM source_files f JOIN tasks t ON t.source_file_id = f.id
            WHERE f.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
         id,
@@ -186,10 +191,12 @@ pub async fn list(
     let rows = sqlx::query!(
         r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
                   f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
-                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts, t.error_code,
-                  t.error_message, t.result, t.lease_expires_at, t.created_at AS task_created_at,
-                  t.started_at, t.finished_at,
-                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
+                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
+                  t.error_code AS "error_code: TaskErrorCode",
+                  t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
+                  t.created_at AS task_created_at, t.started_at, t.finished_at,
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
+                    AS "review: Json<Review>"
            FROM source_files f JOIN tasks t ON t.source_file_id = f.id
            WHERE f.tenant_id = $1 AND ($2::uuid IS NULL OR f.id < $2) AND f.deleting_at IS NULL
            ORDER BY f.id DESC

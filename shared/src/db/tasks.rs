@@ -7,7 +7,11 @@ use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use crate::domain::{TaskErrorCode, TaskStatus};
+use sqlx::types::Json;
+
+use crate::domain::review::Review;
+use crate::domain::task_result::TaskResult;
+use crate::domain::{AttemptKind, TaskErrorCode, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
@@ -15,24 +19,25 @@ pub struct Task {
     pub source_file_id: Uuid,
     pub status: TaskStatus,
     pub attempts: i32,
-    pub error_code: Option<String>,
+    pub error_code: Option<TaskErrorCode>,
     pub error_message: Option<String>,
-    pub result: Option<serde_json::Value>,
+    /// Decoded where it is read: a stored result that is not a [`TaskResult`] is an error.
+    pub result: Option<Json<TaskResult>>,
     pub lease_expires_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
-    /// While NEEDS_REVIEW: the review document (`reason`, `header_row`, `columns`,
-    /// `suggested_mapping`).
-    pub review: Option<serde_json::Value>,
+    /// While NEEDS_REVIEW: the review document.
+    pub review: Option<Json<Review>>,
 }
 
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task>> {
     sqlx::query_as!(
         Task,
-        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                  error_message, result, lease_expires_at, created_at, started_at, finished_at,
-                  CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
+        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts,
+                  error_code AS "error_code: TaskErrorCode",
+                  error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
+                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS "review: Json<Review>"
            FROM tasks WHERE id = $1"#,
         id
     )
@@ -50,9 +55,11 @@ pub async fn find_for_tenant(
     sqlx::query_as!(
         Task,
         r#"SELECT t.id, t.source_file_id, t.status AS "status: TaskStatus", t.attempts,
-                  t.error_code, t.error_message, t.result, t.lease_expires_at, t.created_at,
-                  t.started_at, t.finished_at,
-                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END AS review
+                  t.error_code AS "error_code: TaskErrorCode", t.error_message,
+                  t.result AS "result: Json<TaskResult>",
+                  t.lease_expires_at, t.created_at, t.started_at, t.finished_at,
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
+                    AS "review: Json<Review>"
            FROM tasks t JOIN source_files f ON f.id = t.source_file_id
            WHERE t.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
         id,
@@ -68,9 +75,10 @@ pub async fn find_by_source_file(
 ) -> sqlx::Result<Option<Task>> {
     sqlx::query_as!(
         Task,
-        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                  error_message, result, lease_expires_at, created_at, started_at, finished_at,
-                  CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS review
+        r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts,
+                  error_code AS "error_code: TaskErrorCode",
+                  error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
+                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS "review: Json<Review>"
            FROM tasks WHERE source_file_id = $1"#,
         source_file_id
     )
@@ -100,9 +108,10 @@ pub async fn start(
              -- A file being removed (retention, a tenant purge) is not parsed again.
              AND NOT EXISTS (SELECT 1 FROM source_files f
                              WHERE f.id = tasks.source_file_id AND f.deleting_at IS NOT NULL)
-           RETURNING id, source_file_id, status AS "status: TaskStatus", attempts, error_code,
-                     error_message, result, lease_expires_at, created_at, started_at, finished_at,
-                     NULL::jsonb AS review"#,
+           RETURNING id, source_file_id, status AS "status: TaskStatus", attempts,
+                     error_code AS "error_code: TaskErrorCode", error_message,
+                     result AS "result: Json<TaskResult>", lease_expires_at, created_at,
+                     started_at, finished_at, NULL::jsonb AS "review: Json<Review>""#,
         id,
         lease.as_secs_f64(),
         dequeue_count
@@ -155,7 +164,7 @@ pub async fn complete(
     db: impl PgExecutor<'_>,
     id: Uuid,
     attempt: i32,
-    result: &serde_json::Value,
+    result: &TaskResult,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query!(
         r#"UPDATE tasks
@@ -164,7 +173,7 @@ pub async fn complete(
            WHERE id = $1 AND status = 'RUNNING' AND attempts = $2"#,
         id,
         attempt,
-        result
+        Json(result) as _
     )
     .execute(db)
     .await?;
@@ -178,9 +187,9 @@ pub async fn fail(
     db: impl PgExecutor<'_>,
     id: Uuid,
     attempt: Option<i32>,
-    code: &str,
+    code: TaskErrorCode,
     message: &str,
-    result: Option<&serde_json::Value>,
+    result: Option<&TaskResult>,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query!(
         r#"WITH failed AS (
@@ -195,9 +204,9 @@ pub async fn fail(
            SELECT id, attempts, 'final', $3, $4 FROM failed"#,
         id,
         attempt,
-        code,
+        code.as_str(),
         message,
-        result
+        result.map(Json) as _
     )
     .execute(db)
     .await?;
@@ -314,8 +323,8 @@ pub struct Lineage {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptError {
     pub attempt: i32,
-    pub kind: String,
-    pub code: Option<String>,
+    pub kind: AttemptKind,
+    pub code: Option<TaskErrorCode>,
     pub message: String,
     pub at: DateTime<Utc>,
 }
@@ -333,7 +342,8 @@ pub async fn lineage(db: &sqlx::PgPool, id: Uuid) -> sqlx::Result<Option<Lineage
     };
     let errors = sqlx::query_as!(
         AttemptError,
-        r#"SELECT attempt, kind, code, message, at FROM task_attempt_errors
+        r#"SELECT attempt, kind AS "kind: AttemptKind", code AS "code: TaskErrorCode", message, at
+           FROM task_attempt_errors
            WHERE task_id = $1 ORDER BY at, attempt"#,
         id
     )

@@ -10,6 +10,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
+use crate::domain::OnInvalid;
+
 /// Unused versions kept per name, besides the ones uploads name.
 pub const KEPT_VERSIONS: i32 = 100;
 
@@ -20,8 +22,10 @@ pub const MAX_TEMPLATES_PER_TENANT: i64 = 1000;
 pub struct Template {
     pub name: String,
     pub version: i32,
+    // A Table Schema, left as JSON: `shared` does not know templates; the `template` crate
+    // compiles it where it is used (the api when it is saved, the parse child).
     pub schema: serde_json::Value,
-    pub on_invalid: String,
+    pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
     pub created_at: DateTime<Utc>,
 }
@@ -29,6 +33,7 @@ pub struct Template {
 pub struct NewTemplate<'a> {
     pub tenant_id: &'a str,
     pub name: &'a str,
+    // A Table Schema the api compiled before storing it (see `Template::schema`).
     pub schema: &'a serde_json::Value,
     pub on_invalid: &'a str,
     pub sheet: Option<&'a str>,
@@ -105,7 +110,8 @@ pub async fn put(conn: &mut PgConnection, new: &NewTemplate<'_>) -> sqlx::Result
         Template,
         r#"INSERT INTO templates (tenant_id, name, version, schema, on_invalid, sheet)
            VALUES ($1, $2, $3, $4, $5, $6)
-           RETURNING name, version, schema, on_invalid, sheet, created_at"#,
+           RETURNING name, version, schema, on_invalid AS "on_invalid: OnInvalid", sheet,
+                     created_at"#,
         new.tenant_id,
         new.name,
         version,
@@ -145,7 +151,8 @@ pub async fn find(
 ) -> sqlx::Result<Option<Template>> {
     sqlx::query_as!(
         Template,
-        r#"SELECT name, version, schema, on_invalid, sheet, created_at FROM templates
+        r#"SELECT name, version, schema, on_invalid AS "on_invalid: OnInvalid", sheet, created_at
+           FROM templates
            WHERE tenant_id = $1 AND name = $2 AND deleted_at IS NULL
              AND ($3::int IS NULL OR version = $3)
            ORDER BY version DESC LIMIT 1"#,
@@ -172,7 +179,8 @@ pub async fn list_latest(
     limit: i64,
 ) -> sqlx::Result<Vec<Sized>> {
     let rows = sqlx::query!(
-        r#"SELECT DISTINCT ON (name) name, version, schema, on_invalid, sheet, created_at,
+        r#"SELECT DISTINCT ON (name) name, version, schema,
+                  on_invalid AS "on_invalid: OnInvalid", sheet, created_at,
                   template_bytes(schema) AS "bytes!"
            FROM templates
            WHERE tenant_id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR name > $2)
@@ -242,8 +250,10 @@ pub async fn delete(db: impl PgExecutor<'_>, tenant_id: &str, name: &str) -> sql
 pub struct FileTemplate {
     pub name: String,
     pub version: i32,
+    // A Table Schema, compiled by the parse child (see `Template::schema`).
     pub schema: serde_json::Value,
-    pub on_invalid: String,
+    /// The upload's policy (which may override the template's).
+    pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
 }
 
@@ -253,7 +263,8 @@ pub async fn of_file(
 ) -> sqlx::Result<Option<FileTemplate>> {
     sqlx::query_as!(
         FileTemplate,
-        r#"SELECT t.name, t.version, t.schema, f.on_invalid AS "on_invalid!", t.sheet
+        r#"SELECT t.name, t.version, t.schema, f.on_invalid AS "on_invalid!: OnInvalid",
+                  t.sheet
            FROM source_files f
            JOIN templates t ON t.tenant_id = f.tenant_id AND t.name = f.template_name
                            AND t.version = f.template_version

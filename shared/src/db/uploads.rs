@@ -15,13 +15,15 @@
 //! (tests/bench/side_by_side): locking them all whenever every shard was busy made each such
 //! upload wait for all the others, and the next ones behind it.
 
+use sqlx::types::Json;
 use sqlx::{Connection as _, PgConnection};
 use uuid::Uuid;
 
 use super::outbox::DEFAULT_MAX_ATTEMPTS;
 use super::source_files::{NewSourceFile, SourceFile};
 use super::tasks::Task;
-use crate::domain::{ParseTaskPayload, TaskStatus, PARSE_TASK};
+use crate::domain::task_result::TaskResult;
+use crate::domain::{ParseTaskPayload, TaskErrorCode, TaskStatus, PARSE_TASK};
 
 /// What an upload writes.
 pub struct NewUpload<'a> {
@@ -58,18 +60,19 @@ pub async fn insert(
     }
     let mut tx = conn.begin().await?;
     // Every shard with room held by other uploads: wait for one of them (each holds it for one
-    // statement and its commit) rather than lock them all.
+    // statement and its commit) rather than lock them all. In shard order, as the exact path
+    // locks them: a waiter keeps the lock of a shard it waited for and found full, and waiting
+    // in another order deadlocked with the exact path (seen: 40P01 with 64 uploads racing).
     let room = sqlx::query_scalar!(
         r#"SELECT shard FROM tenant_usage
            WHERE tenant_id = $1 AND granted_for = $2
              AND stored_bytes + $3 <= granted_bytes AND ($3 > 0 OR stored_bytes < granted_bytes)
-           ORDER BY (shard - usage_shard($4) + usage_shard_count()) % usage_shard_count()
+           ORDER BY shard
            LIMIT 1
            FOR UPDATE"#,
         new.file.tenant_id,
         quota_bytes,
-        new.file.size_bytes,
-        new.file.id
+        new.file.size_bytes
     )
     .fetch_optional(&mut *tx)
     .await?;
@@ -152,8 +155,9 @@ async fn insert_in_a_shard(
                   file.blob_name AS "blob_name!", file.idempotency_key,
                   file.created_at AS "file_created_at!", file.metadata, file.end_user,
                   task.id AS "task_id!", task.status AS "status!: TaskStatus",
-                  task.attempts AS "attempts!", task.error_code, task.error_message, task.result,
-                  task.lease_expires_at, task.created_at AS "task_created_at!", task.started_at,
+                  task.attempts AS "attempts!",
+                  task.error_code AS "error_code: TaskErrorCode", task.error_message,
+                  task.result AS "result: Json<TaskResult>", task.lease_expires_at, task.created_at AS "task_created_at!", task.started_at,
                   task.finished_at
            FROM file, task"#,
         file.id,

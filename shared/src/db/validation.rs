@@ -4,18 +4,13 @@
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
-/// One stored error record.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ErrorRow {
+use crate::domain::ErrorRecord;
+
+/// A stored error record with its place in the report (its keyset cursor).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Numbered {
     pub seq: i32,
-    pub sheet: i32,
-    pub row_number: i64,
-    pub column_name: Option<String>,
-    pub field: Option<String>,
-    pub value: Option<String>,
-    pub code: String,
-    pub constraint_name: Option<String>,
-    pub message: String,
+    pub record: ErrorRecord,
 }
 
 /// A rejected row's original cells (texts in the file's own columns).
@@ -23,35 +18,42 @@ pub struct ErrorRow {
 pub struct RejectedRow {
     pub sheet: i32,
     pub row_number: i64,
+    // Free-form: the row's original cells as the file's reader gave them (a JSON array of
+    // texts, numbers, booleans, nulls), exported as they are.
     pub cells: serde_json::Value,
 }
 
 /// Rows written per statement: the records arrive as arrays, one round trip per batch.
 const BATCH: usize = 2000;
 
-/// Stores a file's error records (already numbered in file order) and rejected rows.
+/// Stores a file's error records, in file order (numbered from 0 in that order), and its
+/// rejected rows.
 pub async fn insert(
     conn: &mut PgConnection,
     source_file_id: Uuid,
-    errors: &[ErrorRow],
+    errors: &[ErrorRecord],
     rejected: &[RejectedRow],
 ) -> sqlx::Result<()> {
-    for batch in errors.chunks(BATCH) {
-        let col = |f: fn(&ErrorRow) -> Option<String>| batch.iter().map(f).collect::<Vec<_>>();
+    for (n, batch) in errors.chunks(BATCH).enumerate() {
+        let first = n * BATCH;
+        let seqs = (first..first + batch.len())
+            .map(|seq| i32::try_from(seq).unwrap_or(i32::MAX))
+            .collect::<Vec<_>>();
+        let col = |f: fn(&ErrorRecord) -> Option<String>| batch.iter().map(f).collect::<Vec<_>>();
         sqlx::query!(
             r#"INSERT INTO validation_errors (source_file_id, seq, sheet, row_number, column_name,
                    field, value, code, constraint_name, message)
                SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[], $5::text[],
                    $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])"#,
             source_file_id,
-            &batch.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            &seqs,
             &batch.iter().map(|e| e.sheet).collect::<Vec<_>>(),
-            &batch.iter().map(|e| e.row_number).collect::<Vec<_>>(),
-            &col(|e| e.column_name.clone()) as &[Option<String>],
+            &batch.iter().map(|e| e.row).collect::<Vec<_>>(),
+            &col(|e| e.column.clone()) as &[Option<String>],
             &col(|e| e.field.clone()) as &[Option<String>],
             &col(|e| e.value.clone()) as &[Option<String>],
             &batch.iter().map(|e| e.code.clone()).collect::<Vec<_>>(),
-            &col(|e| e.constraint_name.clone()) as &[Option<String>],
+            &col(|e| e.constraint.clone()) as &[Option<String>],
             &batch.iter().map(|e| e.message.clone()).collect::<Vec<_>>(),
         )
         .execute(&mut *conn)
@@ -81,9 +83,8 @@ pub async fn page(
     limit: i64,
     field: Option<&str>,
     code: Option<&str>,
-) -> sqlx::Result<Vec<ErrorRow>> {
-    sqlx::query_as!(
-        ErrorRow,
+) -> sqlx::Result<Vec<Numbered>> {
+    let rows = sqlx::query!(
         r#"SELECT seq, sheet, row_number, column_name, field, value, code, constraint_name, message
            FROM validation_errors
            WHERE source_file_id = $1 AND seq > $2
@@ -96,7 +97,23 @@ pub async fn page(
         limit
     )
     .fetch_all(db)
-    .await
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Numbered {
+            seq: r.seq,
+            record: ErrorRecord {
+                sheet: r.sheet,
+                row: r.row_number,
+                column: r.column_name,
+                field: r.field,
+                value: r.value,
+                code: r.code,
+                constraint: r.constraint_name,
+                message: r.message,
+            },
+        })
+        .collect())
 }
 
 /// A rejected row with the error records that name it, for the rejected-rows export.
@@ -104,6 +121,7 @@ pub async fn page(
 pub struct RejectedWithErrors {
     pub sheet: i32,
     pub row_number: i64,
+    // Free-form: the row's original cells (see `RejectedRow::cells`).
     pub cells: serde_json::Value,
     /// The messages of the row's error records, in file order.
     pub messages: Vec<String>,

@@ -3,8 +3,6 @@
 //! the table and this enum equal). A file that cannot be parsed is a task outcome with one of
 //! these codes, never a process error.
 
-use std::str::FromStr;
-
 crate::code_enum! {
     /// The code a failed task carries.
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -44,22 +42,22 @@ crate::code_enum! {
     }
 }
 
-/// A stored code that is not one of [`TaskErrorCode::ALL`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown task error code {0:?}")]
-pub struct UnknownTaskErrorCode(pub String);
+// `tasks.error_code` and `task_attempt_errors.code` are `text`: a code that does not decode
+// is an error.
+crate::text_column!(TaskErrorCode);
 
-impl FromStr for TaskErrorCode {
-    type Err = UnknownTaskErrorCode;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        TaskErrorCode::ALL
-            .iter()
-            .copied()
-            .find(|c| c.as_str() == s)
-            .ok_or_else(|| UnknownTaskErrorCode(s.to_owned()))
+crate::code_enum! {
+    /// How an attempt of a task ended in error (`task_attempt_errors.kind`).
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum AttemptKind {
+        /// It released the task for a retry.
+        Transient => "transient",
+        /// It failed the task.
+        Final => "final",
     }
 }
+
+crate::text_column!(AttemptKind);
 
 #[cfg(test)]
 mod tests {

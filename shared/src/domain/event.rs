@@ -7,45 +7,18 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// The kinds of event, as they are spelled on the wire and in the `events.type` column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum EventType {
-    #[serde(rename = "task.completed")]
-    TaskCompleted,
-    #[serde(rename = "task.failed")]
-    TaskFailed,
-    #[serde(rename = "task.needs_review")]
-    TaskNeedsReview,
-    #[serde(rename = "file.deleted")]
-    FileDeleted,
-}
-
-impl EventType {
-    pub const ALL: [EventType; 4] = [
-        EventType::TaskCompleted,
-        EventType::TaskFailed,
-        EventType::TaskNeedsReview,
-        EventType::FileDeleted,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::TaskCompleted => "task.completed",
-            EventType::TaskFailed => "task.failed",
-            EventType::TaskNeedsReview => "task.needs_review",
-            EventType::FileDeleted => "file.deleted",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<EventType> {
-        EventType::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for EventType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+crate::code_enum! {
+    /// The kinds of event, as they are spelled on the wire and in the `events.type` column.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum EventType {
+        #[serde(rename = "task.completed")]
+        TaskCompleted => "task.completed",
+        #[serde(rename = "task.failed")]
+        TaskFailed => "task.failed",
+        #[serde(rename = "task.needs_review")]
+        TaskNeedsReview => "task.needs_review",
+        #[serde(rename = "file.deleted")]
+        FileDeleted => "file.deleted",
     }
 }
 
@@ -72,13 +45,13 @@ mod tests {
 
     #[test]
     fn every_type_reads_back_from_its_wire_name() {
-        for t in EventType::ALL {
-            assert_eq!(EventType::parse(t.as_str()), Some(t));
+        for &t in EventType::ALL {
+            assert_eq!(t.as_str().parse::<EventType>().ok(), Some(t));
             assert_eq!(
                 serde_json::to_value(t).ok(),
                 Some(serde_json::json!(t.as_str()))
             );
         }
-        assert_eq!(EventType::parse("task.started"), None);
+        assert_eq!("task.started".parse::<EventType>().ok(), None);
     }
 }

@@ -3,61 +3,28 @@
 //! (a CSV named `.xlsx` is a CSV; a PDF named `.xlsx` is refused); the name only picks between
 //! formats that share a container (xlsx/xlsm/xlsb are all zip, csv/tsv are both text).
 
-use serde::{Deserialize, Serialize};
-
-/// A format we can parse. Stored in `source_files.format` as its lowercase name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum FileFormat {
-    Csv,
-    Tsv,
-    Xlsx,
-    Xlsm,
-    Xlsb,
-    Xls,
-    Ods,
+crate::code_enum! {
+    /// A format we can parse. Stored in `source_files.format` as its lowercase name.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum FileFormat {
+        Csv => "csv",
+        Tsv => "tsv",
+        Xlsx => "xlsx",
+        Xlsm => "xlsm",
+        Xlsb => "xlsb",
+        Xls => "xls",
+        Ods => "ods",
+    }
 }
 
-/// How many leading bytes [`FileFormat::detect`] wants to see (fewer is fine for short files).
 pub const SNIFF_LEN: usize = 8 * 1024;
 
-/// The first bytes of a zip (xlsx, xlsm, xlsb, ods): a local file header.
 pub const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
-/// The first bytes of an empty zip: its end-of-central-directory record.
 pub const EMPTY_ZIP_MAGIC: &[u8] = b"PK\x05\x06";
-/// The first bytes of an OLE compound file (xls, or an encrypted OOXML workbook).
 pub const CFB_MAGIC: &[u8] = &[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
 const ODS_MIMETYPE: &[u8] = b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet";
 
 impl FileFormat {
-    pub const ALL: [FileFormat; 7] = [
-        FileFormat::Csv,
-        FileFormat::Tsv,
-        FileFormat::Xlsx,
-        FileFormat::Xlsm,
-        FileFormat::Xlsb,
-        FileFormat::Xls,
-        FileFormat::Ods,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FileFormat::Csv => "csv",
-            FileFormat::Tsv => "tsv",
-            FileFormat::Xlsx => "xlsx",
-            FileFormat::Xlsm => "xlsm",
-            FileFormat::Xlsb => "xlsb",
-            FileFormat::Xls => "xls",
-            FileFormat::Ods => "ods",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|f| f.as_str() == s)
-    }
-
-    /// The content type we record for the blob, whatever the client claimed.
     pub fn content_type(self) -> &'static str {
         match self {
             FileFormat::Csv => "text/csv",
@@ -106,12 +73,6 @@ impl FileFormat {
             });
         }
         None
-    }
-}
-
-impl std::fmt::Display for FileFormat {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

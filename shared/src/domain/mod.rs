@@ -6,6 +6,7 @@ pub mod column_type;
 pub mod digest;
 pub mod envelope;
 pub mod error_code;
+pub mod error_record;
 pub mod event;
 pub mod format;
 pub mod metadata;
@@ -16,7 +17,8 @@ pub mod task_result;
 
 pub use column_type::{ColumnType, TypeSet};
 pub use envelope::{Envelope, MessageEncoding, ParseTaskPayload, PARSE_TASK};
-pub use error_code::{TaskErrorCode, UnknownTaskErrorCode};
+pub use error_code::{AttemptKind, TaskErrorCode};
+pub use error_record::ErrorRecord;
 pub use event::{EventType, EventView};
 pub use format::FileFormat;
 pub use on_invalid::OnInvalid;

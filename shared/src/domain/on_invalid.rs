@@ -1,41 +1,24 @@
 //! What a templated upload does with rows that have errors: a template's default, which an
 //! upload may override.
 
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum OnInvalid {
-    /// Any error fails the task (`validation_failed`); the report is kept, no rows are stored.
-    RejectFile,
-    /// Valid rows are stored; invalid ones are only in the report.
-    #[default]
-    DropInvalidRows,
-    /// Every row is stored (a failing cell keeps its original text); the report says which
-    /// rows are bad.
-    KeepInvalidRows,
-}
-
-impl OnInvalid {
-    pub const ALL: [OnInvalid; 3] = [
-        OnInvalid::RejectFile,
-        OnInvalid::DropInvalidRows,
-        OnInvalid::KeepInvalidRows,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnInvalid::RejectFile => "reject_file",
-            OnInvalid::DropInvalidRows => "drop_invalid_rows",
-            OnInvalid::KeepInvalidRows => "keep_invalid_rows",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|p| p.as_str() == text)
+crate::code_enum! {
+    #[derive(Default)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum OnInvalid {
+        /// Any error fails the task (`validation_failed`); the report is kept, no rows are
+        /// stored.
+        RejectFile => "reject_file",
+        /// Valid rows are stored; invalid ones are only in the report.
+        #[default]
+        DropInvalidRows => "drop_invalid_rows",
+        /// Every row is stored (a failing cell keeps its original text); the report says which
+        /// rows are bad.
+        KeepInvalidRows => "keep_invalid_rows",
     }
 }
+
+// The `on_invalid` columns are `text` with a CHECK: a value that does not decode is an error.
+crate::text_column!(OnInvalid);
 
 #[cfg(test)]
 mod tests {
@@ -43,12 +26,12 @@ mod tests {
 
     #[test]
     fn the_text_is_the_serde_name_and_reads_back() {
-        for policy in OnInvalid::ALL {
+        for &policy in OnInvalid::ALL {
             let json = serde_json::to_string(&policy).expect("serialise");
             assert_eq!(json, format!("\"{}\"", policy.as_str()));
-            assert_eq!(OnInvalid::parse(policy.as_str()), Some(policy));
+            assert_eq!(policy.as_str().parse::<OnInvalid>(), Ok(policy));
         }
-        assert_eq!(OnInvalid::parse("drop"), None);
+        assert!("drop".parse::<OnInvalid>().is_err());
         assert_eq!(OnInvalid::default(), OnInvalid::DropInvalidRows);
     }
 }

@@ -13,18 +13,20 @@ pub const MAX_SAMPLES: usize = 5;
 /// Rows read below the header looking for sample values before the parse stops looking.
 pub const SAMPLE_ROWS: u64 = 100;
 
-/// Why a task waits and what a person chooses from.
+/// Why a task waits and what a person chooses from. Its fields (and its parts') are declared
+/// in sorted key order: the api served the stored `jsonb` through a sorted map, and the typed
+/// document writes the same bytes only in that order (a test pins it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Review {
+    pub columns: Vec<ReviewColumn>,
+    /// The 1-based row of the header in the file.
+    pub header_row: u64,
     /// `required_field_unmapped`, `competing_columns` or `low_confidence`.
     pub reason: String,
     /// The workbook sheet the review is about (`Sheet1` for CSV/TSV): the answer applies to
     /// it.
     pub sheet: String,
-    /// The 1-based row of the header in the file.
-    pub header_row: u64,
-    pub columns: Vec<ReviewColumn>,
     /// Every template field, in field order, with the column the matcher suggests.
     pub suggested_mapping: Vec<SuggestedField>,
 }
@@ -45,12 +47,12 @@ pub struct ReviewColumn {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SuggestedField {
-    pub field: String,
     pub column_index: Option<usize>,
+    pub confidence: f64,
+    pub field: String,
     /// How it matched (`exact`, `title`, …), null for no column.
     #[serde(rename = "match")]
     pub how: Option<String>,
-    pub confidence: f64,
 }
 
 /// A mapping a person chose: field name → 0-based column index, `None` for no column.
@@ -74,6 +76,29 @@ pub fn header_key<S: AsRef<str>>(texts: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_review_serialises_with_its_keys_sorted_as_the_stored_document_was_served() {
+        let review = Review {
+            columns: vec![ReviewColumn {
+                index: 0,
+                name: "Amount".into(),
+                samples: vec!["12".into()],
+            }],
+            header_row: 1,
+            reason: "low_confidence".into(),
+            sheet: "Sheet1".into(),
+            suggested_mapping: vec![SuggestedField {
+                column_index: Some(0),
+                confidence: 0.7,
+                field: "amount".into(),
+                how: Some("fuzzy".into()),
+            }],
+        };
+        let typed = serde_json::to_string(&review).expect("serialise");
+        let sorted = serde_json::to_value(&review).expect("to value").to_string();
+        assert_eq!(typed, sorted);
+    }
 
     #[test]
     fn the_header_key_ignores_order_but_not_text() {

@@ -311,7 +311,15 @@ async fn pace(env: &WorkerEnv, tasks: &[Uuid]) -> anyhow::Result<()> {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
     for id in tasks {
         tick.tick().await;
-        db::tasks::fail(&env.db, *id, None, "invalid_message", "bench", None).await?;
+        db::tasks::fail(
+            &env.db,
+            *id,
+            None,
+            shared::domain::TaskErrorCode::InvalidMessage,
+            "bench",
+            None,
+        )
+        .await?;
     }
     Ok(())
 }

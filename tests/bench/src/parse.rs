@@ -38,7 +38,7 @@ pub fn child_main(args: &[String]) -> anyhow::Result<()> {
     let [mode, path, format] = args else {
         bail!("usage: bench __parse inproc|isolated <file> <format>");
     };
-    let format = FileFormat::parse(format).context("format")?;
+    let format = format.parse::<FileFormat>().context("format")?;
     let path = Path::new(path);
     let limits = ParseLimits::default();
     let mut rows = 0u64;

@@ -98,11 +98,16 @@ async fn an_event_that_commits_after_a_later_one_is_not_skipped() {
 
     // The first failure is written, but its transaction stays open...
     let mut slow = app.db.begin().await.expect("begin");
-    assert!(
-        db::tasks::fail(&mut *slow, first, None, "invalid_message", "slow", None)
-            .await
-            .expect("fail")
-    );
+    assert!(db::tasks::fail(
+        &mut *slow,
+        first,
+        None,
+        shared::domain::TaskErrorCode::InvalidMessage,
+        "slow",
+        None
+    )
+    .await
+    .expect("fail"));
     // ...while the second commits and is read.
     fail_task(&app.db, second).await;
     let (_, page) = app.get_json("/api/v1/events").await;

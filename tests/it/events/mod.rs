@@ -40,7 +40,7 @@ pub(crate) async fn fail_task(db: &sqlx::PgPool, task_id: Uuid) {
             db,
             task_id,
             None,
-            "invalid_message",
+            shared::domain::TaskErrorCode::InvalidMessage,
             "failed by the test",
             None
         )

@@ -10,8 +10,19 @@ use harness::worker::{WorkerEnv, SAMPLE_CSV};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use shared::db;
-use shared::domain::TaskStatus;
+use shared::domain::task_result::{TaskResult, ValidationResult};
+use shared::domain::{OnInvalid, TaskStatus};
 use uuid::Uuid;
+
+/// A result of `rows_total` rows in no sheet: only the counts matter to an event.
+fn rows_only(rows_total: u64) -> TaskResult {
+    TaskResult {
+        rows_total,
+        sheets: Vec::new(),
+        skipped_parts: Vec::new(),
+        validation: None,
+    }
+}
 
 async fn events_of(env_db: &sqlx::PgPool, source_file_id: Uuid) -> Vec<db::events::Event> {
     db::events::for_source_file(env_db, source_file_id)
@@ -58,14 +69,14 @@ async fn a_parsed_file_has_exactly_one_completed_event_with_its_row_counts() {
     );
 
     // A redelivered message, or a racing consumer, changes nothing and announces nothing.
-    let again = db::tasks::complete(&env.db, upload.task_id, 1, &json!({"rows_total": 9}))
+    let again = db::tasks::complete(&env.db, upload.task_id, 1, &rows_only(9))
         .await
         .expect("complete");
     let failed = db::tasks::fail(
         &env.db,
         upload.task_id,
         None,
-        "invalid_message",
+        shared::domain::TaskErrorCode::InvalidMessage,
         "late",
         None,
     )
@@ -84,7 +95,7 @@ async fn a_failed_task_has_one_failed_event_with_its_error_and_no_summary() {
         &env.db,
         upload.task_id,
         None,
-        "retries_exhausted",
+        shared::domain::TaskErrorCode::RetriesExhausted,
         "delivered 6 times",
         None
     )
@@ -119,12 +130,28 @@ async fn a_templated_result_gives_the_summary_its_valid_and_rejected_rows() {
         .await
         .expect("start")
         .expect("the task starts");
-    // The shape the consumer writes for a templated file (only the counts matter here).
-    let result = json!({
-        "rows_total": 7,
-        "sheets": [],
-        "validation": {"template": "invoices", "rows_valid": 4, "rows_rejected": 3},
-    });
+    // The type the consumer writes for a templated file, read by the events trigger by key
+    // path (`rows_total`, `validation.rows_valid`, `validation.rows_rejected`): renaming one of
+    // those fields breaks this test, not a webhook payload.
+    let result = TaskResult {
+        validation: Some(ValidationResult {
+            errors_by_code: Default::default(),
+            errors_by_field: Default::default(),
+            errors_total: 3,
+            errors_truncated: false,
+            header_row: 1,
+            mapping: Vec::new(),
+            on_invalid: OnInvalid::DropInvalidRows,
+            rows_rejected: 3,
+            rows_valid: 4,
+            sheet: 0,
+            skipped_sheets: Vec::new(),
+            source_columns: Vec::new(),
+            template: "invoices".into(),
+            template_version: 1,
+        }),
+        ..rows_only(7)
+    };
     assert!(
         db::tasks::complete(&env.db, upload.task_id, started.attempts, &result)
             .await
@@ -150,7 +177,15 @@ async fn a_status_change_whose_event_cannot_be_written_does_not_happen() {
     .await
     .expect("add the constraint");
 
-    let failed = db::tasks::fail(&env.db, upload.task_id, None, "invalid_message", "x", None).await;
+    let failed = db::tasks::fail(
+        &env.db,
+        upload.task_id,
+        None,
+        shared::domain::TaskErrorCode::InvalidMessage,
+        "x",
+        None,
+    )
+    .await;
     assert!(failed.is_err(), "{failed:?}");
     assert_eq!(env.task(upload.task_id).await.status, TaskStatus::Pending);
     assert!(env.task(upload.task_id).await.error_code.is_none());

@@ -78,15 +78,7 @@ impl Consumer {
         code: TaskErrorCode,
         message: &str,
     ) -> anyhow::Result<Outcome> {
-        let failed = db::tasks::fail(
-            &self.db,
-            task_id,
-            Some(attempt),
-            code.as_str(),
-            message,
-            None,
-        )
-        .await;
+        let failed = db::tasks::fail(&self.db, task_id, Some(attempt), code, message, None).await;
         if let Err(e) = failed {
             return self
                 .db_failed(msg, task_id, Some((attempt, receipt)), e)

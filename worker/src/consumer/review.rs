@@ -4,8 +4,7 @@
 
 use anyhow::Context as _;
 use shared::db;
-use shared::domain::review::{ConfirmedMapping, RememberedMapping, Review};
-use shared::domain::OnInvalid;
+use shared::domain::review::Review;
 use uuid::Uuid;
 
 use super::finish::Ending;
@@ -24,13 +23,7 @@ impl Consumer {
             .await
             .context("reading the confirmed mapping")?
         {
-            Some(c) => (
-                Some(
-                    serde_json::from_value::<ConfirmedMapping>(c.mapping)
-                        .context("a stored confirmed mapping")?,
-                ),
-                c.sheet,
-            ),
+            Some(c) => (Some(c.mapping.0), c.sheet),
             None => (None, None),
         };
         // A confirmed mapping is used as it is: nothing else is read.
@@ -39,15 +32,7 @@ impl Consumer {
         } else {
             let remembered = db::remembered_mappings::of_template(&self.db, tenant_id, &t.name)
                 .await
-                .context("reading the remembered mappings")?
-                .into_iter()
-                // A row another version wrote in another shape is skipped, not fatal.
-                .filter_map(|(key, m)| {
-                    serde_json::from_value::<RememberedMapping>(m)
-                        .ok()
-                        .map(|m| (key, m))
-                })
-                .collect();
+                .context("reading the remembered mappings")?;
             let learned = db::learned_columns::of_template(&self.db, tenant_id, &t.name)
                 .await
                 .context("reading the learned column names")?;
@@ -56,7 +41,7 @@ impl Consumer {
         Ok(TemplateJob {
             schema: t.schema.clone(),
             sheet: t.sheet.clone(),
-            on_invalid: OnInvalid::parse(&t.on_invalid).unwrap_or_default(),
+            on_invalid: t.on_invalid,
             max_errors: self.cfg.validation_max_errors,
             confirmed,
             confirmed_sheet,
@@ -73,14 +58,15 @@ impl Consumer {
         attempt: i32,
         review: Option<Review>,
     ) -> anyhow::Result<Ending> {
-        let review = serde_json::to_value(review).context("encoding the review")?;
+        // The parse only asks for a review with its document.
+        let review = review.context("a review without its document")?;
         if !db::reviews::request(&self.db, task_id, attempt, &review)
             .await
             .context("stopping the task for a review")?
         {
             return Ok(Ending::Lost);
         }
-        tracing::info!(%task_id, attempt, reason = review["reason"].as_str().unwrap_or_default(),
+        tracing::info!(%task_id, attempt, reason = %review.reason,
             "task needs a mapping review");
         Ok(Ending::InReview)
     }

@@ -30,7 +30,7 @@ impl Consumer {
             .await
             .map_err(|e| storage_context(e, "sending to the poison queue"))?;
         if let Some(id) = task_id {
-            db::tasks::fail(&self.db, id, None, code.as_str(), reason, None)
+            db::tasks::fail(&self.db, id, None, code, reason, None)
                 .await
                 .context("failing a poisoned task")?;
         }

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use shared::db;
-use shared::domain::task_result::{SheetResult, TaskResult};
-use shared::domain::FileFormat;
+use shared::domain::task_result::{SheetResult, TaskResult, ValidationResult};
+use shared::domain::{ErrorRecord, FileFormat};
 use uuid::Uuid;
 
 use crate::parse::isolate::{self, EventSink, Isolation};
@@ -24,7 +24,8 @@ pub(super) struct FileToParse<'a> {
 /// A templated file's error report as it arrives from the child, already capped there.
 #[derive(Debug, Default)]
 pub(super) struct Report {
-    pub errors: Vec<db::validation::ErrorRow>,
+    /// In file order, as the child sent them.
+    pub errors: Vec<ErrorRecord>,
     pub rejected: Vec<db::validation::RejectedRow>,
     /// The mapping needs a person: the review document (then no rows came).
     pub review: Option<shared::domain::review::Review>,
@@ -106,18 +107,7 @@ impl EventSink for CopySink<'_, '_> {
                 self.counted += 1;
             }
             ParseEvent::Invalid(e) => {
-                let seq = i32::try_from(self.report.errors.len()).unwrap_or(i32::MAX);
-                self.report.errors.push(db::validation::ErrorRow {
-                    seq,
-                    sheet: i32::try_from(e.sheet).unwrap_or(i32::MAX),
-                    row_number: i64::try_from(e.row).unwrap_or(i64::MAX),
-                    column_name: e.column,
-                    field: e.field,
-                    value: e.value,
-                    code: e.code,
-                    constraint_name: e.constraint,
-                    message: e.message,
-                });
+                self.report.errors.push(e);
             }
             ParseEvent::Rejected { sheet, row, cells } => {
                 self.report.rejected.push(db::validation::RejectedRow {
@@ -147,49 +137,47 @@ impl EventSink for CopySink<'_, '_> {
 
 /// The task's result summary, as the api returns it: the contract's [`TaskResult`], built
 /// field by field so the wire format does not follow the parser's structs by accident.
-pub(super) fn result_json(
+pub(super) fn task_result(
     summary: &ParseSummary,
     template: Option<&db::templates::FileTemplate>,
-) -> serde_json::Value {
+) -> TaskResult {
     let validation = match (&summary.validation, template) {
-        (Some(v), Some(t)) => Some(serde_json::json!({
-            "template": t.name,
-            "template_version": t.version,
-            "on_invalid": t.on_invalid,
-            "sheet": v.sheet,
-            "header_row": v.header_row,
-            "rows_valid": v.rows_valid,
-            "rows_rejected": v.rows_rejected,
-            "errors_total": v.errors_total,
-            "errors_by_code": v.errors_by_code,
-            "errors_by_field": v.errors_by_field,
-            "errors_truncated": v.errors_truncated,
-            "mapping": v.mapping,
-            "source_columns": v.source_columns,
-            "skipped_sheets": v.skipped_sheets,
-        })),
+        (Some(v), Some(t)) => Some(ValidationResult {
+            errors_by_code: v.errors_by_code.clone(),
+            errors_by_field: v.errors_by_field.clone(),
+            errors_total: v.errors_total,
+            errors_truncated: v.errors_truncated,
+            header_row: v.header_row,
+            mapping: v.mapping.clone(),
+            on_invalid: t.on_invalid,
+            rows_rejected: v.rows_rejected,
+            rows_valid: v.rows_valid,
+            sheet: v.sheet,
+            skipped_sheets: v.skipped_sheets.clone(),
+            source_columns: v.source_columns.clone(),
+            template: t.name.clone(),
+            template_version: t.version,
+        }),
         _ => None,
     };
-    let result = TaskResult {
+    TaskResult {
         rows_total: summary.rows_total,
         sheets: summary
             .sheets
             .iter()
             .map(|s| SheetResult {
-                index: s.index,
-                name: s.name.clone(),
-                hidden: s.hidden,
-                header_row: s.header_row,
-                rows: s.rows,
-                columns: s.columns.clone(),
                 column_types: s.column_types.clone(),
+                columns: s.columns.clone(),
                 extra_columns: s.extra_columns,
+                header_row: s.header_row,
+                hidden: s.hidden,
+                index: s.index,
                 layout: s.layout.clone(),
+                name: s.name.clone(),
+                rows: s.rows,
             })
             .collect(),
         skipped_parts: summary.skipped_parts.clone(),
         validation,
-    };
-    // A struct of strings, numbers and JSON values always serialises.
-    serde_json::to_value(&result).unwrap_or_default()
+    }
 }

@@ -12,6 +12,7 @@ use anyhow::Context as _;
 use shared::db;
 use shared::domain::{FileFormat, OnInvalid, ParseTaskPayload, TaskErrorCode};
 use shared::storage::StorageError;
+use sqlx::types::Json;
 use sqlx::{Postgres, Transaction};
 use tempfile::TempPath;
 use tokio::io::AsyncWriteExt as _;
@@ -23,7 +24,7 @@ use crate::parse::{ParseSummary, TemplateJob};
 use super::finish::Ending;
 use super::progress::Progress;
 use super::settle::storage_context;
-use super::store::{result_json, stream_rows, FileToParse, Report};
+use super::store::{stream_rows, task_result, FileToParse, Report};
 use super::Consumer;
 
 /// A task's file, downloaded.
@@ -108,7 +109,7 @@ impl Consumer {
                 message,
             )));
         };
-        let Some(format) = FileFormat::parse(&file.format) else {
+        let Ok(format) = file.format.parse::<FileFormat>() else {
             let message = format!("unknown format {:?}", file.format);
             return Ok(Break(Ending::Unparsable(
                 TaskErrorCode::UnsupportedFormat,
@@ -263,8 +264,8 @@ impl Consumer {
                 name: sheet.name.clone(),
                 hidden: sheet.hidden,
                 row_count: i64::try_from(sheet.rows).unwrap_or(i64::MAX),
-                columns: serde_json::to_value(&sheet.columns)?,
-                column_types: serde_json::to_value(&sheet.column_types)?,
+                columns: Json(sheet.columns.clone()),
+                column_types: Json(sheet.column_types.clone()),
             };
             db::rows::insert_sheet(&mut *tx, source_file_id, &row)
                 .await
@@ -277,7 +278,7 @@ impl Consumer {
         db::row_store::record_usage(&mut *tx, source_file_id, rows)
             .await
             .context("recording the rows' usage")?;
-        let result = result_json(summary, template.stored.as_ref());
+        let result = task_result(summary, template.stored.as_ref());
         if !db::tasks::complete(&mut *tx, task_id, attempt, &result)
             .await
             .context("completing the task")?
@@ -309,7 +310,7 @@ impl Consumer {
             "the file has {errors} error(s) against its template and on_invalid is reject_file: \
              see the error report"
         );
-        let result = result_json(summary, template);
+        let result = task_result(summary, template);
         let mut tx = self.db.begin().await.context("beginning the rejection")?;
         db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
             .await
@@ -322,7 +323,7 @@ impl Consumer {
             &mut *tx,
             task_id,
             Some(attempt),
-            code.as_str(),
+            code,
             &message,
             Some(&result),
         )

@@ -29,9 +29,10 @@ pub use shared::domain::task_result::SheetLayout;
 pub use error::ParseFailure;
 pub use formats::csv;
 pub use limits::ParseLimits;
+pub use shared::domain::ErrorRecord;
 pub use shared::domain::{ColumnType, FileFormat, TaskErrorCode};
 pub use template::job::TemplateJob;
-pub use template::validate::{self, ErrorEvent, ValidationReport};
+pub use template::validate::{self, ValidationReport};
 
 use checks::{cfb, xls, zip};
 use formats::{excel, sniff};
@@ -57,7 +58,7 @@ pub enum ParseEvent<'a> {
     },
     SheetEnd(SheetSummary),
     /// A templated file: one error record (up to the job's cap).
-    Invalid(ErrorEvent),
+    Invalid(ErrorRecord),
     /// A templated file: the original cells (a JSON array) of a row that had errors, at its
     /// 1-based row number in the file (up to the job's cap).
     Rejected {

@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use shared::db;
-use shared::domain::review::{header_key, RememberedMapping, Review};
+use shared::domain::review::{header_key, RememberedMapping};
 use uuid::Uuid;
 
 use crate::auth::Principal;
@@ -63,8 +63,7 @@ pub async fn put_mapping(
             },
         );
     };
-    let review: Review = serde_json::from_value(pending.review)
-        .map_err(|e| ApiError::Internal(anyhow::Error::new(e).context("a stored review")))?;
+    let review = pending.review.0;
     let template = state
         .compiler
         .compile(pending.schema)
@@ -85,8 +84,6 @@ pub async fn put_mapping(
         .map(|(field, column)| (field.clone(), column.map(|c| header[c].to_owned())))
         .collect();
     let learned = db::learned_columns::pairs(&header, &mapping);
-    let mapping = to_json(&mapping)?;
-    let remembered = to_json(&remembered)?;
     let traceparent = shared::telemetry::propagation::current_traceparent();
 
     let mut tx = state.db.begin().await?;
@@ -123,10 +120,6 @@ pub async fn put_mapping(
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no task {id}")))?;
     Ok((StatusCode::ACCEPTED, Json(TaskView::from(&task))))
-}
-
-fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(value).map_err(|e| ApiError::Internal(e.into()))
 }
 
 fn not_in_review(id: Uuid, status: &str) -> ApiError {

@@ -238,7 +238,7 @@ impl FormFields {
     ) -> Result<Option<ChosenTemplate>, ApiError> {
         let on_invalid = match self.on_invalid.as_deref() {
             None => None,
-            Some(text) => Some(OnInvalid::parse(text).ok_or_else(|| {
+            Some(text) => Some(text.parse::<OnInvalid>().map_err(|_| {
                 ApiError::unprocessable(
                     ApiErrorCode::InvalidParameter,
                     "on_invalid must be reject_file, drop_invalid_rows or keep_invalid_rows",
@@ -268,7 +268,7 @@ impl FormFields {
             .ok_or_else(unknown)?;
         let on_invalid = match on_invalid {
             Some(p) => p,
-            None => OnInvalid::parse(&template.on_invalid).unwrap_or_default(),
+            None => template.on_invalid,
         };
         Ok(Some(ChosenTemplate {
             name: template.name,

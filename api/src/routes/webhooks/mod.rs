@@ -390,7 +390,7 @@ fn event_types(requested: Option<&[EventType]>) -> Result<Vec<String>, ApiError>
         Some(list) => list.to_vec(),
     };
     Ok(EventType::ALL
-        .into_iter()
+        .iter()
         .filter(|t| wanted.contains(t))
         .map(|t| t.as_str().to_owned())
         .collect())

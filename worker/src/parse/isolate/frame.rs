@@ -5,7 +5,7 @@
 //! S\t{"index":0,"name":"Sheet1","hidden":false}
 //! R\t<JSON array of values>      (JSON text never holds a raw newline)
 //! E\t<SheetSummary JSON>
-//! X\t<ErrorEvent JSON>          (a templated file's error record)
+//! X\t<ErrorRecord JSON>         (a templated file's error record)
 //! J\t<RejectedFrame JSON>       (a templated file's rejected row: sheet, row, original cells)
 //! V\t<Review JSON>              (a templated file whose mapping needs a review; no rows sent)
 //! D\t<ParseSummary JSON>      or      F\t<ParseFailure JSON>      (always the last line)
@@ -201,7 +201,7 @@ mod tests {
             row(0, 1, "[2]"),
             start(3),
             row(3, 0, "[3]"),
-            ParseEvent::Invalid(crate::parse::ErrorEvent {
+            ParseEvent::Invalid(crate::parse::ErrorRecord {
                 sheet: 3,
                 row: 7,
                 column: Some("amount\t€".into()),

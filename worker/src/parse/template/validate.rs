@@ -14,7 +14,8 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 use shared::domain::review::Review;
-use shared::domain::{ColumnType, OnInvalid};
+pub use shared::domain::task_result::{MappingEntry, SkippedSheet};
+use shared::domain::{ColumnType, ErrorRecord, OnInvalid};
 use template::validate::{self as engine, RowValidator};
 use template::{Cell, FieldType, Template};
 
@@ -25,38 +26,6 @@ use crate::parse::{ParseEvent, ParseFailure, TaskErrorCode};
 
 /// The bytes of rejected rows' cells one file may send, besides the count cap.
 const MAX_REJECTED_BYTES: usize = 16 << 20;
-
-/// One error record as it leaves the child.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ErrorEvent {
-    pub sheet: u32,
-    pub row: u64,
-    pub column: Option<String>,
-    pub field: Option<String>,
-    pub value: Option<String>,
-    pub code: String,
-    pub constraint: Option<String>,
-    pub message: String,
-}
-
-/// How one template field found its column.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MappingEntry {
-    pub field: String,
-    pub column: Option<String>,
-    pub column_index: Option<usize>,
-    #[serde(rename = "match")]
-    pub how: Option<String>,
-    pub confidence: f64,
-}
-
-/// A sheet passed over when looking for the template's table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SkippedSheet {
-    pub name: String,
-    /// `no_table` or `no_matching_columns`.
-    pub reason: String,
-}
 
 /// What validating a file came to.
 #[derive(Debug)]
@@ -469,9 +438,10 @@ impl<'t> Validation<'t> {
             return Ok(());
         }
         self.errors_sent += 1;
-        on_event(ParseEvent::Invalid(ErrorEvent {
-            sheet,
-            row: record.row,
+        // The engine's record, typed and without the sheet, becomes the report's.
+        on_event(ParseEvent::Invalid(ErrorRecord {
+            sheet: i32::try_from(sheet).unwrap_or(i32::MAX),
+            row: i64::try_from(record.row).unwrap_or(i64::MAX),
             column: record.column,
             field: record.field,
             value: record.value,
