@@ -143,11 +143,9 @@ pub async fn cors(
 
 /// The import session token of a request, if it carries one.
 fn session_token(parts: &axum::http::request::Parts) -> Option<String> {
-    let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && crate::auth::session::looks_like_token(token))
-        .then(|| token.to_owned())
+    crate::auth::bearer(&parts.headers)
+        .filter(|token| crate::auth::session::looks_like_token(token))
+        .map(str::to_owned)
 }
 
 /// Whether an import session lets pages of `origin` call: the token's own session, or (for a

@@ -119,9 +119,9 @@ impl Authenticator {
     }
 }
 
-/// The bearer token of a request, if it has one.
-fn bearer(req: &Request) -> Option<&str> {
-    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+/// The bearer token of a request's headers, if they carry one.
+pub(crate) fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
@@ -134,7 +134,7 @@ pub async fn require(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let Some(token) = bearer(&req) else {
+    let Some(token) = bearer(req.headers()) else {
         return ApiError::Unauthorized("no bearer token").into_response();
     };
     match auth.authenticate(token).await {

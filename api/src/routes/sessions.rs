@@ -205,13 +205,12 @@ impl Checked {
                 .filter(|d| (MIN_TTL..=MAX_TTL).contains(d))
                 .ok_or_else(|| invalid(format!("ttl {text:?} must be from 1m to 1h")))?,
         };
-        let metadata = match &request.metadata {
-            None => None,
-            Some(value) => Some(
-                metadata::parse(value.to_string().as_bytes())
-                    .map_err(|why| ApiError::unprocessable(ApiErrorCode::InvalidMetadata, why))?,
-            ),
-        };
+        let metadata = request
+            .metadata
+            .clone()
+            .map(metadata::check)
+            .transpose()
+            .map_err(|why| ApiError::unprocessable(ApiErrorCode::InvalidMetadata, why))?;
         Ok(Self {
             metadata,
             max_uploads,

@@ -52,6 +52,12 @@
     }
   }
 
+  /** The ApiFailure of an answer with HTTP `status` and (parsed, or null) body. */
+  function failure(status, body) {
+    const error = body && body.error ? body.error : {};
+    return new ApiFailure(error.code || `http_${status}`, error.message || `sheetrelay answered HTTP ${status}`);
+  }
+
   /** `key base64(UTF-8 value)`, a tus Upload-Metadata pair. */
   function pair(key, value) {
     let binary = '';
@@ -86,11 +92,7 @@
         throw new ApiFailure('network_error', `sheetrelay could not be reached: ${error.message}`);
       }
       if (!response.ok) {
-        let body = null;
-        try { body = await response.json(); } catch { /* not JSON */ }
-        const error = body && body.error ? body.error : {};
-        throw new ApiFailure(error.code || `http_${response.status}`,
-          error.message || `sheetrelay answered HTTP ${response.status}`);
+        throw failure(response.status, await response.json().catch(() => null));
       }
       return { response, body: response.status === 204 ? null : await response.json().catch(() => null) };
     }
@@ -161,11 +163,7 @@
           let body = null;
           try { body = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
           if (xhr.status === 202 && body) resolve(body);
-          else {
-            const error = body && body.error ? body.error : {};
-            reject(new ApiFailure(error.code || `http_${xhr.status}`,
-              error.message || `sheetrelay answered HTTP ${xhr.status}`));
-          }
+          else reject(failure(xhr.status, body));
         });
         xhr.addEventListener('error', () => reject(new ApiFailure('network_error', 'the upload was cut off')));
         xhr.send(form);

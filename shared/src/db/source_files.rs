@@ -72,30 +72,11 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Sour
     .await
 }
 
-/// The tenant's file `id` and its task, in one query; `None` for an unknown id and for another
-/// tenant's (every file has its task: the upload writes both in one statement).
-pub async fn find_with_task(
-    db: impl PgExecutor<'_>,
-    tenant_id: &str,
-    id: Uuid,
-) -> sqlx::Result<Option<(SourceFile, Task)>> {
-    let row = sqlx::query!(
-        r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
-                  f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
-                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
-                  t.error_code AS "error_code: TaskErrorCode",
-                  t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
-                  t.created_at AS task_created_at, t.started_at, t.finished_at,
-                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
-                    AS "review: Json<Review>"
-           FROM source_files f JOIN tasks t ON t.source_file_id = f.id
-           WHERE f.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
-        id,
-        tenant_id
-    )
-    .fetch_optional(db)
-    .await?;
-    Ok(row.map(|r| {
+/// A file and its task from a row of the select list that [`find_with_task`] and [`list`] share:
+/// sqlx gives each query a row type of its own, so a function could not take both.
+macro_rules! file_and_task {
+    ($row:expr) => {{
+        let r = $row;
         let task = Task {
             id: r.task_id,
             source_file_id: r.id,
@@ -125,7 +106,33 @@ pub async fn find_with_task(
             end_user: r.end_user,
         };
         (file, task)
-    }))
+    }};
+}
+
+/// The tenant's file `id` and its task, in one query; `None` for an unknown id and for another
+/// tenant's (every file has its task: the upload writes both in one statement).
+pub async fn find_with_task(
+    db: impl PgExecutor<'_>,
+    tenant_id: &str,
+    id: Uuid,
+) -> sqlx::Result<Option<(SourceFile, Task)>> {
+    let row = sqlx::query!(
+        r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
+                  f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
+                  t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
+                  t.error_code AS "error_code: TaskErrorCode",
+                  t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
+                  t.created_at AS task_created_at, t.started_at, t.finished_at,
+                  CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
+                    AS "review: Json<Review>"
+           FROM source_files f JOIN tasks t ON t.source_file_id = f.id
+           WHERE f.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
+        id,
+        tenant_id
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| file_and_task!(r)))
 }
 
 /// The tenant's file `id`; `None` for an unknown id and for another tenant's.
@@ -209,35 +216,9 @@ pub async fn list(
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| FileWithTask {
-            file: SourceFile {
-                id: r.id,
-                tenant_id: r.tenant_id,
-                file_name: r.file_name,
-                content_type: r.content_type,
-                format: r.format,
-                size_bytes: r.size_bytes,
-                sha256: r.sha256,
-                blob_name: r.blob_name,
-                idempotency_key: r.idempotency_key,
-                created_at: r.created_at,
-                metadata: r.metadata,
-                end_user: r.end_user,
-            },
-            task: Task {
-                id: r.task_id,
-                source_file_id: r.id,
-                status: r.status,
-                attempts: r.attempts,
-                error_code: r.error_code,
-                error_message: r.error_message,
-                result: r.result,
-                lease_expires_at: r.lease_expires_at,
-                created_at: r.task_created_at,
-                started_at: r.started_at,
-                finished_at: r.finished_at,
-                review: r.review,
-            },
+        .map(|r| {
+            let (file, task) = file_and_task!(r);
+            FileWithTask { file, task }
         })
         .collect())
 }

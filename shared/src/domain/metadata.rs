@@ -12,6 +12,11 @@ pub const MAX_METADATA_BYTES: usize = 4096;
 pub fn parse(text: &[u8]) -> Result<Value, String> {
     let value: Value =
         serde_json::from_slice(text).map_err(|e| format!("metadata is not JSON: {e}"))?;
+    check(value)
+}
+
+/// `value` as upload metadata (already JSON, as in a session's request body), or why not.
+pub fn check(value: Value) -> Result<Value, String> {
     if !value.is_object() {
         return Err("metadata must be a JSON object".into());
     }
