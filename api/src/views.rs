@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shared::db::source_files::SourceFile;
 use shared::db::tasks::Task;
-use shared::domain::ColumnType;
+use shared::domain::{ColumnType, FileFormat};
 pub use shared::task_view::{TaskDetailView, TaskView};
 use uuid::Uuid;
 
@@ -15,7 +15,7 @@ pub struct SourceFileView {
     pub file_name: String,
     pub content_type: String,
     /// One of csv, tsv, xlsx, xlsm, xlsb, xls, ods.
-    pub format: String,
+    pub format: FileFormat,
     pub size_bytes: i64,
     /// Lowercase hex SHA-256 of the uploaded bytes.
     pub sha256: String,
@@ -35,7 +35,7 @@ impl From<&SourceFile> for SourceFileView {
             id: f.id,
             file_name: f.file_name.clone(),
             content_type: f.content_type.clone(),
-            format: f.format.clone(),
+            format: f.format,
             size_bytes: f.size_bytes,
             sha256: f.sha256.clone(),
             created_at: f.created_at,

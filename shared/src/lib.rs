@@ -10,6 +10,9 @@ pub mod failure;
 pub mod metrics;
 pub mod shutdown;
 pub mod storage;
+
+/// `shared::code_enum!`: the one way to declare a vocabulary ([`::codes`]).
+pub use ::codes::code_enum;
 pub mod task_view;
 pub mod telemetry;
 pub mod webhooks;

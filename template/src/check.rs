@@ -20,30 +20,16 @@ use super::fingerprint::{Fingerprint, FingerprintSet};
 use super::value::Value;
 use super::Field;
 
-/// The constraints a `constraint-error` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Constraint {
-    Required,
-    MinLength,
-    MaxLength,
-    Minimum,
-    Maximum,
-    Pattern,
-    Enum,
-}
-
-impl Constraint {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Constraint::Required => "required",
-            Constraint::MinLength => "minLength",
-            Constraint::MaxLength => "maxLength",
-            Constraint::Minimum => "minimum",
-            Constraint::Maximum => "maximum",
-            Constraint::Pattern => "pattern",
-            Constraint::Enum => "enum",
-        }
+codes::code_enum! {
+    /// The constraints a `constraint-error` names.
+    pub enum Constraint as "camelCase" {
+        Required => "required",
+        MinLength => "minLength",
+        MaxLength => "maxLength",
+        Minimum => "minimum",
+        Maximum => "maximum",
+        Pattern => "pattern",
+        Enum => "enum",
     }
 }
 

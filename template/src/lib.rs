@@ -68,49 +68,22 @@ pub struct Field {
     pub(crate) rules: Rules,
 }
 
-/// The Table Schema types this engine supports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FieldType {
-    String,
-    Integer,
-    Number,
-    Boolean,
-    Date,
-    DateTime,
-    Time,
-    Year,
-    Any,
+codes::code_enum! {
+    /// The Table Schema types this engine supports; the text is the type's name in a schema.
+    pub enum FieldType as "lowercase" {
+        String => "string",
+        Integer => "integer",
+        Number => "number",
+        Boolean => "boolean",
+        Date => "date",
+        DateTime => "datetime",
+        Time => "time",
+        Year => "year",
+        Any => "any",
+    }
 }
 
 impl FieldType {
-    pub const ALL: [FieldType; 9] = [
-        FieldType::String,
-        FieldType::Integer,
-        FieldType::Number,
-        FieldType::Boolean,
-        FieldType::Date,
-        FieldType::DateTime,
-        FieldType::Time,
-        FieldType::Year,
-        FieldType::Any,
-    ];
-
-    /// The type's name in a schema (`"datetime"`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FieldType::String => "string",
-            FieldType::Integer => "integer",
-            FieldType::Number => "number",
-            FieldType::Boolean => "boolean",
-            FieldType::Date => "date",
-            FieldType::DateTime => "datetime",
-            FieldType::Time => "time",
-            FieldType::Year => "year",
-            FieldType::Any => "any",
-        }
-    }
-
     /// The type's name with its article, for messages (`an integer`, `a date`).
     pub(crate) fn with_article(self) -> String {
         let article = match self {
@@ -118,10 +91,6 @@ impl FieldType {
             _ => "a",
         };
         format!("{article} {}", self.as_str())
-    }
-
-    fn from_name(name: &str) -> Option<FieldType> {
-        FieldType::ALL.into_iter().find(|t| t.as_str() == name)
     }
 }
 

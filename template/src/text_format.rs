@@ -13,26 +13,17 @@
 //!   `uuid:`, braces around it and hyphens anywhere are taken away (Python takes `urn:` and
 //!   `uuid:` away wherever they are).
 
-/// The string formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StringFormat {
-    Default,
-    Email,
-    Uri,
-    Uuid,
+codes::code_enum! {
+    /// The string formats, by their names in a schema.
+    pub(crate) enum StringFormat {
+        Default => "default",
+        Email => "email",
+        Uri => "uri",
+        Uuid => "uuid",
+    }
 }
 
 impl StringFormat {
-    pub fn from_name(name: &str) -> Option<StringFormat> {
-        Some(match name {
-            "default" => StringFormat::Default,
-            "email" => StringFormat::Email,
-            "uri" => StringFormat::Uri,
-            "uuid" => StringFormat::Uuid,
-            _ => return None,
-        })
-    }
-
     #[inline]
     pub fn accepts(self, text: &str) -> bool {
         match self {

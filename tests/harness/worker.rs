@@ -398,7 +398,7 @@ async fn insert_upload(
             id: upload.source_file_id,
             file_name,
             content_type: "text/csv",
-            format: "csv",
+            format: shared::domain::FileFormat::Csv,
             size_bytes: size as i64,
             sha256: &sha,
             blob_name,

@@ -60,11 +60,15 @@ pub struct ErrorsPage {
 /// otherwise answer an empty page, which reads as "no such errors".
 fn known_code(code: Option<&str>) -> Result<(), ApiError> {
     match code {
-        Some(c) if ErrorCode::parse(c).is_none() => Err(ApiError::bad_request(
+        Some(c) if c.parse::<ErrorCode>().is_err() => Err(ApiError::bad_request(
             ApiErrorCode::InvalidParameter,
             format!(
                 "code must be one of {}",
-                ErrorCode::ALL.map(ErrorCode::as_str).join(", ")
+                ErrorCode::ALL
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )),
         _ => Ok(()),

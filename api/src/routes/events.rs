@@ -262,6 +262,6 @@ fn sse_event(e: &db::events::Event) -> SseEvent {
     let data = serde_json::to_string(&e.view()).unwrap_or_else(|_| "{}".into());
     SseEvent::default()
         .id(e.id.to_string())
-        .event(&e.event_type)
+        .event(e.event_type.as_str())
         .data(data)
 }

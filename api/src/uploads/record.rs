@@ -84,7 +84,7 @@ pub(crate) async fn record(
         uploaded_by: &principal.subject,
         file_name,
         content_type: format.content_type(),
-        format: format.as_str(),
+        format,
         size_bytes: i64::try_from(streamed.size).unwrap_or(i64::MAX),
         sha256: &streamed.sha256,
         blob_name,

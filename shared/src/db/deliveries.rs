@@ -16,6 +16,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::Due;
+use crate::domain::event::EventType;
 
 /// A claimed delivery with what sending it needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +33,7 @@ pub struct Delivery {
     pub secret: Vec<u8>,
     /// The secret before a rotation, while it still signs.
     pub previous_secret: Option<Vec<u8>>,
-    pub event_type: String,
+    pub event_type: EventType,
     // Left as JSON: SQL writes it (`task_event_data`, the file delete) and the delivery signs
     // and sends it as written; its shape is held by the tests of `tests/it/events`.
     pub event_data: serde_json::Value,
@@ -112,7 +113,7 @@ pub async fn claim(
                   c.deferrals AS "deferrals!", e.url, e.secret,
                   CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END
                       AS previous_secret,
-                  ev.type AS event_type, ev.data AS event_data,
+                  ev.type AS "event_type: EventType", ev.data AS event_data,
                   ev.created_at AS event_created_at, ev.trace_id
            FROM claimed c
            JOIN webhook_endpoints e ON e.id = c.endpoint_id

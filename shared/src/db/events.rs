@@ -8,14 +8,16 @@ use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use crate::domain::EventView;
+use crate::domain::event::{EventType, EventView};
+
+crate::text_column!(EventType);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     pub id: Uuid,
     pub position: Option<i64>,
     pub tenant_id: String,
-    pub event_type: String,
+    pub event_type: EventType,
     pub source_file_id: Uuid,
     pub task_id: Uuid,
     // Left as JSON: SQL writes it (`task_event_data`, the file delete) and the feed, the stream
@@ -30,7 +32,7 @@ impl Event {
     pub fn view(&self) -> EventView {
         EventView {
             id: self.id,
-            event_type: self.event_type.clone(),
+            event_type: self.event_type,
             timestamp: self.created_at,
             data: self.data.clone(),
         }
@@ -72,7 +74,7 @@ pub async fn after(
 ) -> sqlx::Result<Vec<Event>> {
     sqlx::query_as!(
         Event,
-        r#"SELECT id, position, tenant_id, type AS event_type, source_file_id, task_id, data,
+        r#"SELECT id, position, tenant_id, type AS "event_type: EventType", source_file_id, task_id, data,
                   trace_id, created_at
            FROM events
            WHERE tenant_id = $1 AND position > $2
@@ -106,7 +108,7 @@ pub async fn for_source_file(
 ) -> sqlx::Result<Vec<Event>> {
     sqlx::query_as!(
         Event,
-        r#"SELECT id, position, tenant_id, type AS event_type, source_file_id, task_id, data,
+        r#"SELECT id, position, tenant_id, type AS "event_type: EventType", source_file_id, task_id, data,
                   trace_id, created_at
            FROM events WHERE source_file_id = $1
            ORDER BY created_at, id"#,

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::tasks::Task;
 use crate::domain::review::Review;
 use crate::domain::task_result::TaskResult;
-use crate::domain::{TaskErrorCode, TaskStatus};
+use crate::domain::{FileFormat, TaskErrorCode, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceFile {
@@ -18,7 +18,7 @@ pub struct SourceFile {
     pub tenant_id: String,
     pub file_name: String,
     pub content_type: String,
-    pub format: String,
+    pub format: FileFormat,
     pub size_bytes: i64,
     pub sha256: String,
     pub blob_name: String,
@@ -38,7 +38,7 @@ pub struct NewSourceFile<'a> {
     pub uploaded_by: &'a str,
     pub file_name: &'a str,
     pub content_type: &'a str,
-    pub format: &'a str,
+    pub format: FileFormat,
     pub size_bytes: i64,
     pub sha256: &'a str,
     pub blob_name: &'a str,
@@ -63,7 +63,7 @@ pub struct TemplateRef<'a> {
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<SourceFile>> {
     sqlx::query_as!(
         SourceFile,
-        r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
+        r#"SELECT id, tenant_id, file_name, content_type, format AS "format: FileFormat", size_bytes, sha256, blob_name,
                   idempotency_key, created_at, metadata, end_user
            FROM source_files WHERE id = $1"#,
         id
@@ -117,7 +117,7 @@ pub async fn find_with_task(
     id: Uuid,
 ) -> sqlx::Result<Option<(SourceFile, Task)>> {
     let row = sqlx::query!(
-        r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
+        r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format AS "format: FileFormat", f.size_bytes,
                   f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
                   t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
                   t.error_code AS "error_code: TaskErrorCode",
@@ -143,7 +143,7 @@ pub async fn find_for_tenant(
 ) -> sqlx::Result<Option<SourceFile>> {
     sqlx::query_as!(
         SourceFile,
-        r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
+        r#"SELECT id, tenant_id, file_name, content_type, format AS "format: FileFormat", size_bytes, sha256, blob_name,
                   idempotency_key, created_at, metadata, end_user
            FROM source_files WHERE id = $1 AND tenant_id = $2 AND deleting_at IS NULL"#,
         id,
@@ -160,7 +160,7 @@ pub async fn find_by_idempotency_key(
 ) -> sqlx::Result<Option<SourceFile>> {
     sqlx::query_as!(
         SourceFile,
-        r#"SELECT id, tenant_id, file_name, content_type, format, size_bytes, sha256, blob_name,
+        r#"SELECT id, tenant_id, file_name, content_type, format AS "format: FileFormat", size_bytes, sha256, blob_name,
                   idempotency_key, created_at, metadata, end_user
            FROM source_files WHERE tenant_id = $1 AND idempotency_key = $2"#,
         tenant_id,
@@ -196,7 +196,7 @@ pub async fn list(
     limit: i64,
 ) -> sqlx::Result<Vec<FileWithTask>> {
     let rows = sqlx::query!(
-        r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format, f.size_bytes,
+        r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format AS "format: FileFormat", f.size_bytes,
                   f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
                   t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
                   t.error_code AS "error_code: TaskErrorCode",

@@ -23,7 +23,7 @@ use super::outbox::DEFAULT_MAX_ATTEMPTS;
 use super::source_files::{NewSourceFile, SourceFile};
 use super::tasks::Task;
 use crate::domain::task_result::TaskResult;
-use crate::domain::{ParseTaskPayload, TaskErrorCode, TaskStatus, PARSE_TASK};
+use crate::domain::{FileFormat, ParseTaskPayload, TaskErrorCode, TaskStatus, PARSE_TASK};
 
 /// What an upload writes.
 pub struct NewUpload<'a> {
@@ -150,7 +150,7 @@ async fn insert_in_a_shard(
                SELECT $10, $11, $12, $13, $14 FROM file
            )
            SELECT file.id AS "file_id!", file.tenant_id AS "tenant_id!", file.file_name AS "file_name!",
-                  file.content_type AS "content_type!", file.format AS "format!",
+                  file.content_type AS "content_type!", file.format AS "format!: FileFormat",
                   file.size_bytes AS "size_bytes!", file.sha256 AS "sha256!",
                   file.blob_name AS "blob_name!", file.idempotency_key,
                   file.created_at AS "file_created_at!", file.metadata, file.end_user,
@@ -163,7 +163,7 @@ async fn insert_in_a_shard(
         file.id,
         file.file_name,
         file.content_type,
-        file.format,
+        file.format.as_str(),
         file.size_bytes,
         file.sha256,
         file.blob_name,

@@ -32,7 +32,7 @@ pub struct EventView {
     /// Never changes: a webhook's `webhook-id`, the stream's `id:`, the feed's cursor.
     pub id: Uuid,
     #[serde(rename = "type")]
-    pub event_type: String,
+    pub event_type: EventType,
     /// When the change was written.
     pub timestamp: DateTime<Utc>,
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]

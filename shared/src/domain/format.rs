@@ -17,6 +17,8 @@ crate::code_enum! {
     }
 }
 
+crate::text_column!(FileFormat);
+
 pub const SNIFF_LEN: usize = 8 * 1024;
 
 pub const ZIP_MAGIC: &[u8] = b"PK\x03\x04";

@@ -3,23 +3,13 @@
 //! equal), and `tests/it/observability.rs` checks that the shipped dashboard and alert rules
 //! query only names from it that the binaries actually export.
 
-/// What kind of series a metric is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Counter,
-    Gauge,
-    /// Rendered as a Prometheus histogram (`_bucket`, `_sum`, `_count`), never a summary.
-    Histogram,
-}
-
-impl Kind {
-    /// The exposition format's `# TYPE` word.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Counter => "counter",
-            Kind::Gauge => "gauge",
-            Kind::Histogram => "histogram",
-        }
+crate::code_enum! {
+    /// What kind of series a metric is; its text is the exposition format's `# TYPE` word.
+    pub enum Kind {
+        Counter => "counter",
+        Gauge => "gauge",
+        /// Rendered as a Prometheus histogram (`_bucket`, `_sum`, `_count`), never a summary.
+        Histogram => "histogram",
     }
 }
 

@@ -12,19 +12,11 @@ use std::sync::Arc;
 
 use crate::metrics::catalogue::STORAGE_REQUESTS;
 
-/// Which storage service a client talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Service {
-    Blob,
-    Queue,
-}
-
-impl Service {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Service::Blob => "blob",
-            Service::Queue => "queue",
-        }
+crate::code_enum! {
+    /// Which storage service a client talks to (the metric's `service` label).
+    pub enum Service {
+        Blob => "blob",
+        Queue => "queue",
     }
 }
 

@@ -138,7 +138,7 @@ fn field_type(obj: &Map<String, Json>, base: &str, p: &mut Problems) -> Option<F
     let pointer = format!("{base}/type");
     match obj.get("type") {
         None => Some(FieldType::String),
-        Some(Json::String(t)) => FieldType::from_name(t).or_else(|| {
+        Some(Json::String(t)) => t.parse::<FieldType>().ok().or_else(|| {
             if UNSUPPORTED_TYPES.contains(&t.as_str()) {
                 p.add(pointer, format!("the type \"{t}\" is not supported"));
             } else {
@@ -205,7 +205,7 @@ fn syntax(
         },
     };
     Some(match t {
-        FieldType::String => match StringFormat::from_name(format) {
+        FieldType::String => match format.parse::<StringFormat>().ok() {
             Some(f) => Syntax::String(f),
             None => {
                 p.add(

@@ -458,9 +458,9 @@ fn error_codes_and_constraints_have_the_contract_names() {
             "duplicate-label"
         ]
     );
-    for code in ErrorCode::ALL {
+    for &code in ErrorCode::ALL {
         assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
-        assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
     }
     assert_eq!(
         serde_json::to_value(Constraint::MinLength).unwrap(),

@@ -5,51 +5,18 @@ use std::collections::BTreeMap;
 
 use super::super::check::Constraint;
 
-/// The kinds of validation error (the contract's `code`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ErrorCode {
-    TypeError,
-    ConstraintError,
-    UniqueError,
-    PrimaryKey,
-    MissingCell,
-    ExtraCell,
-    BlankRow,
-    MissingLabel,
-    DuplicateLabel,
-}
-
-impl ErrorCode {
-    pub const ALL: [ErrorCode; 9] = [
-        ErrorCode::TypeError,
-        ErrorCode::ConstraintError,
-        ErrorCode::UniqueError,
-        ErrorCode::PrimaryKey,
-        ErrorCode::MissingCell,
-        ErrorCode::ExtraCell,
-        ErrorCode::BlankRow,
-        ErrorCode::MissingLabel,
-        ErrorCode::DuplicateLabel,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::TypeError => "type-error",
-            ErrorCode::ConstraintError => "constraint-error",
-            ErrorCode::UniqueError => "unique-error",
-            ErrorCode::PrimaryKey => "primary-key",
-            ErrorCode::MissingCell => "missing-cell",
-            ErrorCode::ExtraCell => "extra-cell",
-            ErrorCode::BlankRow => "blank-row",
-            ErrorCode::MissingLabel => "missing-label",
-            ErrorCode::DuplicateLabel => "duplicate-label",
-        }
-    }
-
-    /// The code named `s` (`"type-error"`...).
-    pub fn parse(s: &str) -> Option<ErrorCode> {
-        ErrorCode::ALL.into_iter().find(|c| c.as_str() == s)
+codes::code_enum! {
+    /// The kinds of validation error (the contract's `code`).
+    pub enum ErrorCode as "kebab-case" {
+        TypeError => "type-error",
+        ConstraintError => "constraint-error",
+        UniqueError => "unique-error",
+        PrimaryKey => "primary-key",
+        MissingCell => "missing-cell",
+        ExtraCell => "extra-cell",
+        BlankRow => "blank-row",
+        MissingLabel => "missing-label",
+        DuplicateLabel => "duplicate-label",
     }
 }
 

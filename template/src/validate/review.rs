@@ -4,25 +4,19 @@
 use super::super::Template;
 use super::mapping::{MappedField, MatchKind, FUZZY_THRESHOLD};
 
-/// Why a mapping needs a review (the review's `reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReviewReason {
-    /// A required field has no column.
-    RequiredUnmapped,
-    /// Two columns match one field equally well.
-    Competing,
-    /// A match is below [`FUZZY_THRESHOLD`]: a fuzzy name, or a name whose sampled values do
-    /// not fit the field.
-    Unsure,
-}
-
-impl ReviewReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewReason::RequiredUnmapped => "required_field_unmapped",
-            ReviewReason::Competing => "competing_columns",
-            ReviewReason::Unsure => "low_confidence",
-        }
+codes::code_enum! {
+    /// Why a mapping needs a review (the review's `reason`).
+    pub enum ReviewReason {
+        /// A required field has no column.
+        #[serde(rename = "required_field_unmapped")]
+        RequiredUnmapped => "required_field_unmapped",
+        /// Two columns match one field equally well.
+        #[serde(rename = "competing_columns")]
+        Competing => "competing_columns",
+        /// A match is below [`FUZZY_THRESHOLD`]: a fuzzy name, or a name whose sampled values
+        /// do not fit the field.
+        #[serde(rename = "low_confidence")]
+        Unsure => "low_confidence",
     }
 }
 

@@ -365,7 +365,7 @@ pub async fn insert_upload(
             id: file_id,
             file_name: &format!("bench.{format}"),
             content_type: "application/octet-stream",
-            format,
+            format: format.parse()?,
             size_bytes: size,
             sha256: &sha,
             blob_name,

@@ -43,7 +43,7 @@ async fn a_parsed_file_has_exactly_one_completed_event_with_its_row_counts() {
     let events = events_of(&env.db, upload.source_file_id).await;
     assert_eq!(events.len(), 1, "{events:?}");
     let event = &events[0];
-    assert_eq!(event.event_type, "task.completed");
+    assert_eq!(event.event_type.as_str(), "task.completed");
     assert_eq!(event.tenant_id, "default");
     assert_eq!(event.task_id, upload.task_id);
     assert_eq!(
@@ -104,7 +104,7 @@ async fn a_failed_task_has_one_failed_event_with_its_error_and_no_summary() {
 
     let events = events_of(&env.db, upload.source_file_id).await;
     assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0].event_type, "task.failed");
+    assert_eq!(events[0].event_type.as_str(), "task.failed");
     assert_eq!(
         events[0].data,
         json!({

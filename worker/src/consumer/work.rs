@@ -109,13 +109,7 @@ impl Consumer {
                 message,
             )));
         };
-        let Ok(format) = file.format.parse::<FileFormat>() else {
-            let message = format!("unknown format {:?}", file.format);
-            return Ok(Break(Ending::Unparsable(
-                TaskErrorCode::UnsupportedFormat,
-                message,
-            )));
-        };
+        let format = file.format;
         progress.set_size(u64::try_from(file.size_bytes).unwrap_or(0));
         let started = Instant::now();
         let download = download_file(self.cfg.download_dir.as_deref(), task_id)

@@ -15,39 +15,20 @@ use shared::webhooks::{address, is_public};
 
 use super::schedule;
 
-/// What one request came to, as the attempt log says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// A 2xx.
-    Delivered,
-    /// Another status.
-    Failed,
-    /// No answer within `WEBHOOK_TIMEOUT`.
-    Timeout,
-    /// No answer at all: the connection failed, or the address is not allowed.
-    Unreachable,
-    /// 410: the endpoint is gone (and is disabled).
-    Gone,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Delivered => "delivered",
-            Outcome::Failed => "failed",
-            Outcome::Timeout => "timeout",
-            Outcome::Unreachable => "unreachable",
-            Outcome::Gone => "gone",
-        }
+shared::code_enum! {
+    /// What one request came to, as the attempt log says it.
+    pub enum Outcome {
+        /// A 2xx.
+        Delivered => "delivered",
+        /// Another status.
+        Failed => "failed",
+        /// No answer within `WEBHOOK_TIMEOUT`.
+        Timeout => "timeout",
+        /// No answer at all: the connection failed, or the address is not allowed.
+        Unreachable => "unreachable",
+        /// 410: the endpoint is gone (and is disabled).
+        Gone => "gone",
     }
-
-    pub const ALL: [Outcome; 5] = [
-        Outcome::Delivered,
-        Outcome::Failed,
-        Outcome::Timeout,
-        Outcome::Unreachable,
-        Outcome::Gone,
-    ];
 }
 
 /// One request's result.

@@ -12,7 +12,7 @@ use crate::claim::Report;
 
 /// The webhook series, at zero.
 pub fn register() {
-    for outcome in Outcome::ALL {
+    for outcome in Outcome::ALL.iter().copied() {
         counter!(names::WEBHOOK_ATTEMPTS, "outcome" => outcome.as_str()).increment(0);
         let _ = histogram!(names::WEBHOOK_REQUEST_DURATION, "outcome" => outcome.as_str());
     }

@@ -206,7 +206,7 @@ impl Work for Deliveries<'_> {
         };
         let body = match serde_json::to_vec(&EventView {
             id: d.event_id,
-            event_type: d.event_type.clone(),
+            event_type: d.event_type,
             timestamp: d.event_created_at,
             data: d.event_data.clone(),
         }) {
@@ -411,7 +411,7 @@ mod tests {
             url: "https://example.com/".into(),
             secret: Vec::new(),
             previous_secret: None,
-            event_type: "task.completed".into(),
+            event_type: shared::domain::event::EventType::TaskCompleted,
             event_data: serde_json::json!({}),
             event_created_at: Utc::now(),
             trace_id: None,

@@ -10,40 +10,24 @@ mod render;
 #[cfg(test)]
 mod tests;
 
-use serde::{Deserialize, Serialize};
-
 use recognise::{bool_value, date_fields, datetime_fields, number_kind};
 pub use recognise::{
     datetime_micros, parse_bool, parse_date, parse_datetime, parse_decimal, parse_integer,
 };
 pub use render::{render, render_str, IsoText, Rendered};
 
-/// The inferred type of one column of a sheet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum ColumnType {
-    Integer,
-    Decimal,
-    Boolean,
-    Date,
-    DateTime,
-    Text,
-    /// Excel only: the cells of the column carry different types (numbers and text, …).
-    Mixed,
-}
-
-impl ColumnType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ColumnType::Integer => "integer",
-            ColumnType::Decimal => "decimal",
-            ColumnType::Boolean => "boolean",
-            ColumnType::Date => "date",
-            ColumnType::DateTime => "date_time",
-            ColumnType::Text => "text",
-            ColumnType::Mixed => "mixed",
-        }
+crate::code_enum! {
+    /// The inferred type of one column of a sheet.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum ColumnType {
+        Integer => "integer",
+        Decimal => "decimal",
+        Boolean => "boolean",
+        Date => "date",
+        DateTime => "date_time",
+        Text => "text",
+        /// Excel only: the cells of the column carry different types (numbers and text, …).
+        Mixed => "mixed",
     }
 }
 

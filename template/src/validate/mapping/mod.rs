@@ -16,37 +16,22 @@ use super::super::Template;
 /// Field index → column index in the file (`None`: the file has no column for the field).
 pub type Mapping = Vec<Option<usize>>;
 
-/// How a field found its column (the contract's `match`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MatchKind {
-    Exact,
-    Title,
-    /// Equal once both are normalised (case, spacing, punctuation, NFKC, `No.`/`#`/`number`).
-    Normalized,
-    Alias,
-    /// Similar enough, with a confidence below 1.
-    Fuzzy,
-    /// Chosen by a person in a review.
-    Confirmed,
-    /// A mapping a person confirmed for the same template and header texts.
-    Remembered,
-    /// A header text a person confirmed for the field in an earlier file (contract v1.3).
-    Learned,
-}
-
-impl MatchKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MatchKind::Exact => "exact",
-            MatchKind::Title => "title",
-            MatchKind::Normalized => "normalized",
-            MatchKind::Alias => "alias",
-            MatchKind::Fuzzy => "fuzzy",
-            MatchKind::Confirmed => "confirmed",
-            MatchKind::Remembered => "remembered",
-            MatchKind::Learned => "learned",
-        }
+codes::code_enum! {
+    /// How a field found its column (the contract's `match`).
+    pub enum MatchKind as "lowercase" {
+        Exact => "exact",
+        Title => "title",
+        /// Equal once both are normalised (case, spacing, punctuation, NFKC, `No.`/`#`/`number`).
+        Normalized => "normalized",
+        Alias => "alias",
+        /// Similar enough, with a confidence below 1.
+        Fuzzy => "fuzzy",
+        /// Chosen by a person in a review.
+        Confirmed => "confirmed",
+        /// A mapping a person confirmed for the same template and header texts.
+        Remembered => "remembered",
+        /// A header text a person confirmed for the field in an earlier file (contract v1.3).
+        Learned => "learned",
     }
 }
 
