@@ -172,9 +172,17 @@ function fieldRow(field) {
   const type = document.createElement('td');
   type.textContent = field.type ?? 'string';
   const format = document.createElement('td');
-  format.textContent = field.format ?? 'default';
-  const constraints = document.createElement('td');
-  const items = constraintTexts(field.constraints);
+  const formats = Array.isArray(field.formats) ? field.formats : [];
+  format.textContent = [...(field.format || !formats.length ? [field.format ?? 'default'] : []), ...formats]
+    .join(' or ');
+  tr.append(name, type, format, listCell(constraintTexts(field.constraints)),
+    listCell(transformTexts(field.transforms)));
+  return tr;
+}
+
+/** A cell listing `items`, one per line, or marked empty. */
+function listCell(items) {
+  const cell = document.createElement('td');
   if (items.length) {
     const list = document.createElement('ul');
     list.className = 'constraints';
@@ -183,12 +191,31 @@ function fieldRow(field) {
       li.textContent = text;
       list.append(li);
     }
-    constraints.append(list);
+    cell.append(list);
   } else {
-    constraints.className = 'empty';
+    cell.className = 'empty';
   }
-  tr.append(name, type, format, constraints);
-  return tr;
+  return cell;
+}
+
+/** "trim", "phone: DE", "map: "ja" → "true", …", one per transform, in the order they apply. */
+function transformTexts(transforms) {
+  if (!Array.isArray(transforms)) return [];
+  return transforms.map((t) => {
+    if (typeof t === 'string') return t;
+    if (!t || typeof t !== 'object') return literal(t);
+    if ('map' in t) {
+      const pairs = Object.entries(t.map ?? {});
+      const shown = pairs.slice(0, ENUM_SHOWN).map(([from, to]) => `${JSON.stringify(from)} → ${JSON.stringify(to)}`);
+      const more = pairs.length > ENUM_SHOWN ? ` … (${formatCount(pairs.length)} texts)` : '';
+      return `map${t.ignore_case ? ' (any case)' : ''}: ${shown.join(', ')}${more}`;
+    }
+    const [name, options] = Object.entries(t)[0] ?? ['?', null];
+    if (name === 'replace') return `replace: ${JSON.stringify(options?.pattern)} → ${JSON.stringify(options?.with)}`;
+    if (name === 'phone') return `phone: ${options?.region}`;
+    if (name === 'split') return `split: ${JSON.stringify(options?.separator)}, part ${options?.index ?? 0}`;
+    return `${name}: ${literal(options)}`;
+  });
 }
 
 /** "required", "maximum: 150", "enum: "EUR", "USD"", one per constraint the field sets. */

@@ -21,6 +21,7 @@ mod number;
 mod strptime;
 mod temporal;
 mod text_format;
+mod transform;
 pub mod validate;
 mod value;
 
@@ -66,6 +67,8 @@ pub struct Field {
     pub(crate) missing_values: MissingValues,
     pub(crate) syntax: cast::Syntax,
     pub(crate) rules: Rules,
+    /// The `transforms` extension, applied to a cell's text before it is cast; `None` without.
+    pub(crate) transforms: Option<transform::Transforms>,
 }
 
 codes::code_enum! {

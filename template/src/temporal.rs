@@ -31,6 +31,8 @@ pub(crate) enum Temporal {
     Default,
     Any,
     Pattern(Pattern),
+    /// The `formats` extension (contract v1.3): each tried in order, the first that reads wins.
+    Several(Vec<Temporal>),
 }
 
 const ANY_DATES: [&str; 20] = [
@@ -122,6 +124,7 @@ impl Temporal {
                 .or_else(|| first_parse(&any_forms().dates, text).map(|p| p.date))
                 .or_else(|| first_parse(&any_forms().datetimes, text).map(|p| p.date)),
             Temporal::Pattern(p) => p.parse(text).map(|p| p.date),
+            Temporal::Several(list) => list.iter().find_map(|t| t.date(text)),
         }
     }
 
@@ -136,6 +139,7 @@ impl Temporal {
                 iso_datetime(text).or_else(|| first_parse(&any_forms().datetimes, text).map(from))
             }
             Temporal::Pattern(p) => p.parse(text).map(from),
+            Temporal::Several(list) => list.iter().find_map(|t| t.datetime(text)),
         }
     }
 
@@ -150,6 +154,7 @@ impl Temporal {
                 iso_time(text).or_else(|| first_parse(&any_forms().times, text).map(from))
             }
             Temporal::Pattern(p) => p.parse(text).map(from),
+            Temporal::Several(list) => list.iter().find_map(|t| t.time(text)),
         }
     }
 }

@@ -18,10 +18,11 @@ import {
 const KEY = createKey('browser-templates', `templates-${randomUUID()}`);
 const TEMPLATE = 'contacts';
 const FIELDS = [
-  { name: 'id', type: 'integer', constraints: { required: true, unique: true } },
+  { name: 'id', type: 'integer', constraints: { required: true, unique: true }, transforms: ['trim'] },
   { name: 'name', type: 'string', constraints: { required: true, maxLength: 40 } },
   { name: 'age', type: 'integer', constraints: { minimum: 0, maximum: 150 } },
-  { name: 'country', type: 'string', constraints: { enum: ['FR', 'DE', 'NL'] } },
+  { name: 'country', type: 'string', constraints: { enum: ['FR', 'DE', 'NL'] },
+    transforms: ['trim', { map: { France: 'FR' }, ignore_case: true }, 'upper'] },
 ];
 // The errors page of the page; the planted errors fill more than one.
 const ERRORS_PAGE = 25;
@@ -138,12 +139,14 @@ test('the Templates panel lists the template, and shows its fields', async () =>
     type: tr.children[1].textContent,
     format: tr.children[2].textContent,
     constraints: [...tr.children[3].querySelectorAll('li')].map((li) => li.textContent),
+    transforms: [...tr.children[4].querySelectorAll('li')].map((li) => li.textContent),
   })));
   assert.deepEqual(fields, [
-    { name: 'id', type: 'integer', format: 'default', constraints: ['required', 'unique'] },
-    { name: 'name', type: 'string', format: 'default', constraints: ['required', 'maxLength: 40'] },
-    { name: 'age', type: 'integer', format: 'default', constraints: ['minimum: 0', 'maximum: 150'] },
-    { name: 'country', type: 'string', format: 'default', constraints: ['enum: "FR", "DE", "NL"'] },
+    { name: 'id', type: 'integer', format: 'default', constraints: ['required', 'unique'], transforms: ['trim'] },
+    { name: 'name', type: 'string', format: 'default', constraints: ['required', 'maxLength: 40'], transforms: [] },
+    { name: 'age', type: 'integer', format: 'default', constraints: ['minimum: 0', 'maximum: 150'], transforms: [] },
+    { name: 'country', type: 'string', format: 'default', constraints: ['enum: "FR", "DE", "NL"'],
+      transforms: ['trim', 'map (any case): "France" → "FR"', 'upper'] },
   ]);
   const meta = await page.locator('#template-meta dt').allInnerTexts();
   assert.deepEqual(meta, ['Rows with errors', 'Sheet', 'Missing values', 'Created']);

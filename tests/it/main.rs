@@ -39,6 +39,7 @@ mod storage;
 mod template_faults;
 mod templates;
 mod traces;
+mod transforms;
 mod upload;
 mod webhooks;
 mod worker_process;

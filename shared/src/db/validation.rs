@@ -42,9 +42,9 @@ pub async fn insert(
         let col = |f: fn(&ErrorRecord) -> Option<String>| batch.iter().map(f).collect::<Vec<_>>();
         sqlx::query!(
             r#"INSERT INTO validation_errors (source_file_id, seq, sheet, row_number, column_name,
-                   field, value, code, constraint_name, message)
+                   field, value, code, constraint_name, message, transformed)
                SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[], $5::text[],
-                   $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])"#,
+                   $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])"#,
             source_file_id,
             &seqs,
             &batch.iter().map(|e| e.sheet).collect::<Vec<_>>(),
@@ -55,6 +55,7 @@ pub async fn insert(
             &batch.iter().map(|e| e.code.clone()).collect::<Vec<_>>(),
             &col(|e| e.constraint.clone()) as &[Option<String>],
             &batch.iter().map(|e| e.message.clone()).collect::<Vec<_>>(),
+            &col(|e| e.transformed.clone()) as &[Option<String>],
         )
         .execute(&mut *conn)
         .await?;
@@ -85,7 +86,8 @@ pub async fn page(
     code: Option<&str>,
 ) -> sqlx::Result<Vec<Numbered>> {
     let rows = sqlx::query!(
-        r#"SELECT seq, sheet, row_number, column_name, field, value, code, constraint_name, message
+        r#"SELECT seq, sheet, row_number, column_name, field, value, code, constraint_name, message,
+                  transformed
            FROM validation_errors
            WHERE source_file_id = $1 AND seq > $2
              AND ($3::text IS NULL OR field = $3) AND ($4::text IS NULL OR code = $4)
@@ -111,6 +113,7 @@ pub async fn page(
                 code: r.code,
                 constraint: r.constraint_name,
                 message: r.message,
+                transformed: r.transformed,
             },
         })
         .collect())

@@ -29,4 +29,8 @@ pub struct ErrorRecord {
     /// `pattern` or `enum`.
     pub constraint: Option<String>,
     pub message: String,
+    /// The cell's text after the field's transforms, when they changed it (at most 200
+    /// characters); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transformed: Option<String>,
 }

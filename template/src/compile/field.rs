@@ -9,10 +9,11 @@ use super::super::number::NumberSyntax;
 use super::super::strptime::Pattern;
 use super::super::temporal::Temporal;
 use super::super::text_format::StringFormat;
+use super::super::transform::Transform;
 use super::super::value::MissingValues;
 use super::super::{Field, FieldType};
 use super::patterns::Patterns;
-use super::{constraints, kind, label, string_list, Problems, MAX_FORMAT_CHARS};
+use super::{constraints, kind, label, string_list, transforms, Problems, MAX_FORMAT_CHARS};
 
 /// Types of the Table Schema specification that this engine does not support.
 const UNSUPPORTED_TYPES: [&str; 7] = [
@@ -80,7 +81,48 @@ pub(super) fn compile(
         );
     }
     let field_type = field_type(obj, &base, p);
-    let format = match obj.get("format") {
+    let format = format_of(obj, &base, p);
+    let missing = match obj.get("missingValues") {
+        None => schema_missing.to_vec(),
+        Some(v) => string_list(v, &format!("{base}/missingValues"), p).unwrap_or_default(),
+    };
+    let syntax = match (field_type, format) {
+        (Some(t), Some(f)) => syntax(t, f, obj, &base, p),
+        _ => None,
+    };
+    let transforms = transforms::compile(obj.get("transforms"), &base, field_type, p);
+    let compiled = constraints::compile(
+        obj.get("constraints"),
+        &base,
+        field_type,
+        syntax.as_ref(),
+        p,
+        patterns,
+    );
+    if p.len() > before {
+        return None;
+    }
+    let field = Field {
+        name: name?.to_string(),
+        title: title.map(str::to_string),
+        alternate_names,
+        field_type: field_type?,
+        format: shown_format(format?, obj),
+        required: compiled.required,
+        unique: compiled.unique,
+        missing_values: MissingValues::new(&missing),
+        syntax: syntax?,
+        rules: compiled.rules,
+        transforms: transforms?,
+    };
+    check_example(&field, obj.get("example"), &base, p);
+    check_defaults(&field, &base, p);
+    (p.len() == before).then_some(field)
+}
+
+/// The field's `format` as written (`default` when absent).
+fn format_of<'j>(obj: &'j Map<String, Json>, base: &str, p: &mut Problems) -> Option<&'j str> {
+    match obj.get("format") {
         None => Some("default"),
         Some(Json::String(s)) if s.chars().count() > MAX_FORMAT_CHARS => {
             p.add(
@@ -98,40 +140,7 @@ pub(super) fn compile(
             );
             None
         }
-    };
-    let missing = match obj.get("missingValues") {
-        None => schema_missing.to_vec(),
-        Some(v) => string_list(v, &format!("{base}/missingValues"), p).unwrap_or_default(),
-    };
-    let syntax = match (field_type, format) {
-        (Some(t), Some(f)) => syntax(t, f, obj, &base, p),
-        _ => None,
-    };
-    let compiled = constraints::compile(
-        obj.get("constraints"),
-        &base,
-        field_type,
-        syntax.as_ref(),
-        p,
-        patterns,
-    );
-    if p.len() > before {
-        return None;
     }
-    let field = Field {
-        name: name?.to_string(),
-        title: title.map(str::to_string),
-        alternate_names,
-        field_type: field_type?,
-        format: format?.to_string(),
-        required: compiled.required,
-        unique: compiled.unique,
-        missing_values: MissingValues::new(&missing),
-        syntax: syntax?,
-        rules: compiled.rules,
-    };
-    check_example(&field, obj.get("example"), &base, p);
-    (p.len() == before).then_some(field)
 }
 
 fn field_type(obj: &Map<String, Json>, base: &str, p: &mut Problems) -> Option<FieldType> {
@@ -180,29 +189,9 @@ fn syntax(
             None
         }
     };
-    let temporal = |p: &mut Problems| match format {
-        "default" => Some(Temporal::Default),
-        "any" => Some(Temporal::Any),
-        pattern if !pattern.contains('%') => {
-            p.add(
-                &pointer,
-                format!(
-                    "\"{pattern}\" is not a format: use \"default\", \"any\" or a strptime \
-                     pattern such as %d/%m/%Y"
-                ),
-            );
-            None
-        }
-        pattern => match Pattern::compile(pattern) {
-            Ok(compiled) => Some(Temporal::Pattern(compiled)),
-            Err(e) => {
-                p.add(
-                    &pointer,
-                    format!("the pattern \"{pattern}\" is not valid: {e}"),
-                );
-                None
-            }
-        },
+    let temporal = |p: &mut Problems| match obj.get("formats") {
+        None => temporal(format, &pointer, p),
+        Some(list) => several(obj.contains_key("format").then_some(format), list, base, p),
     };
     Some(match t {
         FieldType::String => match format.parse::<StringFormat>().ok() {
@@ -244,6 +233,61 @@ fn syntax(
             Syntax::Any
         }
     })
+}
+
+/// One date, datetime or time format: `default`, `any` or a strptime pattern.
+fn temporal(format: &str, pointer: &str, p: &mut Problems) -> Option<Temporal> {
+    match format {
+        "default" => Some(Temporal::Default),
+        "any" => Some(Temporal::Any),
+        pattern if !pattern.contains('%') => {
+            p.add(
+                pointer,
+                format!(
+                    "\"{pattern}\" is not a format: use \"default\", \"any\" or a strptime \
+                     pattern such as %d/%m/%Y"
+                ),
+            );
+            None
+        }
+        pattern => match Pattern::compile(pattern) {
+            Ok(compiled) => Some(Temporal::Pattern(compiled)),
+            Err(e) => {
+                p.add(
+                    pointer,
+                    format!("the pattern \"{pattern}\" is not valid: {e}"),
+                );
+                None
+            }
+        },
+    }
+}
+
+/// The `formats` extension (contract v1.3): several layouts, tried in order after `format`
+/// when the field also gives one.
+fn several(format: Option<&str>, list: &Json, base: &str, p: &mut Problems) -> Option<Temporal> {
+    let pointer = format!("{base}/formats");
+    let names = string_list(list, &pointer, p)?;
+    if names.is_empty() {
+        p.add(pointer, "must list at least one format");
+        return None;
+    }
+    let before = p.len();
+    let mut all = Vec::with_capacity(names.len() + 1);
+    if let Some(f) = format {
+        all.extend(temporal(f, &format!("{base}/format"), p));
+    }
+    for (j, name) in names.iter().enumerate() {
+        if name.chars().count() > MAX_FORMAT_CHARS {
+            p.add(
+                format!("{pointer}/{j}"),
+                format!("must be at most {MAX_FORMAT_CHARS} characters long"),
+            );
+            continue;
+        }
+        all.extend(temporal(name, &format!("{pointer}/{j}"), p));
+    }
+    (p.len() == before).then_some(Temporal::Several(all))
 }
 
 fn boolean(
@@ -365,5 +409,37 @@ fn check_example(field: &Field, example: Option<&Json>, base: &str, p: &mut Prob
                 field.expected()
             ),
         );
+    }
+}
+
+/// The format a message names: `format`, or with the `formats` extension every layout tried,
+/// in order (`%d.%m.%Y or %m/%d/%Y`).
+fn shown_format(format: &str, obj: &Map<String, Json>) -> String {
+    let Some(Json::Array(list)) = obj.get("formats") else {
+        return format.to_string();
+    };
+    let given = obj.contains_key("format").then_some(format);
+    given
+        .into_iter()
+        .chain(list.iter().filter_map(Json::as_str))
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+/// A `default` transform's text must itself be a value of the field, or every empty cell it
+/// fills would be an error.
+fn check_defaults(field: &Field, base: &str, p: &mut Problems) {
+    let Some(list) = &field.transforms else {
+        return;
+    };
+    for (j, t) in list.0.iter().enumerate() {
+        if let Transform::Default(text) = t {
+            if field.cast(Cell::Text(text)).is_err() {
+                p.add(
+                    format!("{base}/transforms/{j}/default"),
+                    format!("\"{text}\" is not {}", field.expected()),
+                );
+            }
+        }
     }
 }

@@ -26,6 +26,7 @@
 mod constraints;
 mod field;
 mod patterns;
+mod transforms;
 
 pub use patterns::TEMPLATE_PATTERN_BYTES;
 

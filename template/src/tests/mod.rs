@@ -11,6 +11,7 @@ mod mapping;
 mod number;
 mod perf;
 mod strptime;
+mod transform;
 mod validate;
 
 use serde_json::{json, Value as Json};

@@ -125,6 +125,7 @@ fn label_errors_come_first_in_the_header_row() {
                 code: ErrorCode::MissingLabel,
                 constraint: None,
                 message: "issued_on: no column of the header is headed \"issued_on\"".into(),
+                transformed: None,
             },
             ErrorRecord {
                 row: 3,
@@ -134,6 +135,7 @@ fn label_errors_come_first_in_the_header_row() {
                 code: ErrorCode::DuplicateLabel,
                 constraint: None,
                 message: "\"amount\" heads columns 2, 4; column 4 is a duplicate".into(),
+                transformed: None,
             },
         ]
     );
@@ -209,6 +211,7 @@ fn failing_cells_keep_their_original_text_and_say_why() {
             code: ErrorCode::TypeError,
             constraint: None,
             message: "amount: \"twelve\" is not a number".into(),
+            transformed: None,
         }
     );
     let (valid, row, errors) = text_row(&mut v, 6, &["A-9", "-3.5", "01/01/2024", "1"]);
@@ -391,6 +394,7 @@ fn composite_primary_keys_are_unique_as_a_whole_across_100k_rows() {
             constraint: None,
             message: "primary key (year, no): \"2024\", \"007\" already appears in row 50009"
                 .into(),
+            transformed: None,
         }]
     );
     // Key fields are required; a key with a null part is not compared.

@@ -38,8 +38,9 @@ use std::collections::HashMap;
 use super::cell::Cell;
 use super::check::clip;
 use super::fingerprint::FirstRows;
+use super::transform::{Applied, Transforms};
 use super::value::{composite_fingerprint, MissingValues, Value};
-use super::{Field, Template};
+use super::{Field, FieldType, Template};
 use shortcut::Shortcut;
 
 /// Validates the rows of one file (one sheet) against a template.
@@ -74,6 +75,8 @@ struct Slot<'t> {
     in_key: bool,
     /// Where each value first appeared, for a `unique` field.
     first_rows: Option<FirstRows>,
+    /// The text the field's transforms write, kept between rows.
+    scratch: String,
 }
 
 /// Where errors go: counted, then handed to the caller.
@@ -81,6 +84,9 @@ struct Reporter<'r> {
     header: &'r [String],
     counts: &'r mut Counts,
     on_error: &'r mut dyn FnMut(ErrorRecord),
+    /// The cell as in the file while a field's transforms changed it: errors then show it as
+    /// `value` (the cell they are given as `transformed`), and a failing cell is stored as it.
+    original: Option<Cell<'r>>,
 }
 
 impl Reporter<'_> {
@@ -99,12 +105,22 @@ impl Reporter<'_> {
         code: ErrorCode,
         message: String,
     ) -> ErrorRecord {
+        let (value, transformed) = match self.original {
+            Some(original) => (Some(original.text()), value),
+            None => (value, None),
+        };
         ErrorRecord {
             column: column.map(|c| self.header[c].clone()),
             field: Some(field.name.clone()),
             value: value.map(|v| clip(&v).into_owned()),
+            transformed: transformed.map(|v| clip(&v).into_owned()),
             ..bare(row, code, message)
         }
+    }
+
+    /// Stores a failing `cell` as the file had it.
+    fn write_failing(&self, cell: Cell<'_>, out: &mut Vec<u8>) {
+        self.original.unwrap_or(cell).write_json(out);
     }
 }
 
@@ -118,6 +134,7 @@ fn bare(row: u64, code: ErrorCode, message: String) -> ErrorRecord {
         code,
         constraint: None,
         message,
+        transformed: None,
     }
 }
 
@@ -152,6 +169,7 @@ impl<'t> RowValidator<'t> {
                     direct: field.rules.is_empty() && !field.unique && !in_key,
                     in_key,
                     first_rows: field.unique.then(FirstRows::default),
+                    scratch: String::new(),
                 }
             })
             .collect();
@@ -176,6 +194,7 @@ impl<'t> RowValidator<'t> {
             header: &self.header,
             counts: &mut self.counts,
             on_error,
+            original: None,
         };
         for slot in self.slots.iter().filter(|s| s.column.is_none()) {
             let field = slot.field;
@@ -271,6 +290,7 @@ impl<'t> RowValidator<'t> {
             header: &self.header,
             counts: &mut self.counts,
             on_error,
+            original: None,
         };
         let missing = &self.template.missing_values;
         if cells.iter().all(|c| is_blank(c, missing)) {
@@ -343,15 +363,14 @@ impl Slot<'_> {
     /// field's cell is missing, ill-typed or has no fingerprint. Inlined into the row loop, the
     /// body of which it was before it had a name (the error paths it calls stay out of line).
     #[inline(always)]
-    fn write(
+    fn write<'r>(
         &mut self,
         row: u64,
-        cells: &[Cell<'_>],
+        cells: &[Cell<'r>],
         out: &mut Vec<u8>,
-        report: &mut Reporter<'_>,
+        report: &mut Reporter<'r>,
         key: &mut Option<PrimaryKey>,
     ) -> bool {
-        let field = self.field;
         let Some(column) = self.column else {
             out.extend_from_slice(b"null");
             return true;
@@ -361,6 +380,73 @@ impl Slot<'_> {
             self.missing_cell(row, column, report);
             return !self.in_key;
         };
+        if let Some(transforms) = &self.field.transforms {
+            return self.write_transformed(transforms, row, column, cell, out, report, key);
+        }
+        self.write_cell(row, column, cell, out, report, key)
+    }
+
+    /// [`Slot::write`] of a field with transforms: the cell is cast as they leave it, its
+    /// errors say both texts, and a failing cell is stored as the file had it. Out of line:
+    /// fields without transforms never pay for it.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn write_transformed<'r>(
+        &mut self,
+        transforms: &Transforms,
+        row: u64,
+        column: usize,
+        cell: Cell<'r>,
+        out: &mut Vec<u8>,
+        report: &mut Reporter<'r>,
+        key: &mut Option<PrimaryKey>,
+    ) -> bool {
+        let field = self.field;
+        let mut text = std::mem::take(&mut self.scratch);
+        let string_field = field.field_type == FieldType::String;
+        let written = match transforms.apply(cell, string_field, &field.missing_values, &mut text) {
+            Applied::Unchanged => self.write_cell(row, column, cell, out, report, key),
+            Applied::Changed => {
+                report.original = Some(cell);
+                let written = self.write_cell(row, column, Cell::Text(&text), out, report, key);
+                report.original = None;
+                written
+            }
+            Applied::Unreadable(expected) => {
+                cell.write_json(out);
+                let message = format!(
+                    "{}: \"{}\" is not {expected}",
+                    field.name,
+                    clip(&cell.text())
+                );
+                let record = report.cell(
+                    row,
+                    Some(column),
+                    field,
+                    Some(cell.text()),
+                    ErrorCode::TypeError,
+                    message,
+                );
+                report.emit(record);
+                !self.in_key
+            }
+        };
+        self.scratch = text;
+        written
+    }
+
+    /// Casts, checks and writes the field's `cell` (see [`Slot::write`]).
+    #[inline(always)]
+    fn write_cell(
+        &mut self,
+        row: u64,
+        column: usize,
+        cell: Cell<'_>,
+        out: &mut Vec<u8>,
+        report: &mut Reporter<'_>,
+        key: &mut Option<PrimaryKey>,
+    ) -> bool {
+        let field = self.field;
         if let Cell::Text(text) = cell {
             if field.missing_values.contains(text) {
                 if !field.required {
@@ -372,7 +458,7 @@ impl Slot<'_> {
             }
         }
         let Ok(value) = field.cast(cell) else {
-            cell.write_json(out);
+            report.write_failing(cell, out);
             self.type_error(row, column, cell, report);
             return !self.in_key;
         };
@@ -449,7 +535,7 @@ impl Slot<'_> {
                 }
             }
             Err((constraint, message)) => {
-                cell.write_json(out);
+                report.write_failing(cell, out);
                 let record = ErrorRecord {
                     constraint: Some(constraint),
                     ..report.cell(

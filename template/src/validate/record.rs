@@ -36,6 +36,10 @@ pub struct ErrorRecord {
     /// The violated constraint, for a `constraint-error`.
     pub constraint: Option<Constraint>,
     pub message: String,
+    /// The cell's text after the field's transforms, when they changed it (contract v1.3);
+    /// `value` stays the text as in the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transformed: Option<String>,
 }
 
 /// Running totals of a validation; exact even when the caller stores only some records.

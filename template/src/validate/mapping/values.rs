@@ -18,10 +18,11 @@
 //! nothing from values: a column of digits under `customer` or `phone` is as likely right as
 //! wrong, so such a match is left as the names made it.
 
-use super::super::super::{Cell, Constraint, Field, Template};
+use super::super::super::{Cell, Constraint, Field, FieldType, Template};
 use super::{label, MappedField, MatchKind, FUZZY_THRESHOLD};
 use crate::cast::Syntax;
 use crate::text_format::StringFormat;
+use crate::transform::Applied;
 
 /// Fewer non-empty samples than this say nothing.
 pub const MIN_SAMPLES: usize = 3;
@@ -98,10 +99,25 @@ pub fn value_fit(field: &Field, samples: &[String]) -> Option<f64> {
     fit(field, samples).map(Fit::share)
 }
 
-/// Whether one sample fits `field`. A workbook's typed cell arrives as its text (`2024-01-31`,
-/// `12.5`, `true`), which a field with another date format or decimal mark would not read from text
-/// but does read from the cell: such a text fits too.
+/// Whether one sample fits `field`, as its transforms leave it (`Ja` fits a boolean field that
+/// maps it). A workbook's typed cell arrives as its text (`2024-01-31`, `12.5`, `true`), which a
+/// field with another date format or decimal mark would not read from text but does read from
+/// the cell: such a text fits too.
 fn fits(field: &Field, text: &str) -> bool {
+    let mut transformed = String::new();
+    let text = match &field.transforms {
+        None => text,
+        Some(t) => match t.apply(
+            Cell::Text(text),
+            field.field_type == FieldType::String,
+            &field.missing_values,
+            &mut transformed,
+        ) {
+            Applied::Unchanged => text,
+            Applied::Changed => transformed.as_str(),
+            Applied::Unreadable(_) => return false,
+        },
+    };
     match field.cast(Cell::Text(text)) {
         Ok(value) => !matches!(
             field.check(&value),

@@ -210,6 +210,7 @@ mod tests {
                 code: "type-error".into(),
                 constraint: None,
                 message: "amount: \"twelve\" is not a number".into(),
+                transformed: Some("twelve".into()),
             }),
             ParseEvent::Rejected {
                 sheet: 3,

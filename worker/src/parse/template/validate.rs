@@ -448,6 +448,7 @@ impl<'t> Validation<'t> {
             code: record.code.as_str().to_owned(),
             constraint: record.constraint.map(|c| c.as_str().to_owned()),
             message: record.message,
+            transformed: record.transformed,
         }))
         .map_err(ParseFailure::sink)
     }

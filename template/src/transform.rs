@@ -1,0 +1,192 @@
+//! A field's `transforms` (contract v1.3, an extension of the Table Schema): a closed,
+//! deterministic list of clean-ups applied in order to a cell's text before it is cast and
+//! checked, each compiled once with its template (`compile::transforms`).
+//!
+//! Which cells they see: text cells, and an empty cell as the empty text (so `default` can fill
+//! it). A workbook's typed cell (a number, a date, a boolean) is already a value: it is
+//! transformed only in a `string` field, as the text it shows, because anywhere else turning it
+//! into text and reading it back could only lose what the workbook knew (a date cell under a
+//! `%d/%m/%Y` field would no longer read). A missing value stays missing for every transform
+//! but `default`, whose job it is to replace it.
+//!
+//! Phone numbers use the `phonenumber` crate: the Rust port of Google's libphonenumber that
+//! ships its metadata (the version after the `+` of the crate's version), the one well-kept
+//! crate that reads national forms (`030 1234567` in region DE) rather than only `+…` text.
+
+use std::collections::HashMap;
+
+use regex::Regex;
+
+use super::cell::Cell;
+use super::value::MissingValues;
+
+/// One compiled transform.
+#[derive(Debug)]
+pub(crate) enum Transform {
+    Trim,
+    CollapseSpaces,
+    Lower,
+    Upper,
+    Title,
+    Replace {
+        pattern: Regex,
+        with: String,
+    },
+    Map {
+        /// Keys lowercased when `ignore_case`.
+        table: HashMap<String, String>,
+        ignore_case: bool,
+    },
+    Default(String),
+    Phone(phonenumber::country::Id),
+    Split {
+        separator: String,
+        index: usize,
+    },
+}
+
+/// A field's transforms, in order (never empty: a field without any has `None`).
+#[derive(Debug)]
+pub(crate) struct Transforms(pub Vec<Transform>);
+
+/// What the transforms made of a cell.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Applied {
+    /// The text is what it was: cast the cell itself.
+    Unchanged,
+    /// The new text is in the buffer.
+    Changed,
+    /// A transform could not read the text (a phone number of no known form): a type error,
+    /// with what was expected.
+    Unreadable(String),
+}
+
+impl Transforms {
+    /// Applies the transforms to `cell` of a field typed `string` or not (`text_field`) whose
+    /// missing values are `missing`, writing the result into `out` (cleared first).
+    pub fn apply(
+        &self,
+        cell: Cell<'_>,
+        text_field: bool,
+        missing: &MissingValues,
+        out: &mut String,
+    ) -> Applied {
+        out.clear();
+        let shown = match cell {
+            Cell::Text(_) | Cell::Empty => None,
+            Cell::Error(_) => return Applied::Unchanged,
+            typed if text_field => Some(typed.text()),
+            _ => return Applied::Unchanged,
+        };
+        match (cell, &shown) {
+            (Cell::Text(t), _) => out.push_str(t),
+            (_, Some(text)) => out.push_str(text),
+            _ => {}
+        }
+        let mut next = String::new();
+        for t in &self.0 {
+            let is_missing = missing.contains(out);
+            match t.apply(out, is_missing, &mut next) {
+                Ok(true) => std::mem::swap(out, &mut next),
+                Ok(false) => {}
+                Err(expected) => return Applied::Unreadable(expected),
+            }
+        }
+        let same = match (cell, shown) {
+            (Cell::Text(t), _) => t == out.as_str(),
+            (_, Some(text)) => text == *out,
+            _ => out.is_empty(),
+        };
+        if same {
+            Applied::Unchanged
+        } else {
+            Applied::Changed
+        }
+    }
+}
+
+impl Transform {
+    /// Writes the transformed `text` into `out` and says `true`, or says `false` when `text`
+    /// stays as it is; `Err` with what was expected when the text cannot be read.
+    fn apply(&self, text: &str, is_missing: bool, out: &mut String) -> Result<bool, String> {
+        out.clear();
+        if is_missing && !matches!(self, Transform::Default(_)) {
+            return Ok(false);
+        }
+        match self {
+            Transform::Trim => out.push_str(text.trim()),
+            Transform::CollapseSpaces => collapse_spaces(text, out),
+            Transform::Lower => out.push_str(&text.to_lowercase()),
+            Transform::Upper => out.push_str(&text.to_uppercase()),
+            Transform::Title => title(text, out),
+            Transform::Replace { pattern, with } => {
+                out.push_str(&pattern.replace_all(text, with.as_str()))
+            }
+            Transform::Map { table, ignore_case } => {
+                let found = if *ignore_case {
+                    table.get(&text.to_lowercase())
+                } else {
+                    table.get(text)
+                };
+                match found {
+                    Some(to) => out.push_str(to),
+                    None => return Ok(false),
+                }
+            }
+            Transform::Default(value) if is_missing => out.push_str(value),
+            Transform::Default(_) => return Ok(false),
+            Transform::Phone(region) => phone(text, *region, out)?,
+            Transform::Split { separator, index } => {
+                out.push_str(text.split(separator.as_str()).nth(*index).unwrap_or(""))
+            }
+        }
+        Ok(out != text)
+    }
+}
+
+/// Every run of white space as one space (the ends kept: `trim` takes them).
+fn collapse_spaces(text: &str, out: &mut String) {
+    let mut in_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            if !in_space {
+                out.push(' ');
+            }
+            in_space = true;
+        } else {
+            out.push(c);
+            in_space = false;
+        }
+    }
+}
+
+/// Each word's first letter upper case and the rest lower case; a word starts after anything
+/// that is not a letter or a digit (`o'neil-smith` → `O'Neil-Smith`).
+fn title(text: &str, out: &mut String) {
+    let mut start = true;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if start {
+                out.extend(c.to_uppercase());
+            } else {
+                out.extend(c.to_lowercase());
+            }
+            start = false;
+        } else {
+            out.push(c);
+            start = true;
+        }
+    }
+}
+
+/// `text` as an E.164 number (`+4930123456`), read in `region` unless it says its own country
+/// (`+…`, `00…`); a number libphonenumber does not hold valid is not read.
+fn phone(text: &str, region: phonenumber::country::Id, out: &mut String) -> Result<(), String> {
+    let expected = || format!("a phone number (of region {})", region.as_ref());
+    let number = phonenumber::parse(Some(region), text).map_err(|_| expected())?;
+    if !phonenumber::is_valid(&number) {
+        return Err(expected());
+    }
+    out.push_str(&number.format().mode(phonenumber::Mode::E164).to_string());
+    Ok(())
+}
