@@ -499,3 +499,25 @@ async fn an_import_session_sets_the_layout_of_its_own_files_only() {
     assert_eq!(task["result"]["sheets"][0]["rows"], 1, "{task}");
     assert_eq!(task["result"]["validation"]["rows_valid"], 1, "{task}");
 }
+
+#[tokio::test]
+async fn the_openapi_document_describes_the_layout_override_and_its_refusals() {
+    let app = TestApp::spawn().await;
+    let (status, doc) = app.get_json("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let put = &doc["paths"]["/api/v1/tasks/{task_id}/layout"]["put"];
+    for code in ["202", "400", "404", "409", "422"] {
+        assert!(put["responses"][code].is_object(), "{code}: {put}");
+    }
+    let schemas = &doc["components"]["schemas"];
+    let sheet = &schemas["SheetOverride"];
+    assert_eq!(sheet["required"], json!(["sheet"]), "{sheet}");
+    for key in ["header_row", "last_row"] {
+        let types = &sheet["properties"][key]["type"];
+        assert!(
+            types.as_array().is_some_and(|t| t.contains(&json!("null"))),
+            "{key} may be null: {sheet}"
+        );
+    }
+    assert!(schemas["TaskView"]["properties"]["layout_override"].is_object());
+}
