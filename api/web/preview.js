@@ -74,6 +74,12 @@ export async function open(file) {
     $('page-status').textContent = rows
       ? 'This file has no sheets: there are no rows to show.'
       : 'The template rejected this file: there are no rows to show.';
+    if (!rows) {
+      const result = file.task.result || {};
+      const sheets = result.sheets || [];
+      const validated = result.validation ? result.validation.sheet : 0;
+      showLayout(file, sheets.find((s) => s.index === validated) || sheets[0]);
+    }
   } else {
     $('page-status').textContent = 'Loading rows…';
     await selectSheet(0, { focusTab: false });
@@ -126,18 +132,21 @@ function onTabKey(event) {
   selectSheet(moves[event.key] % n);
 }
 
-/**
- * The selected sheet's layout in words, and the control that moves its header or table end
- * (the file is then parsed again: the preview closes and the file is followed to its end).
- */
 function renderLayout() {
-  const sheet = state.sheets[state.sheet];
-  const forced = sheet && ((state.file.task.layout_override || {}).sheets || [])
+  showLayout(state.file, state.sheets[state.sheet]);
+}
+
+/**
+ * A sheet's layout in words, and the control that moves its header or table end (the file is
+ * then parsed again: the preview closes and the file is followed to its end). A file its
+ * template rejected has no rows, but its layout may be why: it is shown for it too.
+ */
+function showLayout(file, sheet) {
+  const forced = sheet && ((file.task.layout_override || {}).sheets || [])
     .some((s) => s.sheet === sheet.index);
   const text = layoutText(sheet && sheet.layout) + (forced ? ' (set by hand)' : '');
   $('sheet-layout').textContent = text;
   $('sheet-layout').hidden = !sheet;
-  const file = state.file;
   $('sheet-layout-fix').replaceChildren(...(sheet ? [layoutControl({
     task: file.task,
     sheetIndex: sheet.index,

@@ -78,6 +78,7 @@ test('a person moves the table end in the preview and the file is parsed again',
   await waitForText(text, 'Data: rows 5–6.');
   const shown = await text.innerText();
   assert.match(shown, /rows 7–9 \(another table, its header on row 9\)\. \(set by hand\)/, shown);
+  await waitForText(page.locator('#page-status'), 'Rows 1–2 of 2');
   assert.equal(await page.locator('#rows-body tr').count(), 2);
   await screenshot(page, 'layout-moved');
 });
@@ -118,4 +119,38 @@ test('the mapping review shows where the table is and moves its end', async () =
   await dialog.waitFor();
   await waitForText(dialog.locator('#review-layout'), 'row 5 (notes below the table)');
   await screenshot(page, 'review-layout');
+});
+
+test('a file its template rejected for the notes under its table completes once they are set aside', async () => {
+  const key = createKey('browser-layout-rejected', `layout-${randomUUID()}`);
+  const put = await api(key, '/api/v1/templates/people', {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      on_invalid: 'reject_file',
+      schema: { fields: [{ name: 'id', type: 'integer' }, { name: 'name', type: 'string' }] },
+    }),
+  });
+  assert.equal(put.status, 201, JSON.stringify(put.body));
+  const page = await open();
+  await signIn(page, key);
+  const name = 'people.csv';
+  await page.getByLabel('Template', { exact: true }).selectOption('people');
+  await page.getByLabel('Choose files').setInputFiles({
+    name, mimeType: 'text/csv', buffer: Buffer.from('id,name\n1,Ada\n2,Grace\n\nSource: HR export\n'),
+  });
+  const row = fileRow(page, name);
+  await waitForText(row.locator('.status'), 'FAILED');
+  await row.getByRole('button', { name: `Preview ${name}` }).click();
+  // No rows, but the layout that made the rows fail, and the way to move its end.
+  await waitForText(page.locator('#sheet-layout'), 'Data: rows 2–5.');
+  await page.getByText('Wrong header or table end? Move it').click();
+  await page.getByLabel('Last row of the table').fill('3');
+  await page.getByRole('button', { name: 'Parse again with this layout' }).click();
+  await page.locator('#preview').waitFor({ state: 'hidden' });
+  await waitForText(row.locator('.status'), 'COMPLETED');
+  await row.getByRole('button', { name: `Preview ${name}` }).click();
+  await waitForText(page.locator('#sheet-layout'), 'Set aside, not imported: rows 4–5 (notes below the table). (set by hand)');
+  await waitForText(page.locator('#page-status'), 'Rows 1–2 of 2');
+  assert.equal(await page.locator('#rows-body tr').count(), 2);
 });

@@ -521,3 +521,39 @@ async fn the_openapi_document_describes_the_layout_override_and_its_refusals() {
     }
     assert!(schemas["TaskView"]["properties"]["layout_override"].is_object());
 }
+
+#[tokio::test]
+async fn a_file_its_template_rejected_for_the_notes_under_its_table_completes_once_they_are_set_aside(
+) {
+    let app = TestApp::spawn().await;
+    let template = json!({"on_invalid": "reject_file",
+                          "schema": {"fields": [{"name": "id", "type": "integer"},
+                                                {"name": "name", "type": "string"}]}});
+    let (status, body) = app.put_json("/api/v1/templates/people", &template).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let csv = b"id,name\n1,Ada\n2,Grace\n\nSource: HR export\n";
+    let (task_id, file_id) = upload(&app, "people.csv", csv, &[("template", "people")]).await;
+    let failed = app.run_worker_until_final(&task_id).await;
+    assert_eq!(failed["error"]["code"], "validation_failed", "{failed}");
+    let errors = "SELECT count(*) FROM validation_errors WHERE source_file_id = $1";
+    assert!(count(&app, errors, &file_id).await > 0);
+
+    let body = json!({"sheets": [{"sheet": 0, "last_row": 3}]});
+    let (status, task) = put_layout(&app, &task_id, &body).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{task}");
+    assert_eq!(task["error"], Value::Null);
+    // The old report went with the status change.
+    assert_eq!(count(&app, errors, &file_id).await, 0);
+    let task = app.run_worker_until_completed(&task_id).await;
+    assert_eq!(task["result"]["validation"]["errors_total"], 0, "{task}");
+    assert_eq!(
+        task["result"]["sheets"][0]["layout"]["set_aside"],
+        json!([{"from_row": 4, "to_row": 5, "kind": "notes", "rows": 2}])
+    );
+    assert_eq!(
+        rows(&app, &file_id, 0).await,
+        [json!([1, "Ada"]), json!([2, "Grace"])]
+    );
+    let failures = "SELECT count(*) FROM events WHERE task_id = $1 AND type = 'task.failed'";
+    assert_eq!(count(&app, failures, &task_id).await, 1);
+}
