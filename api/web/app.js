@@ -243,7 +243,7 @@ function renderStatus(cell, file) {
   } else if (task.status === 'NEEDS_REVIEW') {
     detail.textContent = 'the columns need a review';
     parts.push(detail, button('Review mapping', 'secondary review-button',
-      `Review mapping of ${file.file_name}`, () => review.open(file, (t) => updateTask(file.id, t))));
+      `Review mapping of ${file.file_name}`, () => review.open(file, (t) => followAgain(file.id, t))));
     cell.replaceChildren(...parts);
     return;
   }
@@ -268,6 +268,13 @@ function updateTask(fileId, task) {
       ? `${file.file_name}: COMPLETED, ${plural(task.result ? task.result.rows_total : 0, 'row')}`
       : `${file.file_name}: FAILED, ${task.error ? task.error.message : ''}`);
   }
+}
+
+/** A file sent back to be parsed (a mapping answered, a layout set): drawn, then followed. */
+function followAgain(fileId, task) {
+  updateTask(fileId, task);
+  const file = files.get(fileId);
+  if (file) watch(file);
 }
 
 /**
@@ -449,7 +456,7 @@ function accepted(upload) {
 
 function init() {
   api.setUnauthorizedHandler(keyRejected);
-  preview.init();
+  preview.init({ reparsed: (file, task) => followAgain(file.id, task) });
   review.init();
   uploads.init({ session: () => session, accepted, renderStatus, openPreview });
   templates.init({ onList: uploads.setTemplates });

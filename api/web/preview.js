@@ -3,11 +3,12 @@
 // numbered 0..rows-1 in a sheet, so page p is `after = p * PAGE_SIZE - 1` and the last page is
 // one request away. Above the rows, where the sheet's table was found and what was set aside
 // (result.sheets[].layout: rows above it, notes below it, another table), so nothing left out
-// goes unsaid. Export downloads the selected sheet as CSV, NDJSON or Parquet. A templated upload's
+// goes unsaid, with a control to move the header or the table's end and parse again. Export downloads the selected sheet as CSV, NDJSON or Parquet. A templated upload's
 // validation report (report.js) shows above the sheets, also for a file its template rejected,
 // which has a report and no rows.
 
 import { ApiError, download, getJson } from './api.js';
+import { layoutControl, layoutText } from './layout.js';
 import * as report from './report.js';
 import { announce, formatBytes, formatCount, plural, stem } from './util.js';
 
@@ -54,6 +55,7 @@ export async function open(file) {
   $('rows-caption').textContent = '';
   $('preview-error').textContent = '';
   $('sheet-layout').hidden = true;
+  $('sheet-layout-fix').replaceChildren();
   if (!state.exporting) $('export-status').hidden = true;
   const total = file.task.result ? file.task.result.rows_total : 0;
   $('preview-summary').textContent = rows
@@ -72,6 +74,12 @@ export async function open(file) {
     $('page-status').textContent = rows
       ? 'This file has no sheets: there are no rows to show.'
       : 'The template rejected this file: there are no rows to show.';
+    if (!rows) {
+      const result = file.task.result || {};
+      const sheets = result.sheets || [];
+      const validated = result.validation ? result.validation.sheet : 0;
+      showLayout(file, sheets.find((s) => s.index === validated) || sheets[0]);
+    }
   } else {
     $('page-status').textContent = 'Loading rows…';
     await selectSheet(0, { focusTab: false });
@@ -124,37 +132,31 @@ function onTabKey(event) {
   selectSheet(moves[event.key] % n);
 }
 
-const ASIDE = {
-  above: 'above the table',
-  notes: 'notes below the table',
-  table: 'another table',
-};
-
-/** `row 3` or `rows 1–2`. */
-function rowRange(from, to) {
-  return from === to ? `row ${from}` : `rows ${from}–${to}`;
-}
-
-/** What a sheet's layout says in words: header, data, and each range set aside. */
-export function layoutText(layout) {
-  if (!layout) return '';
-  const parts = [];
-  const header = layout.header_rows || [];
-  if (header.length) parts.push(`Header: ${rowRange(header[0], header[header.length - 1])}.`);
-  if (layout.data) parts.push(`Data: ${rowRange(layout.data.first_row, layout.data.last_row)}.`);
-  const aside = (layout.set_aside || []).map((s) => {
-    const its = s.header_row ? `, its header on row ${s.header_row}` : '';
-    return `${rowRange(s.from_row, s.to_row)} (${ASIDE[s.kind] || s.kind}${its})`;
-  });
-  if (aside.length) parts.push(`Set aside, not imported: ${aside.join('; ')}.`);
-  return parts.join(' ');
-}
-
 function renderLayout() {
-  const sheet = state.sheets[state.sheet];
-  const text = layoutText(sheet && sheet.layout);
+  showLayout(state.file, state.sheets[state.sheet]);
+}
+
+/**
+ * A sheet's layout in words, and the control that moves its header or table end (the file is
+ * then parsed again: the preview closes and the file is followed to its end). A file its
+ * template rejected has no rows, but its layout may be why: it is shown for it too.
+ */
+function showLayout(file, sheet) {
+  const forced = sheet && ((file.task.layout_override || {}).sheets || [])
+    .some((s) => s.sheet === sheet.index);
+  const text = layoutText(sheet && sheet.layout) + (forced ? ' (set by hand)' : '');
   $('sheet-layout').textContent = text;
-  $('sheet-layout').hidden = text === '';
+  $('sheet-layout').hidden = !sheet;
+  $('sheet-layout-fix').replaceChildren(...(sheet ? [layoutControl({
+    task: file.task,
+    sheetIndex: sheet.index,
+    layout: sheet.layout,
+    prefix: 'sheet-layout',
+    done: (task) => {
+      if (state.file === file) close();
+      reparsed(file, task);
+    },
+  })] : []));
 }
 
 async function selectSheet(index, { focusTab = true } = {}) {
@@ -314,7 +316,11 @@ async function save(path, fallback, label) {
   }
 }
 
-export function init() {
+/** What to do once a person's layout sent a file back to be parsed: set by init. */
+let reparsed = () => {};
+
+export function init({ reparsed: onReparsed }) {
+  reparsed = onReparsed;
   $('page-first').addEventListener('click', () => loadPage(0));
   $('page-prev').addEventListener('click', () => loadPage(state.page - 1));
   $('page-next').addEventListener('click', () => loadPage(state.page + 1));

@@ -2,9 +2,12 @@
 // with a choice of the file's columns (with their sample values), prefilled from the suggested
 // mapping; a suggestion that is only a guess (a loose name, or values that do not fit the field)
 // says so under its choice. Confirming PUTs the mapping; the task goes back to PENDING and the
-// page follows it to its end as it follows any task.
+// page follows it to its end as it follows any task. Above the fields, where the sheet's table
+// was found and what was set aside, with the control that moves its header or end instead
+// (layout.js): the file is then parsed again and may need no review at all.
 
 import * as api from './api.js';
+import { layoutControl, layoutText } from './layout.js';
 import { announce } from './util.js';
 
 const $ = (id) => document.getElementById(id);
@@ -79,6 +82,19 @@ export function open(file, answered) {
     + `The header is on row ${review.header_row}. Choose the column of each field.`;
   $('review-fields').replaceChildren(
     ...review.suggested_mapping.map((s, i) => fieldRow(s, i, review.columns)));
+  // Where the table was found: when the header is wrong, no mapping can be right.
+  $('review-layout').textContent = layoutText(review.layout);
+  $('review-layout').hidden = !review.layout;
+  $('review-layout-fix').replaceChildren(layoutControl({
+    task: file.task,
+    sheetIndex: review.sheet_index || 0,
+    layout: review.layout,
+    prefix: 'review-layout',
+    done: (task) => {
+      if (current && current.file === file) close();
+      answered(task);
+    },
+  }));
   $('review-error').textContent = '';
   $('review-confirm').disabled = false;
   $('review-dialog').showModal();

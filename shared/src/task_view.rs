@@ -6,6 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::db::tasks::{Lineage, Task};
+use crate::domain::layout_override::LayoutOverride;
 use crate::domain::review::Review;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{AttemptKind, TaskErrorCode, TaskStatus};
@@ -38,6 +39,10 @@ pub struct TaskView {
     /// values and the suggested mapping (answer with `PUT /api/v1/tasks/{id}/mapping`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<Review>,
+    /// The header rows and table ends a person set (`PUT /api/v1/tasks/{id}/layout`), which
+    /// the last parse (or the one to come) forced instead of detecting; absent when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout_override: Option<LayoutOverride>,
 }
 
 /// `GET /api/v1/tasks/{id}`: the task and its lineage in one object. A type of its own (rather
@@ -158,6 +163,7 @@ impl From<&Task> for TaskView {
             finished_at: t.finished_at,
             result: t.result.as_ref().map(|r| r.0.clone()),
             review: t.review.as_ref().map(|r| r.0.clone()),
+            layout_override: t.layout_override.as_ref().map(|l| l.0.clone()),
         }
     }
 }

@@ -114,6 +114,9 @@ test('the component asks for the mapping review, labelled and by keyboard, and c
   const invoice = page.locator('sheetrelay-importer').getByLabel('invoice');
   await invoice.waitFor({ timeout: 60_000 });
   assert.match(await invoice.innerText(), /Ref \(A-1, A-2\)/);
+  // What the review's layout sets aside is said above the fields.
+  const aside = page.locator('sheetrelay-importer [part=set-aside]');
+  assert.equal(await aside.innerText(), 'Not imported: rows 1–2 (above the table).');
   await invoice.selectOption('0');
   await page.locator('sheetrelay-importer').getByLabel('amount').selectOption('1');
   const confirm = page.locator('sheetrelay-importer button', { hasText: 'Use these columns' });

@@ -215,8 +215,14 @@ async fn a_tenant_cannot_see_page_export_or_delete_another_tenants_files() {
         }
         let mut req = tenant_b.request(method.clone(), app.url(&path));
         if method == Method::PUT {
-            // A well-formed body (a review's answer), so that only the tenant can refuse it.
-            req = req.json(&serde_json::json!({"mapping": {}}));
+            // A well-formed body (a review's answer, a layout), so that only the tenant can
+            // refuse it.
+            let body = if path.ends_with("/layout") {
+                serde_json::json!({"sheets": []})
+            } else {
+                serde_json::json!({"mapping": {}})
+            };
+            req = req.json(&body);
         }
         let resp = req.send().await.expect("request");
         assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{method} {path}");

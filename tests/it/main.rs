@@ -14,6 +14,7 @@ mod forged;
 mod inline;
 mod jobs;
 mod layout;
+mod layout_override;
 mod lifecycle;
 mod limits;
 mod lineage;

@@ -1,5 +1,6 @@
 //! What an import session's token may do (contract v1.3, "Import sessions"): upload against its
-//! template, read and answer for the files it uploaded, and follow their events. Every other
+//! template, read and answer for the files it uploaded (their mapping review, and where their
+//! tables lie: the layout extension), and follow their events. Every other
 //! route is `403 forbidden`; an id that is not one of its own is `404`, as another tenant's is.
 //! One middleware, after [`super::require`], so that a route added later is closed to sessions
 //! until it is listed here.
@@ -45,7 +46,11 @@ fn allowed(method: &Method, path: &str) -> Option<Owned> {
         {
             Some(Owned::File)
         }
-        "/api/v1/tasks/{task_id}/mapping" if method == Method::PUT => Some(Owned::File),
+        "/api/v1/tasks/{task_id}/mapping" | "/api/v1/tasks/{task_id}/layout"
+            if method == Method::PUT =>
+        {
+            Some(Owned::File)
+        }
         "/api/v1/events/stream" if read => Some(Owned::Nothing),
         _ => None,
     }
@@ -126,6 +131,10 @@ mod tests {
         );
         assert_eq!(
             allowed(&Method::PUT, "/api/v1/tasks/{task_id}/mapping"),
+            Some(Owned::File)
+        );
+        assert_eq!(
+            allowed(&Method::PUT, "/api/v1/tasks/{task_id}/layout"),
             Some(Owned::File)
         );
         for (method, path) in [

@@ -53,6 +53,9 @@ shared::code_enum! {
         TooManyWebhooks => "too_many_webhooks",
         /// A mapping sent for a task that is not waiting in `NEEDS_REVIEW`.
         NotInReview => "not_in_review",
+        /// A layout override for a task that is being parsed, or that failed for a reason
+        /// where its table lies cannot cure.
+        NotReparsable => "not_reparsable",
         /// The feed's `after` or the stream's `Last-Event-ID` names no event kept for the caller.
         UnknownCursor => "unknown_cursor",
         /// A resumable upload past its `Upload-Expires`.
@@ -82,6 +85,9 @@ shared::code_enum! {
         /// A review's mapping naming an unknown field or column, one column twice, or leaving a
         /// required field unmapped (with `details`).
         InvalidMapping => "invalid_mapping",
+        /// A layout override naming a sheet the file does not have, a row outside its sheet,
+        /// or a table ending at or above its header (with `details`).
+        InvalidLayout => "invalid_layout",
         /// The tenant started more uploads than its rate allows.
         RateLimited => "rate_limited",
         /// The tenant holds as many live import sessions as allowed.

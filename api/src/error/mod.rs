@@ -57,6 +57,10 @@ pub enum ApiError {
     /// its JSON pointer into the request.
     #[error("the mapping is invalid: {} problem(s)", .0.len())]
     InvalidMapping(Vec<template::Problem>),
+    /// A layout override that does not fit the file's sheets: every problem, each with its
+    /// JSON pointer into the request.
+    #[error("the layout is invalid: {} problem(s)", .0.len())]
+    InvalidLayout(Vec<template::Problem>),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -74,7 +78,8 @@ pub struct ErrorDetail {
     pub code: ApiErrorCode,
     /// Human-readable explanation.
     pub message: String,
-    /// `invalid_template` and `invalid_mapping` only: every problem of the request.
+    /// `invalid_template`, `invalid_mapping` and `invalid_layout` only: every problem of the
+    /// request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ProblemDetail>>,
 }
@@ -156,6 +161,10 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 ApiErrorCode::InvalidMapping,
             ),
+            ApiError::InvalidLayout(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ApiErrorCode::InvalidLayout,
+            ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ApiErrorCode::InternalError,
@@ -200,7 +209,9 @@ impl IntoResponse for ApiError {
             other => other.to_string(),
         };
         let details = match &self {
-            ApiError::InvalidTemplate(problems) | ApiError::InvalidMapping(problems) => Some(
+            ApiError::InvalidTemplate(problems)
+            | ApiError::InvalidMapping(problems)
+            | ApiError::InvalidLayout(problems) => Some(
                 problems
                     .iter()
                     .map(|p| ProblemDetail {

@@ -7,6 +7,7 @@ pub mod events;
 pub mod export;
 pub mod files;
 pub mod health;
+pub mod layout;
 pub mod mapping;
 pub mod page;
 pub mod resumable;
@@ -51,6 +52,7 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(errors::export_errors))
         .routes(routes!(tasks::get_task))
         .routes(routes!(mapping::put_mapping))
+        .routes(routes!(layout::put_layout))
         .routes(routes!(events::list_events))
         .routes(routes!(events::stream_events))
         .routes(routes!(webhooks::create_webhook, webhooks::list_webhooks))

@@ -57,6 +57,11 @@ const ASSETS: &[Asset] = &[
         body: include_bytes!("../../web/events.js"),
     },
     Asset {
+        name: "layout.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../web/layout.js"),
+    },
+    Asset {
         name: "preview.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../web/preview.js"),

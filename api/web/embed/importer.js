@@ -45,6 +45,15 @@
     return node;
   }
 
+  /** The rows of the reviewed sheet that will not be imported, in words (its layout's set_aside). */
+  function setAside(layout) {
+    const ranges = ((layout && layout.set_aside) || []).map((s) => {
+      const rows = s.from_row === s.to_row ? `row ${s.from_row}` : `rows ${s.from_row}–${s.to_row}`;
+      return `${rows} (${{ above: 'above the table', notes: 'notes', table: 'another table' }[s.kind] || s.kind})`;
+    });
+    return el('p', { part: 'set-aside' }, ranges.length ? `Not imported: ${ranges.join('; ')}.` : '');
+  }
+
   class ApiFailure extends Error {
     constructor(code, message) {
       super(message);
@@ -302,7 +311,8 @@
             problem.textContent = error.message;
           }
         });
-        this.show(el('p', {}, 'Which column holds each field?'), grid, problem, confirm);
+        this.show(el('p', {}, 'Which column holds each field?'), setAside(review.layout), grid, problem,
+          confirm);
       });
     }
 

@@ -7,6 +7,7 @@ pub mod api_keys;
 pub mod deliveries;
 pub mod event_log;
 pub mod events;
+pub mod layouts;
 pub mod learned_columns;
 pub mod limits;
 pub mod outbox;

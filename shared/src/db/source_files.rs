@@ -8,6 +8,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::tasks::Task;
+use crate::domain::layout_override::LayoutOverride;
 use crate::domain::review::Review;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{FileFormat, TaskErrorCode, TaskStatus};
@@ -90,6 +91,7 @@ macro_rules! file_and_task {
             started_at: r.started_at,
             finished_at: r.finished_at,
             review: r.review,
+            layout_override: r.layout_override,
         };
         let file = SourceFile {
             id: r.id,
@@ -124,7 +126,8 @@ pub async fn find_with_task(
                   t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
                   t.created_at AS task_created_at, t.started_at, t.finished_at,
                   CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
-                    AS "review: Json<Review>"
+                    AS "review: Json<Review>",
+                  t.layout_override AS "layout_override: Json<LayoutOverride>"
            FROM source_files f JOIN tasks t ON t.source_file_id = f.id
            WHERE f.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
         id,
@@ -203,7 +206,8 @@ pub async fn list(
                   t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
                   t.created_at AS task_created_at, t.started_at, t.finished_at,
                   CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
-                    AS "review: Json<Review>"
+                    AS "review: Json<Review>",
+                  t.layout_override AS "layout_override: Json<LayoutOverride>"
            FROM source_files f JOIN tasks t ON t.source_file_id = f.id
            WHERE f.tenant_id = $1 AND ($2::uuid IS NULL OR f.id < $2) AND f.deleting_at IS NULL
            ORDER BY f.id DESC

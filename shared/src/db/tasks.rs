@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use sqlx::types::Json;
 
+use crate::domain::layout_override::LayoutOverride;
 use crate::domain::review::Review;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{AttemptKind, TaskErrorCode, TaskStatus};
@@ -29,6 +30,9 @@ pub struct Task {
     pub finished_at: Option<DateTime<Utc>>,
     /// While NEEDS_REVIEW: the review document.
     pub review: Option<Json<Review>>,
+    /// Where a person said the file's tables lie (`PUT /api/v1/tasks/{id}/layout`): every
+    /// attempt parses with it.
+    pub layout_override: Option<Json<LayoutOverride>>,
 }
 
 pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task>> {
@@ -37,7 +41,8 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Task
         r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts,
                   error_code AS "error_code: TaskErrorCode",
                   error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
-                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS "review: Json<Review>"
+                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS "review: Json<Review>",
+                  layout_override AS "layout_override: Json<LayoutOverride>"
            FROM tasks WHERE id = $1"#,
         id
     )
@@ -59,7 +64,8 @@ pub async fn find_for_tenant(
                   t.result AS "result: Json<TaskResult>",
                   t.lease_expires_at, t.created_at, t.started_at, t.finished_at,
                   CASE WHEN t.status = 'NEEDS_REVIEW' THEN t.review END
-                    AS "review: Json<Review>"
+                    AS "review: Json<Review>",
+                  t.layout_override AS "layout_override: Json<LayoutOverride>"
            FROM tasks t JOIN source_files f ON f.id = t.source_file_id
            WHERE t.id = $1 AND f.tenant_id = $2 AND f.deleting_at IS NULL"#,
         id,
@@ -78,7 +84,8 @@ pub async fn find_by_source_file(
         r#"SELECT id, source_file_id, status AS "status: TaskStatus", attempts,
                   error_code AS "error_code: TaskErrorCode",
                   error_message, result AS "result: Json<TaskResult>", lease_expires_at, created_at,
-                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS "review: Json<Review>"
+                  started_at, finished_at, CASE WHEN status = 'NEEDS_REVIEW' THEN review END AS "review: Json<Review>",
+                  layout_override AS "layout_override: Json<LayoutOverride>"
            FROM tasks WHERE source_file_id = $1"#,
         source_file_id
     )
@@ -111,7 +118,8 @@ pub async fn start(
            RETURNING id, source_file_id, status AS "status: TaskStatus", attempts,
                      error_code AS "error_code: TaskErrorCode", error_message,
                      result AS "result: Json<TaskResult>", lease_expires_at, created_at,
-                     started_at, finished_at, NULL::jsonb AS "review: Json<Review>""#,
+                     started_at, finished_at, NULL::jsonb AS "review: Json<Review>",
+                     layout_override AS "layout_override: Json<LayoutOverride>""#,
         id,
         lease.as_secs_f64(),
         dequeue_count

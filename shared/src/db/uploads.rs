@@ -214,6 +214,7 @@ async fn insert_in_a_shard(
         lease_expires_at: row.lease_expires_at,
         created_at: row.task_created_at,
         review: None,
+        layout_override: None,
         started_at: row.started_at,
         finished_at: row.finished_at,
     };

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::task_result::SheetLayout;
+
 /// Sample values shown per column.
 pub const MAX_SAMPLES: usize = 5;
 
@@ -22,11 +24,18 @@ pub struct Review {
     pub columns: Vec<ReviewColumn>,
     /// The 1-based row of the header in the file.
     pub header_row: u64,
+    /// Where the reviewed sheet's table lies, as the parse that asked found it (an extension:
+    /// the page shows what was set aside, and a layout override is checked against it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<SheetLayout>,
     /// `required_field_unmapped`, `competing_columns` or `low_confidence`.
     pub reason: String,
     /// The workbook sheet the review is about (`Sheet1` for CSV/TSV): the answer applies to
     /// it.
     pub sheet: String,
+    /// The reviewed sheet's index among the sheets read: what a layout override names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet_index: Option<u32>,
     /// Every template field, in field order, with the column the matcher suggests.
     pub suggested_mapping: Vec<SuggestedField>,
 }
@@ -86,8 +95,10 @@ mod tests {
                 samples: vec!["12".into()],
             }],
             header_row: 1,
+            layout: Some(SheetLayout::default()),
             reason: "low_confidence".into(),
             sheet: "Sheet1".into(),
+            sheet_index: Some(0),
             suggested_mapping: vec![SuggestedField {
                 column_index: Some(0),
                 confidence: 0.7,

@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use shared::db;
+use shared::domain::layout_override::LayoutOverride;
 use shared::domain::{Envelope, ParseTaskPayload, TaskErrorCode, TaskStatus};
 use shared::storage::ReceivedMessage;
 use shared::telemetry::propagation;
@@ -20,10 +21,19 @@ use super::{Consumer, Outcome};
 
 /// What taking a message's task came to.
 enum Taken {
-    /// The task is ours, at this attempt.
-    Started(i32),
+    /// The task is ours, at this attempt, to be parsed with a person's layout override if it
+    /// has one.
+    Started(i32, Option<LayoutOverride>),
     /// Nothing to work on: the message is settled already.
     Settled(Outcome),
+}
+
+/// A started task's attempt: its message's payload, the attempt's number and the task's layout
+/// override.
+struct Leased<'a> {
+    payload: &'a ParseTaskPayload,
+    attempt: i32,
+    layout: Option<&'a LayoutOverride>,
 }
 
 impl Consumer {
@@ -86,11 +96,16 @@ impl Consumer {
         payload: ParseTaskPayload,
         abort: &CancellationToken,
     ) -> anyhow::Result<Outcome> {
-        let attempt = match self.take(&msg, &payload).await? {
-            Taken::Started(attempt) => attempt,
+        let (attempt, layout) = match self.take(&msg, &payload).await? {
+            Taken::Started(attempt, layout) => (attempt, layout),
             Taken::Settled(outcome) => return Ok(outcome),
         };
-        let (ending, receipt) = self.work_leased(&msg, &payload, attempt, abort).await;
+        let leased = Leased {
+            payload: &payload,
+            attempt,
+            layout: layout.as_ref(),
+        };
+        let (ending, receipt) = self.work_leased(&msg, &leased, abort).await;
         self.finish(&msg, &receipt, payload.task_id, attempt, ending)
             .await
     }
@@ -201,7 +216,10 @@ impl Consumer {
         }
         let attempt = started.attempts;
         tracing::info!(%task_id, attempt, dequeue_count = msg.dequeue_count, "task started");
-        Ok(Taken::Started(attempt))
+        Ok(Taken::Started(
+            attempt,
+            started.layout_override.map(|j| j.0),
+        ))
     }
 
     /// Works on a started task ([`Consumer::work`]) while keeping its message invisible and its
@@ -211,10 +229,10 @@ impl Consumer {
     async fn work_leased(
         &self,
         msg: &ReceivedMessage,
-        payload: &ParseTaskPayload,
-        attempt: i32,
+        leased: &Leased<'_>,
         abort: &CancellationToken,
     ) -> (Ending, String) {
+        let (payload, attempt) = (leased.payload, leased.attempt);
         let task_id = payload.task_id;
         let receipt = Arc::new(Mutex::new(msg.pop_receipt.clone()));
         let (lost, done) = (CancellationToken::new(), CancellationToken::new());
@@ -241,7 +259,7 @@ impl Consumer {
             ))
         });
         let worked = tokio::select! {
-            r = self.work(task_id, attempt, payload, &progress) => Some(r),
+            r = self.work(task_id, attempt, payload, leased.layout, &progress) => Some(r),
             () = lost.cancelled() => None,
             () = abort.cancelled() => None,
         };

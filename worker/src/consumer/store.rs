@@ -10,7 +10,7 @@ use shared::domain::{ErrorRecord, FileFormat};
 use uuid::Uuid;
 
 use crate::parse::isolate::{self, EventSink, Isolation};
-use crate::parse::{ParseEvent, ParseFailure, ParseSummary, TemplateJob};
+use crate::parse::{LayoutOverride, ParseEvent, ParseFailure, ParseSummary, TemplateJob};
 
 use super::progress::Progress;
 
@@ -19,6 +19,8 @@ pub(super) struct FileToParse<'a> {
     pub path: &'a Path,
     pub format: FileFormat,
     pub template: Option<&'a TemplateJob>,
+    /// Where a person said the file's tables lie.
+    pub layout: Option<&'a LayoutOverride>,
 }
 
 /// A templated file's error report as it arrives from the child, already capped there.
@@ -55,9 +57,15 @@ pub(super) async fn stream_rows(
         report,
     };
     let started = Instant::now();
-    let parsed =
-        isolate::parse_isolated_into(isolation, file.path, file.format, file.template, &mut sink)
-            .await?;
+    let parsed = isolate::parse_isolated_into(
+        isolation,
+        file.path,
+        file.format,
+        file.template,
+        file.layout,
+        &mut sink,
+    )
+    .await?;
     sink.progress.add_rows(std::mem::take(&mut sink.counted));
     if parsed.is_ok() {
         sink.rows.end(&mut sink.buf);

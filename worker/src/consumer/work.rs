@@ -19,7 +19,7 @@ use tokio::io::AsyncWriteExt as _;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
-use crate::parse::{ParseSummary, TemplateJob};
+use crate::parse::{LayoutOverride, ParseSummary, TemplateJob};
 
 use super::finish::Ending;
 use super::progress::Progress;
@@ -64,6 +64,7 @@ impl Consumer {
         task_id: Uuid,
         attempt: i32,
         payload: &ParseTaskPayload,
+        layout: Option<&LayoutOverride>,
         progress: &Progress,
     ) -> anyhow::Result<Ending> {
         let fetched = match self.fetch(task_id, payload, progress).await? {
@@ -71,7 +72,10 @@ impl Consumer {
             Break(ending) => return Ok(ending),
         };
         let template = self.template(task_id, &fetched).await?;
-        match self.parse_into(&fetched, &template, progress).await? {
+        match self
+            .parse_into(&fetched, &template, layout, progress)
+            .await?
+        {
             Continue(Parsed::NeedsReview(review)) => {
                 self.request_review(task_id, attempt, review).await
             }
@@ -187,6 +191,7 @@ impl Consumer {
         &self,
         fetched: &Fetched,
         template: &Template,
+        layout: Option<&LayoutOverride>,
         progress: &Progress,
     ) -> anyhow::Result<ControlFlow<Ending, Parsed>> {
         // The maintenance adds months ahead; this covers a worker run without it.
@@ -205,6 +210,7 @@ impl Consumer {
             path: &fetched.download,
             format: fetched.format,
             template: template.job.as_ref(),
+            layout,
         };
         let id = fetched.source_file_id;
         let parsed = stream_rows(&self.isolation, &file, id, &mut copy, progress, &mut report)

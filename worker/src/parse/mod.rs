@@ -23,6 +23,7 @@ use std::io;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+pub use shared::domain::layout_override::LayoutOverride;
 use shared::domain::review::Review;
 pub use shared::domain::task_result::SheetLayout;
 
@@ -157,7 +158,30 @@ pub fn parse_file(
     limits: &ParseLimits,
     on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<ParseSummary, ParseFailure> {
-    parse_with(path, format, limits, None, on_event)
+    parse_with(
+        path,
+        format,
+        limits,
+        None,
+        &LayoutOverride::default(),
+        on_event,
+    )
+}
+
+/// [`parse_file`] (or [`parse_templated`] with a `template`) with the header rows and table
+/// ends a person chose, `layout`, instead of the ones detection would find.
+pub fn parse_with_layout(
+    path: &Path,
+    format: FileFormat,
+    limits: &ParseLimits,
+    template: Option<&TemplateJob>,
+    layout: &LayoutOverride,
+    on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
+) -> Result<ParseSummary, ParseFailure> {
+    match template {
+        None => parse_with(path, format, limits, None, layout, on_event),
+        Some(job) => templated(path, format, limits, job, layout, on_event),
+    }
 }
 
 /// [`parse_file`] validating against a template: the chosen sheet's rows come out under the
@@ -171,13 +195,43 @@ pub fn parse_templated(
     job: &TemplateJob,
     on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<ParseSummary, ParseFailure> {
+    templated(
+        path,
+        format,
+        limits,
+        job,
+        &LayoutOverride::default(),
+        on_event,
+    )
+}
+
+fn templated(
+    path: &Path,
+    format: FileFormat,
+    limits: &ParseLimits,
+    job: &TemplateJob,
+    layout: &LayoutOverride,
+    on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
+) -> Result<ParseSummary, ParseFailure> {
     let template = validate::Validation::compile(job)?;
     let mut validation = validate::Validation::new(&template, job)?;
-    let mut summary = parse_with(path, format, limits, Some(&mut validation), on_event)?;
+    let mut summary = parse_with(
+        path,
+        format,
+        limits,
+        Some(&mut validation),
+        layout,
+        on_event,
+    )?;
     let wanted = validation.sheet_wanted().to_owned();
     match validation.outcome() {
         Some(validate::Checked::Report(report)) => summary.validation = Some(report),
-        Some(validate::Checked::NeedsReview(review)) => {
+        Some(validate::Checked::NeedsReview(mut review)) => {
+            // The sheet was read to its end: the review shows where its table lies.
+            if let Some(sheet) = summary.sheets.iter().find(|s| s.name == review.sheet) {
+                review.sheet_index = Some(sheet.index);
+                review.layout = Some(sheet.layout.clone());
+            }
             on_event(ParseEvent::NeedsReview(review)).map_err(ParseFailure::sink)?;
         }
         None => {
@@ -195,25 +249,25 @@ fn parse_with(
     format: FileFormat,
     limits: &ParseLimits,
     validation: Option<&mut validate::Validation<'_>>,
+    layout: &LayoutOverride,
     on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<ParseSummary, ParseFailure> {
+    let read = formats::Reading {
+        limits,
+        validation,
+        layout,
+    };
     match sniff::content(path)? {
-        sniff::Content::Text => csv::parse(
-            path,
-            format == FileFormat::Tsv,
-            limits,
-            validation,
-            on_event,
-        ),
+        sniff::Content::Text => csv::parse(path, format == FileFormat::Tsv, read, on_event),
         sniff::Content::Zip => {
             let kind = zip::check(path, limits)?;
-            excel::parse(path, kind.into(), limits, validation, on_event)
+            excel::parse(path, kind.into(), read, on_event)
         }
         sniff::Content::Cfb => {
             // An encrypted xlsx is a compound file without a workbook stream, so calamine
             // refuses it; only then is the whole file scanned for the encryption streams.
             let parsed = xls::check(path, limits)
-                .and_then(|()| excel::parse(path, excel::Book::Xls, limits, validation, on_event));
+                .and_then(|()| excel::parse(path, excel::Book::Xls, read, on_event));
             match parsed {
                 Err(_) if cfb::is_encrypted(path)? => Err(ParseFailure::password_protected()),
                 parsed => parsed,

@@ -6,6 +6,7 @@
 mod cli;
 mod parse_csv;
 mod parse_excel;
+mod parse_forced;
 mod parse_headers;
 mod parse_hostile;
 mod parse_isolation;

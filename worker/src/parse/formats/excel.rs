@@ -20,12 +20,13 @@ mod templated;
 use super::excel_error::{open_error, read_failure, sheet_error, ReadError};
 use super::excel_value::{header_text, push_value};
 use crate::parse::checks::zip::ZipKind;
+use crate::parse::formats::{self, Reading};
 use crate::parse::table::driver;
 use crate::parse::table::header::{self, Buffered, HeaderPhase, Headerless};
 use crate::parse::table::layout::{Fate, Resolution};
 use crate::parse::table::sheet::{check_rows, ColumnTyping, SheetBuilder, SheetId};
 use crate::parse::template::validate::Validation;
-use crate::parse::{ParseEvent, ParseFailure, ParseLimits, ParseSummary};
+use crate::parse::{LayoutOverride, ParseEvent, ParseFailure, ParseLimits, ParseSummary};
 
 /// The workbook formats read here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,10 +53,14 @@ type Sink<'s> = &'s mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>;
 pub(crate) fn parse(
     path: &Path,
     book: Book,
-    limits: &ParseLimits,
-    validation: Option<&mut Validation<'_>>,
+    read: Reading<'_, '_, '_>,
     on_event: Sink<'_>,
 ) -> Result<ParseSummary, ParseFailure> {
+    let Reading {
+        limits,
+        validation,
+        layout,
+    } = read;
     let file = File::open(path)
         .map_err(|e| ParseFailure::corrupt(format!("cannot read the file: {e}")))?;
     let rs = BufReader::with_capacity(64 * 1024, file);
@@ -66,6 +71,7 @@ pub(crate) fn parse(
     let mut run = Run {
         labels,
         limits,
+        layout,
         on_event,
         summary: ParseSummary::default(),
         emitted: 0,
@@ -178,6 +184,8 @@ struct Run<'l, 's, 'v> {
     /// A template's field labels, for the header phase.
     labels: Vec<Vec<String>>,
     limits: &'l ParseLimits,
+    /// Where a person said the tables lie.
+    layout: &'l LayoutOverride,
     on_event: Sink<'s>,
     summary: ParseSummary,
     /// Data rows emitted so far in the whole workbook (the row limit counts all sheets).
@@ -246,9 +254,15 @@ impl Run<'_, '_, '_> {
         id: SheetId,
         mut next: impl FnMut() -> Result<Option<Cell<DataRef<'a>>>, E>,
     ) -> Result<SheetBuilder, ParseFailure> {
+        let index = id.index;
         let mut sheet = SheetBuilder::new(id, ColumnTyping::FromCells, self.limits.max_columns);
         let mut phase = Pending {
-            phase: Some(HeaderPhase::new(Headerless::Never)),
+            phase: Some(formats::start_sheet(
+                self.layout,
+                index,
+                Headerless::Never,
+                &mut sheet,
+            )),
             held: Vec::new(),
             held_bytes: 0,
         };

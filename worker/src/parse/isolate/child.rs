@@ -15,8 +15,8 @@ use super::frame::{encode_event, encode_outcome};
 use super::SOCKET_BUFFER;
 use crate::parse::writers::background::BackgroundWriter;
 use crate::parse::{
-    parse_file, parse_templated, FileFormat, ParseFailure, ParseLimits, ParseSummary,
-    TaskErrorCode, TemplateJob,
+    parse_file, parse_templated, parse_with_layout, FileFormat, LayoutOverride, ParseFailure,
+    ParseLimits, ParseSummary, TaskErrorCode, TemplateJob,
 };
 
 /// The hidden subcommand that makes the worker executable a parse child.
@@ -45,6 +45,9 @@ pub(super) struct ParseRequest {
     pub path: PathBuf,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<TemplateJob>,
+    /// Where a person said the file's tables lie.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutOverride>,
 }
 
 fn parse_request(line: &str) -> Result<ParseRequest, String> {
@@ -60,9 +63,12 @@ fn parse_caught(
     let (path, format) = (request.path.as_path(), request.format);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let on_event = &mut |event: crate::parse::ParseEvent<'_>| encode_event(out, event);
-        match &request.template {
-            None => parse_file(path, format, limits, on_event),
-            Some(job) => parse_templated(path, format, limits, job, on_event),
+        match (&request.template, &request.layout) {
+            (None, None) => parse_file(path, format, limits, on_event),
+            (Some(job), None) => parse_templated(path, format, limits, job, on_event),
+            (job, Some(layout)) => {
+                parse_with_layout(path, format, limits, job.as_ref(), layout, on_event)
+            }
         }
     }));
     result.unwrap_or_else(|panic| {
@@ -148,7 +154,8 @@ mod tests {
             Ok(ParseRequest {
                 format: FileFormat::Tsv,
                 path: PathBuf::from("/tmp/a\tb.tsv"),
-                template: None
+                template: None,
+                layout: None
             })
         );
         assert!(parse_request("/tmp/x").is_err());

@@ -221,6 +221,8 @@ mod tests {
             ParseEvent::NeedsReview(shared::domain::review::Review {
                 reason: "required_field_unmapped".into(),
                 sheet: "Sheet\t1".into(),
+                sheet_index: Some(0),
+                layout: None,
                 header_row: 3,
                 columns: vec![shared::domain::review::ReviewColumn {
                     index: 0,

@@ -26,7 +26,9 @@ use tokio::time::{timeout_at, Instant};
 pub use child::{child_main, ChildArgs, CHILD_SUBCOMMAND};
 pub use pool::Isolation;
 
-use super::{FileFormat, ParseEvent, ParseFailure, ParseSummary, TaskErrorCode, TemplateJob};
+use super::{
+    FileFormat, LayoutOverride, ParseEvent, ParseFailure, ParseSummary, TaskErrorCode, TemplateJob,
+};
 
 /// The send and receive buffers asked for the child's stdout socket, and the size of the
 /// child's writes to it (Linux caps the buffers at `net.core.wmem_max`/`rmem_max`).
@@ -67,16 +69,17 @@ pub async fn parse_isolated(
     format: FileFormat,
     on_event: impl FnMut(ParseEvent<'_>) -> anyhow::Result<()>,
 ) -> Result<Result<ParseSummary, ParseFailure>, anyhow::Error> {
-    parse_isolated_into(iso, path, format, None, &mut Callback(on_event)).await
+    parse_isolated_into(iso, path, format, None, None, &mut Callback(on_event)).await
 }
 
 /// [`parse_isolated`] into a sink that may hold the child back, validating against `template`
-/// when there is one.
+/// when there is one, with the tables where `layout` says when a person said.
 pub async fn parse_isolated_into(
     iso: &Isolation,
     path: &Path,
     format: FileFormat,
     template: Option<&TemplateJob>,
+    layout: Option<&LayoutOverride>,
     sink: &mut impl EventSink,
 ) -> Result<Result<ParseSummary, ParseFailure>, anyhow::Error> {
     let deadline = Deadline {
@@ -88,6 +91,7 @@ pub async fn parse_isolated_into(
         format,
         path: path.to_owned(),
         template: template.cloned(),
+        layout: layout.cloned(),
     })
     .with_context(|| format!("cannot pass {} to a parse child", path.display()))?;
     request.push('\n');

@@ -6,6 +6,7 @@
 
 use std::collections::HashSet;
 
+use shared::domain::layout_override::ForcedEnd;
 use shared::domain::{ColumnType, TypeSet};
 
 use super::header::{self, Header};
@@ -186,6 +187,8 @@ pub(crate) struct SheetBuilder {
     ragged_rows: u64,
     /// The last data row's 1-based number when its label says it totals the rows above.
     last_total: Option<u64>,
+    /// Where a person said the table ends (detected otherwise).
+    end: ForcedEnd,
 }
 
 impl SheetBuilder {
@@ -204,7 +207,13 @@ impl SheetBuilder {
             tracker: None,
             ragged_rows: 0,
             last_total: None,
+            end: ForcedEnd::Detect,
         }
+    }
+
+    /// Ends the table where a person said instead of guessing.
+    pub fn force_end(&mut self, end: ForcedEnd) {
+        self.end = end;
     }
 
     pub fn has_header(&self) -> bool {
@@ -213,7 +222,7 @@ impl SheetBuilder {
 
     /// Sets the header the header phase decided.
     pub fn start_table(&mut self, header: Header) -> Result<(), ParseFailure> {
-        self.tracker = Some(layout::Tracker::new(&header));
+        self.tracker = Some(layout::Tracker::new(&header, self.end));
         self.set_header(header.names, header.row)
     }
 

@@ -92,6 +92,8 @@ impl Sampling {
             review: Review {
                 reason: reason.as_str().to_owned(),
                 sheet: sheet.to_owned(),
+                sheet_index: None,
+                layout: None,
                 header_row,
                 columns,
                 suggested_mapping,

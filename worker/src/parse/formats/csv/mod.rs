@@ -28,8 +28,8 @@ use table::Table;
 use crate::parse::formats::delimiter;
 use crate::parse::formats::delimiter::Quoting;
 use crate::parse::formats::encoding;
+use crate::parse::formats::Reading;
 use crate::parse::table::sheet::{SheetBuilder, SheetId};
-use crate::parse::template::validate::Validation;
 use crate::parse::{ParseEvent, ParseFailure, ParseLimits, ParseSummary, TaskErrorCode};
 
 /// The name of the single sheet of a CSV/TSV file.
@@ -39,10 +39,14 @@ pub const CSV_SHEET_NAME: &str = "Sheet1";
 pub(crate) fn parse(
     path: &Path,
     tsv_hint: bool,
-    limits: &ParseLimits,
-    validation: Option<&mut Validation<'_>>,
+    read: Reading<'_, '_, '_>,
     on_event: &mut dyn FnMut(ParseEvent<'_>) -> io::Result<()>,
 ) -> Result<ParseSummary, ParseFailure> {
+    let Reading {
+        limits,
+        validation,
+        layout,
+    } = read;
     let io_err = |e: io::Error| ParseFailure::corrupt(format!("cannot read the file: {e}"));
     let mut file = File::open(path).map_err(io_err)?;
     let mut sample = Vec::with_capacity(encoding::SAMPLE_LEN);
@@ -97,7 +101,7 @@ pub(crate) fn parse(
     if let Some(v) = validation.as_deref_mut() {
         v.reading_sheet(CSV_SHEET_NAME, false);
     }
-    let mut table = Table::new(id, limits, validation);
+    let mut table = Table::new(id, limits, validation, layout);
     // The record number a person sees (blank records count), for the header row and the
     // error report.
     let mut record_no = 0u64;

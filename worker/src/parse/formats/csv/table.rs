@@ -7,12 +7,14 @@ use std::io;
 
 use super::records::{OwnedRecord, Record};
 use super::row::Rows;
+use crate::parse::formats;
 use crate::parse::table::driver;
 use crate::parse::table::header::{self, Buffered, HeaderPhase, Headerless};
 use crate::parse::table::layout::{Fate, Resolution};
 use crate::parse::table::sheet::{check_cell, check_rows, ColumnTyping, SheetBuilder, SheetId};
 use crate::parse::template::validate::Validation;
 use crate::parse::writers::json;
+use crate::parse::LayoutOverride;
 use crate::parse::{ParseEvent, ParseFailure, ParseLimits, SheetSummary};
 use template::Cell;
 
@@ -40,14 +42,18 @@ impl<'l, 's, 'v> Table<'l, 's, 'v> {
         id: SheetId,
         limits: &'l ParseLimits,
         validation: Option<&'s mut Validation<'v>>,
+        layout: &LayoutOverride,
     ) -> Self {
         let labels = validation
             .as_deref()
             .map(|v| header::template_labels(v.template()))
             .unwrap_or_default();
+        let index = id.index;
+        let mut sheet = SheetBuilder::new(id, ColumnTyping::Inferred, limits.max_columns);
+        let phase = formats::start_sheet(layout, index, Headerless::Allowed, &mut sheet);
         Self {
-            sheet: SheetBuilder::new(id, ColumnTyping::Inferred, limits.max_columns),
-            phase: Some(HeaderPhase::new(Headerless::Allowed)),
+            sheet,
+            phase: Some(phase),
             labels,
             held: Vec::new(),
             held_bytes: 0,

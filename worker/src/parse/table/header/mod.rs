@@ -10,6 +10,7 @@ mod detect;
 mod look;
 mod shape;
 
+use shared::domain::layout_override::ForcedHeader;
 use template::Template;
 
 pub(crate) use look::{is_total_label, normalise, Look};
@@ -68,6 +69,8 @@ pub(crate) struct HeaderPhase<T> {
     texts: Vec<Vec<String>>,
     bytes: usize,
     headerless: Headerless,
+    /// A person's choice of header, which replaces detection.
+    forced: ForcedHeader,
 }
 
 impl<T> HeaderPhase<T> {
@@ -77,12 +80,24 @@ impl<T> HeaderPhase<T> {
             texts: Vec::new(),
             bytes: 0,
             headerless,
+            forced: ForcedHeader::Detect,
         }
+    }
+
+    /// Takes `forced` as the header instead of detecting it. Rows above a forced header row
+    /// are not buffered: they are set aside whatever they hold, so a header far down the
+    /// sheet costs no memory.
+    pub fn forced(mut self, forced: ForcedHeader) -> Self {
+        self.forced = forced;
+        self
     }
 
     /// Buffers row `number`, whose cells read as `texts` (empty for a blank row). Returns
     /// whether the phase now holds enough to decide.
     pub fn push(&mut self, number: u64, texts: Vec<String>, row: T) -> bool {
+        if matches!(self.forced, ForcedHeader::Row(header) if number < header) {
+            return false;
+        }
         let blank = texts.iter().all(|t| t.trim().is_empty());
         if blank && self.rows.is_empty() {
             // Blank rows above everything are nothing: the header may lie far below them.
@@ -100,6 +115,9 @@ impl<T> HeaderPhase<T> {
     /// [`template_labels`]) preferring the row that names them. `None` when every row was
     /// blank.
     pub fn decide(self, labels: &[Vec<String>]) -> Option<Decision<T>> {
+        if self.forced != ForcedHeader::Detect {
+            return self.decide_forced();
+        }
         let shapes: Vec<shape::Shape> = (self.texts.iter().zip(&self.rows))
             .map(|(texts, row)| shape::Shape::of(texts, row.number))
             .collect();
@@ -122,6 +140,55 @@ impl<T> HeaderPhase<T> {
         };
         let samples = samples(&self.texts[choice.data_from..]);
         let data = self.rows.into_iter().skip(choice.data_from).collect();
+        Some(Decision {
+            header,
+            data,
+            samples,
+        })
+    }
+}
+
+impl<T> HeaderPhase<T> {
+    /// The header a person chose: the forced row (blank names when it is blank: it was not
+    /// buffered, the first row buffered is below it), or none, the table starting at the
+    /// first non-blank row. `None` when no row was buffered (every row blank, or the forced
+    /// header past the sheet's end).
+    fn decide_forced(self) -> Option<Decision<T>> {
+        let first = self.rows.first()?.number;
+        let (header, data_from) = match self.forced {
+            ForcedHeader::Row(row) if first == row => (
+                Header {
+                    names: self.texts[0].clone(),
+                    row,
+                    rows: 1,
+                    first_row: row,
+                },
+                1,
+            ),
+            ForcedHeader::Row(row) => (
+                Header {
+                    names: Vec::new(),
+                    row,
+                    rows: 1,
+                    first_row: row,
+                },
+                0,
+            ),
+            ForcedHeader::None | ForcedHeader::Detect => {
+                let width = self.texts.iter().map(Vec::len).max().unwrap_or(0);
+                (
+                    Header {
+                        names: vec![String::new(); width],
+                        row: 0,
+                        rows: 0,
+                        first_row: first,
+                    },
+                    0,
+                )
+            }
+        };
+        let samples = samples(&self.texts[data_from..]);
+        let data = self.rows.into_iter().skip(data_from).collect();
         Some(Decision {
             header,
             data,
@@ -279,5 +346,44 @@ mod tests {
         assert_eq!(full, Some(MAX_ROWS - 1));
         let mut p = HeaderPhase::new(Headerless::Allowed);
         assert!(p.push(1, vec!["x".repeat(MAX_BYTES)], ()));
+    }
+
+    fn forced(csv: &str, forced: ForcedHeader) -> Option<Decision<usize>> {
+        let mut p = HeaderPhase::new(Headerless::Never).forced(forced);
+        for (i, line) in csv.lines().enumerate() {
+            let texts = if line.is_empty() {
+                Vec::new()
+            } else {
+                line.split(',').map(String::from).collect()
+            };
+            p.push(i as u64 + 1, texts, i);
+        }
+        p.decide(&[])
+    }
+
+    #[test]
+    fn a_forced_header_row_is_the_header_and_the_rows_above_are_not_kept() {
+        // Detection would take row 1; the person says row 3.
+        let d = forced("a,b\n1,2\nyear,value\n2020,5\n", ForcedHeader::Row(3));
+        let d = d.expect("a header");
+        assert_eq!((d.header.row, d.header.first_row), (3, 3));
+        assert_eq!(d.header.names, ["year", "value"]);
+        let numbers: Vec<u64> = d.data.iter().map(|b| b.number).collect();
+        assert_eq!(numbers, [4]);
+    }
+
+    #[test]
+    fn a_blank_forced_header_row_names_no_column() {
+        let d = forced("title\n\n1,2\n", ForcedHeader::Row(2)).expect("a header");
+        assert_eq!((d.header.row, d.header.names.len()), (2, 0));
+        assert_eq!(d.data.len(), 1);
+    }
+
+    #[test]
+    fn no_header_makes_every_row_data_even_in_a_workbook() {
+        let d = forced("\nid,name\n1,x\n", ForcedHeader::None).expect("rows");
+        assert_eq!((d.header.row, d.header.rows, d.header.first_row), (0, 0, 2));
+        assert_eq!(d.data.len(), 2);
+        assert!(forced("a\n", ForcedHeader::Row(5)).is_none());
     }
 }

@@ -10,10 +10,18 @@
 //! and the row does not repeat the header, or when more rows of the table's kind would be set
 //! aside than the table keeps, they are all data ([`Tracker::resolve`]). So a row is never
 //! dropped on the strength of one line.
+//!
+//! A person may force the table's end ([`ForcedEnd`], a layout override): then no end is
+//! guessed, the rows up to the forced one are data, and the rows after it are set aside as a
+//! detected end's would be, in blocks of notes or tables.
 
+use shared::domain::layout_override::ForcedEnd;
 use shared::domain::task_result::{DataRange, SetAside, SetAsideKind, SheetLayout};
 
+mod tail;
+
 use super::header::{self, Header, Look};
+use tail::Tail;
 
 /// The most rows held after a possible end of the table before deciding.
 pub(crate) const MAX_HELD: usize = 50;
@@ -83,17 +91,25 @@ pub(crate) struct Tracker {
     tail: Option<Tail>,
     /// The table never ends before the sheet does (a templated sheet).
     to_the_end: bool,
-    /// Rows are held or set aside: no row takes the fast path of [`Tracker::fate`].
+    /// Rows are held or set aside, or the end is forced: no row takes the fast path of
+    /// [`Tracker::fate`].
     busy: bool,
+    /// The last row of the table when a person forced it (`u64::MAX` otherwise).
+    end: u64,
 }
 
 impl Tracker {
-    /// Starts the table at the header the header phase decided.
-    pub fn new(header: &Header) -> Self {
+    /// Starts the table at the header the header phase decided, ending where `end` says.
+    pub fn new(header: &Header, end: ForcedEnd) -> Self {
         let header_rows = if header.row == 0 {
             Vec::new()
         } else {
             (header.row + 1 - u64::from(header.rows)..=header.row).collect()
+        };
+        let (to_the_end, end) = match end {
+            ForcedEnd::Detect => (false, u64::MAX),
+            ForcedEnd::SheetEnd => (true, u64::MAX),
+            ForcedEnd::Row(row) => (true, row),
         };
         Self {
             top: header.first_row,
@@ -101,6 +117,9 @@ impl Tracker {
             width: header.names.len(),
             last_filled: header.row.max(header.first_row.saturating_sub(1)),
             header_rows,
+            to_the_end,
+            busy: end != u64::MAX,
+            end,
             ..Self::default()
         }
     }
@@ -152,6 +171,9 @@ impl Tracker {
         cells: impl Iterator<Item = (usize, &'t str)>,
         typed: impl Fn(usize) -> bool,
     ) -> Fate {
+        if number > self.end {
+            return self.past_a_forced_end(number, blank, cells, typed);
+        }
         if blank {
             return if self.hold.is_some() {
                 Fate::Held
@@ -188,6 +210,27 @@ impl Tracker {
         self.data_rows += 1;
         self.data_last = number;
         Fate::Data
+    }
+
+    /// Row `number` after the table's forced end: set aside, in blocks of notes or tables
+    /// from the row after the last one of the table.
+    fn past_a_forced_end<'t>(
+        &mut self,
+        number: u64,
+        blank: bool,
+        cells: impl Iterator<Item = (usize, &'t str)>,
+        typed: impl Fn(usize) -> bool,
+    ) -> Fate {
+        if blank {
+            return Fate::Aside;
+        }
+        self.last_filled = number;
+        let look = look_of(number, self.width, cells, &typed);
+        match self.tail.as_mut() {
+            Some(tail) => tail.push(look, number > tail.last + 1),
+            None => self.tail = Some(Tail::new(self.last_accounted() + 1, look)),
+        }
+        Fate::Aside
     }
 
     /// Whether most of a row's names are the header's.
@@ -292,80 +335,15 @@ fn look_of<'t>(
     }
 }
 
-/// The rows past the table's end, in blocks (runs of rows between blank rows): a block with
-/// a row of values under a row of names (or a row of two values or more) is a table, headed
-/// by that row of names; any other block is notes. Blank rows go with the block after them, and
-/// neighbouring blocks of notes make one range.
-#[derive(Debug)]
-struct Tail {
-    done: Vec<SetAside>,
-    /// The open block: where its range starts, its last row, a row of names, whether it
-    /// holds a table and that table's header row.
-    from: u64,
-    last: u64,
-    names_row: Option<u64>,
-    table: Option<u64>,
-}
-
-impl Tail {
-    fn new(from: u64, first: RowLook) -> Self {
-        let mut tail = Tail {
-            done: Vec::new(),
-            from,
-            last: first.number,
-            names_row: None,
-            table: None,
-        };
-        tail.read(first);
-        tail
-    }
-
-    fn push(&mut self, row: RowLook, after_blank: bool) {
-        if after_blank {
-            self.close();
-            self.from = self.last + 1;
-            self.names_row = None;
-            self.table = None;
-        }
-        self.last = row.number;
-        self.read(row);
-    }
-
-    fn read(&mut self, row: RowLook) {
-        if self.table.is_some() {
-            return;
-        }
-        let filled = row.values + row.texts;
-        if row.values >= 1 && filled >= 2 && (self.names_row.is_some() || row.values >= 2) {
-            self.table = Some(self.names_row.unwrap_or(row.number));
-        } else if row.texts >= 2 && row.values == 0 {
-            self.names_row = Some(row.number);
-        }
-    }
-
-    fn close(&mut self) {
-        let block = match self.table {
-            Some(h) => SetAside::new(self.from, self.last, SetAsideKind::Table, Some(h)),
-            None => SetAside::new(self.from, self.last, SetAsideKind::Notes, None),
-        };
-        match self.done.last_mut() {
-            Some(prev) if prev.kind == SetAsideKind::Notes && block.kind == SetAsideKind::Notes => {
-                prev.to_row = block.to_row;
-                prev.rows += block.rows;
-            }
-            _ => self.done.push(block),
-        }
-    }
-
-    fn finish(mut self) -> Vec<SetAside> {
-        self.close();
-        self.done
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Tracker {
+        fn new_detected(header: &Header) -> Self {
+            Tracker::new(header, ForcedEnd::Detect)
+        }
+    }
 
     fn header(row: u64, rows: u32, first_row: u64) -> Header {
         Header {
@@ -389,7 +367,7 @@ mod tests {
 
     #[test]
     fn notes_under_the_table_are_set_aside_and_every_row_is_counted() {
-        let mut t = Tracker::new(&header(3, 1, 3));
+        let mut t = Tracker::new_detected(&header(3, 1, 3));
         feed(&mut t, 4, "a,1\nb,2\n\nSource: office,note\n");
         assert_eq!(t.resolve(), Resolution::Aside);
         let layout = t.finish();
@@ -406,7 +384,7 @@ mod tests {
 
     #[test]
     fn a_row_of_names_followed_by_rows_of_the_table_is_data() {
-        let mut t = Tracker::new(&header(1, 1, 1));
+        let mut t = Tracker::new_detected(&header(1, 1, 1));
         feed(&mut t, 2, "a,1\n\nNorth,South\nc,3\nd,4\n");
         assert!(t.holding());
         assert_eq!(t.resolve(), Resolution::Data);
@@ -420,7 +398,7 @@ mod tests {
 
     #[test]
     fn a_repeated_header_over_more_rows_than_are_held_is_data() {
-        let mut t = Tracker::new(&header(1, 1, 1));
+        let mut t = Tracker::new_detected(&header(1, 1, 1));
         let table: String = (0..60).map(|i| format!("r{i},{i}\n")).collect();
         feed(&mut t, 2, &format!("{table}\nyear,value\n{table}"));
         assert!(t.hold_is_full());
@@ -429,7 +407,7 @@ mod tests {
 
     #[test]
     fn a_second_table_repeating_the_header_is_a_table_range() {
-        let mut t = Tracker::new(&header(1, 1, 1));
+        let mut t = Tracker::new_detected(&header(1, 1, 1));
         feed(&mut t, 2, "a,1\nb,2\nc,3\n\nyear,value\nd,4\n\nnote\n");
         assert_eq!(t.resolve(), Resolution::Aside);
         let layout = t.finish();
@@ -441,5 +419,30 @@ mod tests {
             ]
         );
         assert_eq!(layout.accounted(3), layout.records);
+    }
+
+    #[test]
+    fn a_forced_end_keeps_the_rows_above_it_and_sets_aside_the_rows_below() {
+        // Notes detection would set aside (row 6) are data up to the forced end at 7; the
+        // table under it is set aside as a table.
+        let mut t = Tracker::new(&header(1, 1, 1), ForcedEnd::Row(7));
+        let fates = feed(&mut t, 2, "a,1\nb,2\n\nnote\nc,3\n\nyear,value\nd,4\n");
+        use Fate::{Aside, Data};
+        assert_eq!(fates, [Data, Data, Data, Data, Data, Data, Aside, Aside]);
+        let layout = t.finish();
+        assert_eq!(layout.data.map(|d| (d.first_row, d.last_row)), Some((2, 6)));
+        assert_eq!(
+            layout.set_aside,
+            [SetAside::new(7, 9, SetAsideKind::Table, Some(8))]
+        );
+        assert_eq!(layout.accounted(4), layout.records);
+    }
+
+    #[test]
+    fn a_forced_sheet_end_never_holds_a_row() {
+        let mut t = Tracker::new(&header(1, 1, 1), ForcedEnd::SheetEnd);
+        let fates = feed(&mut t, 2, "a,1\n\nSource: office\n");
+        assert!(!fates.contains(&Fate::Held));
+        assert!(t.finish().set_aside.is_empty());
     }
 }
