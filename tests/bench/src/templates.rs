@@ -49,6 +49,67 @@ fn schema() -> serde_json::Value {
     })
 }
 
+/// The same template with transforms on every field (contract v1.3), the clean-ups people put
+/// on imported text: `trim` and `collapse_spaces` everywhere, `upper` then a `map` on the
+/// prefecture. Every row stays valid (the bench's cells need none of them), so the ratio to
+/// [`schema`] is what running them costs.
+fn with_transforms(schema: &serde_json::Value) -> serde_json::Value {
+    let mut schema = schema.clone();
+    for field in schema["fields"].as_array_mut().into_iter().flatten() {
+        let mut transforms = vec![
+            serde_json::json!("trim"),
+            serde_json::json!("collapse_spaces"),
+        ];
+        if field["name"] == "prefecture" {
+            let map: serde_json::Map<String, serde_json::Value> = gen::PREFS
+                .iter()
+                .map(|p| (p.to_lowercase(), serde_json::json!(p)))
+                .collect();
+            transforms.push(serde_json::json!({"map": map, "ignore_case": true}));
+        }
+        field["transforms"] = serde_json::Value::Array(transforms);
+    }
+    schema
+}
+
+/// The CSV stored with the template and with [`with_transforms`] of it, in alternating order;
+/// records `csv.transforms_ratio_pct`, rows/s with the transforms over without.
+async fn transforms(
+    stack: &Stack,
+    run: &mut Run,
+    csv: &std::path::Path,
+    rows: u64,
+    clean: &Templated<'_>,
+    index: usize,
+) -> anyhow::Result<()> {
+    let schema = with_transforms(clean.schema);
+    let transformed = Templated {
+        schema: &schema,
+        ..*clean
+    };
+    let mut order = [(false, clean), (true, &transformed)];
+    if index % 2 == 1 {
+        order.reverse();
+    }
+    let mut rates = [0.0_f64; 2];
+    for (with, template) in order {
+        let label = if with {
+            "csv.transforms"
+        } else {
+            "csv.template_again"
+        };
+        let stored = parse::store(stack, run, label, csv, "csv", rows, Some(template)).await?;
+        rates[usize::from(with)] = stored.rows_per_s;
+    }
+    let ratio = rates[1] / rates[0] * 100.0;
+    eprintln!(
+        "  csv: {:.0} rows/s with transforms on every field, {:.0} without: {ratio:.1} %",
+        rates[1], rates[0]
+    );
+    run.put("csv.transforms_ratio_pct", "%", ratio);
+    Ok(())
+}
+
 pub async fn run(stack: &Stack, sizes: &Sizes, index: usize) -> anyhow::Result<Run> {
     // Generated (or found in the cache) before anything is timed.
     let csv = gen::csv(sizes.rows, false)?;
@@ -96,6 +157,8 @@ pub async fn run(stack: &Stack, sizes: &Sizes, index: usize) -> anyhow::Result<R
         );
         run.put(format!("{label}.template_ratio_pct"), "%", ratio);
     }
+
+    transforms(stack, &mut run, &csv, sizes.rows, &clean, index).await?;
 
     let all_valid = Templated {
         rows_valid: sizes.unique_rows,
