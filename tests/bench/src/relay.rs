@@ -179,7 +179,9 @@ pub async fn latency(stack: &Stack, rate: u32, duration: Duration) -> anyhow::Re
     let env = env::fresh_env().await;
     let mut run = Run::default();
     let reaped0 = procs::reaped_children_secs();
-    let mut relay = env::spawn_worker(&env, "relay", false, &[])?;
+    // No consumer runs here, so no task ever finishes: with the default fair share the relay
+    // would stop at a tenant's 16 in flight and every later message would be "missing".
+    let mut relay = env::spawn_worker(&env, "relay", false, &RELAY_ALONE)?;
     // Let it start and LISTEN.
     tokio::time::sleep(Duration::from_secs(2)).await;
 
