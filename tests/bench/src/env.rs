@@ -441,7 +441,10 @@ pub async fn await_task(
         .fetch_optional(db)
         .await?;
         let (status, secs, attempts) = row.context("task row")?;
-        if status == "COMPLETED" || status == "FAILED" || Instant::now() > deadline {
+        // A review waits for a person: settled too, so a scenario fails at once instead of
+        // at its timeout.
+        let resting = matches!(status.as_str(), "COMPLETED" | "FAILED" | "NEEDS_REVIEW");
+        if resting || Instant::now() > deadline {
             return Ok(Settled {
                 status,
                 secs,

@@ -143,14 +143,21 @@ pub fn csv(rows: u64, sjis: bool) -> anyhow::Result<PathBuf> {
 }
 
 /// A UTF-8 CSV of `rows` data rows in which every row has one error against the `templates`
-/// scenario's template: its `code` has no dash (`C00000001`), so it misses the pattern
-/// `C-[0-9]{8}`; every other cell is as in [`csv`].
-pub fn csv_bad_codes(rows: u64) -> anyhow::Result<PathBuf> {
-    csv_of(&format!("table-{rows}-bad-codes.csv"), rows, false, |i| {
-        let mut cells = row(i);
-        cells[1] = Cell::Text(format!("C{i:08}"));
-        cells
-    })
+/// scenario's template: its `quantity` is 5,000, over the field's maximum of 1,000; every other
+/// cell is as in [`csv`]. A range error, because the mapping weighs a column's type, format,
+/// pattern and enum: a column whose every value missed the `code` pattern would (rightly) send
+/// the file to a review instead of a report.
+pub fn csv_bad_quantities(rows: u64) -> anyhow::Result<PathBuf> {
+    csv_of(
+        &format!("table-{rows}-bad-quantities.csv"),
+        rows,
+        false,
+        |i| {
+            let mut cells = row(i);
+            cells[3] = Cell::Int(5_000);
+            cells
+        },
+    )
 }
 
 /// The cached CSV `name` of `rows` data rows made by `row`.

@@ -114,7 +114,7 @@ pub async fn run(stack: &Stack, sizes: &Sizes, index: usize) -> anyhow::Result<R
     // Generated (or found in the cache) before anything is timed.
     let csv = gen::csv(sizes.rows, false)?;
     let xlsx = gen::xlsx(sizes.rows)?;
-    let bad = gen::csv_bad_codes(sizes.rows)?;
+    let bad = gen::csv_bad_quantities(sizes.rows)?;
     let unique = gen::csv(sizes.unique_rows, false)?;
     let schema = schema();
     let clean = Templated {
@@ -124,7 +124,7 @@ pub async fn run(stack: &Stack, sizes: &Sizes, index: usize) -> anyhow::Result<R
     };
     let mut run = Run::default();
     run.note(format!(
-        "templates: {} rows of the parse scenario's CSV and xlsx, stored with and without a 12-field template using every constraint kind (template_ratio_pct = rows/s with / without, measured in the same run, which goes first alternating from run to run); csv_unique_big: {} rows with a unique id; csv_all_invalid: {} rows whose every customer misses the pattern (drop_invalid_rows), *_over_clean_mb = its peak minus the clean CSV's with the template",
+        "templates: {} rows of the parse scenario's CSV and xlsx, stored with and without a 12-field template using every constraint kind (template_ratio_pct = rows/s with / without, measured in the same run, which goes first alternating from run to run); csv_unique_big: {} rows with a unique id; csv_all_invalid: {} rows whose every quantity is over the maximum (drop_invalid_rows), *_over_clean_mb = its peak minus the clean CSV's with the template",
         sizes.rows, sizes.unique_rows, sizes.rows
     ));
 
