@@ -82,6 +82,9 @@ shared::code_enum! {
         /// A review's mapping naming an unknown field or column, one column twice, or leaving a
         /// required field unmapped (with `details`).
         InvalidMapping => "invalid_mapping",
+        /// Corrections naming an unknown field, a row that is not in the file's error report,
+        /// a file without a template, or making a duplicate key (with `details`).
+        InvalidCorrection => "invalid_correction",
         /// The tenant started more uploads than its rate allows.
         RateLimited => "rate_limited",
         /// The tenant holds as many live import sessions as allowed.

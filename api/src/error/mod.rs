@@ -57,6 +57,10 @@ pub enum ApiError {
     /// its JSON pointer into the request.
     #[error("the mapping is invalid: {} problem(s)", .0.len())]
     InvalidMapping(Vec<template::Problem>),
+    /// Corrections that cannot be applied: every problem, each with its JSON pointer into the
+    /// request.
+    #[error("the corrections are invalid: {} problem(s)", .0.len())]
+    InvalidCorrection(Vec<template::Problem>),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -156,6 +160,10 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 ApiErrorCode::InvalidMapping,
             ),
+            ApiError::InvalidCorrection(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ApiErrorCode::InvalidCorrection,
+            ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ApiErrorCode::InternalError,
@@ -200,7 +208,9 @@ impl IntoResponse for ApiError {
             other => other.to_string(),
         };
         let details = match &self {
-            ApiError::InvalidTemplate(problems) | ApiError::InvalidMapping(problems) => Some(
+            ApiError::InvalidTemplate(problems)
+            | ApiError::InvalidMapping(problems)
+            | ApiError::InvalidCorrection(problems) => Some(
                 problems
                     .iter()
                     .map(|p| ProblemDetail {
