@@ -500,3 +500,175 @@ async fn two_corrections_of_one_cell_at_once_take_turns_and_the_later_revision_w
     // Counted once: the row went from one error to none, whichever came second.
     assert_eq!(file["task"]["result"]["validation"]["rows_valid"], 5);
 }
+
+#[tokio::test]
+async fn a_sessions_token_corrects_its_own_files_and_no_other() {
+    let app = TestApp::spawn().await;
+    let (_, theirs) = corrected_upload(&app, "drop_invalid_rows", INVOICES).await;
+    let resp = app
+        .client
+        .post(app.url("/api/v1/sessions"))
+        .json(&json!({"template": "invoices", "end_user": {"id": "u-1"},
+                      "allowed_origins": ["https://app.example"]}))
+        .send()
+        .await
+        .expect("POST /sessions");
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let session: Value = resp.json().await.expect("session");
+    let end_user = harness::app::authenticated_client(session["token"].as_str().expect("token"));
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(INVOICES.as_bytes().to_vec()).file_name("mine.csv"),
+    );
+    let resp = end_user
+        .post(app.url("/api/v1/files"))
+        .multipart(form)
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let upload: Value = resp.json().await.expect("upload");
+    let mine = upload["source_file"]["id"].as_str().expect("id").to_owned();
+    app.run_worker_until_final(upload["task"]["id"].as_str().expect("task"))
+        .await;
+    let body = json!({"corrections": [{"sheet": 0, "row": 3, "field": "amount", "value": "12"}]});
+    let patch = |id: &str| {
+        end_user
+            .patch(app.url(&format!("/api/v1/files/{id}/corrections")))
+            .json(&body)
+            .send()
+    };
+    let resp = patch(&mine).await.expect("PATCH");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let answer: Value = resp.json().await.expect("answer");
+    assert_eq!(answer["revision"], 1);
+    let resp = patch(&theirs).await.expect("PATCH");
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+}
+
+/// The corrected file written out (the upload's text with each corrected cell's new text) and
+/// judged by `frictionless` gives the records the report gives after the corrections.
+#[tokio::test]
+async fn the_reference_validator_agrees_with_the_report_after_corrections() {
+    let schema = json!({
+        "fields": [
+            {"name": "code", "type": "string",
+             "constraints": {"required": true, "unique": true, "pattern": "C-[0-9]{3}"}},
+            {"name": "qty", "type": "integer", "constraints": {"minimum": 1, "maximum": 99}},
+            {"name": "day", "type": "date"}
+        ]
+    });
+    let mut rows: Vec<[String; 3]> = (1..=40)
+        .map(|i| {
+            [
+                format!("C-{i:03}"),
+                (i % 90 + 1).to_string(),
+                "2026-11-28".to_owned(),
+            ]
+        })
+        .collect();
+    // Planted: a type error, a minimum, a pattern, a missing required value, duplicates, a
+    // bad date.
+    rows[3][1] = "four".into();
+    rows[5][1] = "0".into();
+    rows[7][0] = "c-8".into();
+    rows[9][0] = String::new();
+    rows[12][0] = "C-001".into();
+    rows[14][0] = "C-002".into();
+    rows[15][2] = "28/11/2026".into();
+    rows[20][1] = "100".into();
+    let csv = |rows: &[[String; 3]]| {
+        let mut text = String::from("code,qty,day\n");
+        for r in rows {
+            text.push_str(&r.join(","));
+            text.push('\n');
+        }
+        text
+    };
+    let app = TestApp::spawn().await;
+    let (status, body) = app
+        .put_json(
+            "/api/v1/templates/codes",
+            &json!({"schema": schema, "on_invalid": "drop_invalid_rows"}),
+        )
+        .await;
+    assert!(status.is_success(), "{body}");
+    let resp = app
+        .upload_with(
+            "codes.csv",
+            csv(&rows).into_bytes(),
+            &[("template", "codes")],
+        )
+        .await;
+    let upload: Value = resp.json().await.expect("upload");
+    let file_id = upload["source_file"]["id"].as_str().expect("id").to_owned();
+    app.run_worker_until_final(upload["task"]["id"].as_str().expect("task"))
+        .await;
+
+    // Fixes, a fix that is still wrong, and taking C-001 from row 2 (the first holder, which
+    // has no error, cannot be corrected, so the duplicate moves instead).
+    let fixes: [(usize, usize, &str); 6] = [
+        (3, 1, "4"),
+        (5, 1, "-3"),
+        (7, 0, "C-008"),
+        (9, 0, "C-010"),
+        (12, 0, "C-013"),
+        (15, 2, "2026-11-29"),
+    ];
+    let fields = ["code", "qty", "day"];
+    let corrections: Vec<Value> = fixes
+        .iter()
+        .map(|&(i, c, v)| json!({"sheet": 0, "row": i + 2, "field": fields[c], "value": v}))
+        .collect();
+    let (status, answer) = correct(&app, &file_id, Value::Array(corrections)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    for &(i, c, v) in &fixes {
+        rows[i][c] = v.to_owned();
+    }
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (data, schema_path) = (dir.path().join("codes.csv"), dir.path().join("schema.json"));
+    std::fs::write(&data, csv(&rows)).expect("write the corrected file");
+    std::fs::write(&schema_path, schema.to_string()).expect("write the schema");
+    let python = harness::venvs::python("SHEETRELAY_FRICTIONLESS", "oracle-venv", "frictionless");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("oracle/verdict.py");
+    let output = std::process::Command::new(python)
+        .arg(script)
+        .arg(&data)
+        .arg(&schema_path)
+        .output()
+        .expect("run verdict.py");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let verdict: Vec<Value> = serde_json::from_slice(&output.stdout).expect("verdict JSON");
+    let key = |e: &Value| {
+        (
+            e["row"].as_i64(),
+            e["field"].as_str().map(str::to_owned),
+            e["code"].as_str().map(str::to_owned),
+            e["constraint"].as_str().map(str::to_owned),
+        )
+    };
+    let mut theirs: Vec<_> = verdict.iter().map(key).collect();
+    theirs.sort();
+    let (status, page) = app
+        .get_json(&format!("/api/v1/files/{file_id}/errors?limit=1000"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let mut ours: Vec<_> = page["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(key)
+        .collect();
+    ours.sort();
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        ours.len(),
+        3,
+        "the minimum, the duplicate and the maximum: {ours:?}"
+    );
+}
