@@ -314,6 +314,16 @@ async function save(path, fallback, label) {
   }
 }
 
+/** After a revision: the file again, its rows (some may have joined) and counts as they are now. */
+async function reopen(file) {
+  try {
+    const fresh = await getJson(`/api/v1/files/${file.id}`);
+    if (state.file && state.file.id === file.id) await open(fresh);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 401)) announce(`The file could not be read again: ${error.message}`);
+  }
+}
+
 export function init() {
   $('page-first').addEventListener('click', () => loadPage(0));
   $('page-prev').addEventListener('click', () => loadPage(state.page - 1));
@@ -322,5 +332,5 @@ export function init() {
   $('export-csv').addEventListener('click', () => exportSheet('csv'));
   $('export-ndjson').addEventListener('click', () => exportSheet('ndjson'));
   $('export-parquet').addEventListener('click', () => exportSheet('parquet'));
-  report.init({ save });
+  report.init({ save, corrected: reopen });
 }
