@@ -178,6 +178,13 @@ impl FirstRows {
         self.insert(fingerprint, row);
     }
 
+    /// How many values are recorded.
+    pub fn len(&self) -> usize {
+        self.run.len()
+            + self.shards.iter().map(|s| s.len).sum::<usize>()
+            + usize::from(self.zero.is_some())
+    }
+
     /// Every value recorded, as its fingerprint and the row it was first seen in (rows past
     /// `u32::MAX` as `u32::MAX`), in no particular order.
     pub fn entries(&self) -> impl Iterator<Item = (u128, u64)> + '_ {

@@ -50,27 +50,12 @@ pub fn decode(bytes: &[u8]) -> Vec<(u128, u64)> {
         .collect()
 }
 
-/// Splits one key set's entries into its buckets: `(bucket, buckets, bytes)` for every bucket,
-/// empty ones included (so a later correction finds each bucket to rewrite).
-pub fn split(entries: &[(u128, u64)]) -> Vec<(u32, u32, Vec<u8>)> {
-    let buckets = buckets_for(entries.len());
-    let mut split: Vec<Vec<(u128, u64)>> = vec![Vec::new(); buckets as usize];
-    for &(fingerprint, row) in entries {
-        split[bucket_of(fingerprint, buckets) as usize].push((fingerprint, row));
-    }
-    split
-        .into_iter()
-        .zip(0u32..)
-        .map(|(mut entries, bucket)| (bucket, buckets, encode(&mut entries)))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_split_key_set_reads_back_from_the_bucket_of_each_value() {
+    fn a_key_set_split_into_buckets_reads_back_from_the_bucket_of_each_value() {
         let entries: Vec<(u128, u64)> = (0..1000u64)
             .map(|r| {
                 (
@@ -79,11 +64,15 @@ mod tests {
                 )
             })
             .collect();
-        let split = split(&entries);
-        assert_eq!(split.len(), 4);
+        let buckets = buckets_for(entries.len());
+        assert_eq!(buckets, 4);
+        let mut split: Vec<Vec<(u128, u64)>> = vec![Vec::new(); 4];
+        for &(f, r) in &entries {
+            split[bucket_of(f, buckets) as usize].push((f, r));
+        }
+        let stored: Vec<Vec<u8>> = split.iter_mut().map(|b| encode(b)).collect();
         for &(fingerprint, row) in &entries {
-            let (_, buckets, bytes) = &split[bucket_of(fingerprint, 4) as usize];
-            assert_eq!(*buckets, 4);
+            let bytes = &stored[bucket_of(fingerprint, buckets) as usize];
             assert!(decode(bytes).contains(&(fingerprint, row)));
         }
     }

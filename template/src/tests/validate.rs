@@ -767,13 +767,8 @@ fn the_key_index_holds_every_row_of_each_value_and_a_seeded_row_is_an_earlier_on
     for (row, id, code) in [(2, "1", "A"), (3, "2", "B"), (4, "1", "C"), (5, "9", "A")] {
         text_row(&mut v, row, &[id, code]);
     }
-    let entries = v.key_entries();
     let rows_of = |slot: i32| {
-        let mut rows: Vec<u64> = entries
-            .iter()
-            .filter(|e| e.slot == slot)
-            .map(|e| e.row)
-            .collect();
+        let mut rows: Vec<u64> = v.key_values(slot).map(|(_, r)| r).collect();
         rows.sort_unstable();
         rows
     };
@@ -781,13 +776,9 @@ fn the_key_index_holds_every_row_of_each_value_and_a_seeded_row_is_an_earlier_on
     assert_eq!(rows_of(0), [2, 3, 4, 5]);
     assert_eq!(rows_of(PRIMARY_KEY_SLOT), [2, 3, 4, 5]);
     assert_eq!(v.key_slots(), [0, PRIMARY_KEY_SLOT]);
+    assert_eq!((v.key_count(0), v.key_count(PRIMARY_KEY_SLOT)), (4, 4));
     let same = |slot: i32, a: u64, b: u64| {
-        let f = |r: u64| {
-            entries
-                .iter()
-                .find(|e| e.slot == slot && e.row == r)
-                .map(|e| e.fingerprint)
-        };
+        let f = |r: u64| v.key_values(slot).find(|e| e.1 == r).map(|e| e.0);
         f(a) == f(b)
     };
     assert!(same(0, 2, 4) && !same(0, 2, 3));

@@ -314,29 +314,37 @@ impl<'t> RowValidator<'t> {
         slots
     }
 
-    /// Every key value seen, with every row that holds it (its first row and each duplicate),
-    /// sorted: what a correction needs to re-check uniqueness against the whole file without
-    /// reading it again. 24 bytes a value stored; rows past `u32::MAX` are left out.
-    pub fn key_entries(&self) -> Vec<KeyEntry> {
-        let mut entries: Vec<KeyEntry> = self.keys.dups.clone();
-        let sets = self
-            .slots
-            .iter()
-            .filter_map(|s| {
-                let slot = i32::try_from(s.index).unwrap_or(i32::MAX);
-                s.first_rows.as_ref().map(|f| (slot, f))
-            })
-            .chain(self.key.as_ref().map(|k| (PRIMARY_KEY_SLOT, &k.first_rows)));
-        for (slot, first_rows) in sets {
-            entries.extend(first_rows.entries().map(|(fingerprint, row)| KeyEntry {
-                slot,
-                fingerprint,
-                row,
-            }));
+    /// The first rows of key set `slot`.
+    fn key_set(&self, slot: i32) -> Option<&FirstRows> {
+        if slot == PRIMARY_KEY_SLOT {
+            return self.key.as_ref().map(|k| &k.first_rows);
         }
-        entries.retain(|e| e.row < u64::from(u32::MAX));
-        entries.sort_unstable();
-        entries
+        let slot = usize::try_from(slot).ok()?;
+        self.slots.get(slot)?.first_rows.as_ref()
+    }
+
+    /// How many (value, row) pairs key set `slot` holds ([`RowValidator::key_values`]).
+    pub fn key_count(&self, slot: i32) -> usize {
+        let dups = self.keys.dups.iter().filter(|d| d.slot == slot).count();
+        self.key_set(slot).map_or(0, FirstRows::len) + dups
+    }
+
+    /// Every value of key set `slot` with every row that holds it (its first row and each
+    /// duplicate), as (fingerprint, row), in no order: what a correction needs to re-check
+    /// uniqueness against the whole file without reading it again. Rows past `u32::MAX` are
+    /// left out. Computed as it is read (an integer run's fingerprints too), so a caller can
+    /// take it in passes without holding it.
+    pub fn key_values(&self, slot: i32) -> impl Iterator<Item = (u128, u64)> + '_ {
+        let firsts = self.key_set(slot).into_iter().flat_map(FirstRows::entries);
+        let dups = self
+            .keys
+            .dups
+            .iter()
+            .filter(move |d| d.slot == slot)
+            .map(|d| (d.fingerprint, d.row));
+        firsts
+            .chain(dups)
+            .filter(|&(_, row)| row < u64::from(u32::MAX))
     }
 
     /// From now on, notes the key values of each row validated ([`RowValidator::row_keys`]).

@@ -27,8 +27,8 @@ pub(super) struct Report {
     /// In file order, as the child sent them.
     pub errors: Vec<ErrorRecord>,
     pub rejected: Vec<db::validation::RejectedRow>,
-    /// The key index, a bucket at a time.
-    pub keys: Vec<db::keys::Bucket>,
+    /// The key index, a bucket at a time (on disk until the rows are in).
+    pub keys: super::keys::KeySpill,
     /// The mapping needs a person: the review document (then no rows came).
     pub review: Option<shared::domain::review::Review>,
 }
@@ -132,13 +132,16 @@ impl EventSink for CopySink<'_, '_> {
                 entries,
             } => {
                 let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
-                self.report.keys.push(db::keys::Bucket {
-                    sheet: int(sheet),
-                    slot,
-                    bucket: int(bucket),
-                    buckets: int(buckets),
-                    entries,
-                });
+                self.report
+                    .keys
+                    .push(&db::keys::Bucket {
+                        sheet: int(sheet),
+                        slot,
+                        bucket: int(bucket),
+                        buckets: int(buckets),
+                        entries,
+                    })
+                    .context("keeping the key index")?;
             }
             ParseEvent::NeedsReview(review) => self.report.review = Some(review),
             ParseEvent::SheetStart { .. } | ParseEvent::SheetEnd(_) => {}

@@ -76,14 +76,14 @@ impl Consumer {
             Continue(Parsed::NeedsReview(review)) => {
                 self.request_review(task_id, attempt, review).await
             }
-            Continue(Parsed::Rows(tx, summary, report)) => {
-                let done = (tx, &summary, &report, &template);
+            Continue(Parsed::Rows(tx, summary, mut report)) => {
+                let done = (tx, &summary, &mut report, &template);
                 self.commit(task_id, attempt, &fetched, done).await
             }
-            Continue(Parsed::Rejected(tx, summary, report)) => {
+            Continue(Parsed::Rejected(tx, summary, mut report)) => {
                 let id = fetched.source_file_id;
                 let stored = template.stored.as_ref();
-                self.reject(task_id, attempt, id, (tx, &summary, stored, &report))
+                self.reject(task_id, attempt, id, (tx, &summary, stored, &mut report))
                     .await
             }
             Break(ending) => Ok(ending),
@@ -254,7 +254,7 @@ impl Consumer {
         (mut tx, summary, report, template): (
             Transaction<'static, Postgres>,
             &ParseSummary,
-            &Report,
+            &mut Report,
             &Template,
         ),
     ) -> anyhow::Result<Ending> {
@@ -287,7 +287,7 @@ impl Consumer {
             Transaction<'static, Postgres>,
             &ParseSummary,
             Option<&db::templates::FileTemplate>,
-            &Report,
+            &mut Report,
         ),
     ) -> anyhow::Result<Ending> {
         let errors = summary.validation.as_ref().map_or(0, |v| v.errors_total);
@@ -324,7 +324,7 @@ async fn store_beside_rows(
     tx: &mut Transaction<'static, Postgres>,
     source_file_id: Uuid,
     summary: &ParseSummary,
-    report: &Report,
+    report: &mut Report,
 ) -> anyhow::Result<()> {
     for sheet in &summary.sheets {
         let row = db::rows::Sheet {
@@ -342,9 +342,9 @@ async fn store_beside_rows(
     db::validation::insert(tx, source_file_id, &report.errors, &report.rejected)
         .await
         .context("storing the error report")?;
-    db::keys::insert(tx, source_file_id, &report.keys)
-        .await
-        .context("storing the key index")?;
+    std::mem::take(&mut report.keys)
+        .store(tx, source_file_id)
+        .await?;
     let rows = i64::try_from(summary.rows_total).unwrap_or(i64::MAX);
     db::row_store::record_usage(&mut **tx, source_file_id, rows)
         .await

@@ -466,28 +466,41 @@ impl<'t> Validation<'t> {
     }
 }
 
+/// Values of a key set bucketed at a time when its index is sent: about 12 MiB of them.
+const KEYS_PER_PASS: usize = 512 * 1024;
+
 /// Sends the validator's key index, a bucket a frame, each key set with at least one bucket.
+/// A key set is read in passes of [`KEYS_PER_PASS`] values' buckets, so the child never holds
+/// a second copy of a big file's keys (10M keys would be 240 MB more, past its memory limit).
 fn send_keys(
     sheet: u32,
     validator: &RowValidator<'_>,
     on_event: Sink<'_>,
 ) -> Result<(), ParseFailure> {
-    let entries = validator.key_entries();
     for slot in validator.key_slots() {
-        let set: Vec<(u128, u64)> = entries
-            .iter()
-            .filter(|e| e.slot == slot)
-            .map(|e| (e.fingerprint, e.row))
-            .collect();
-        for (bucket, buckets, bytes) in key_index::split(&set) {
-            on_event(ParseEvent::Keys {
-                sheet,
-                slot,
-                bucket,
-                buckets,
-                entries: bytes,
-            })
-            .map_err(ParseFailure::sink)?;
+        let buckets = key_index::buckets_for(validator.key_count(slot));
+        let per_pass = u32::try_from((KEYS_PER_PASS / key_index::PER_BUCKET).max(1)).unwrap_or(1);
+        let mut first = 0;
+        while first < buckets {
+            let last = first.saturating_add(per_pass).min(buckets);
+            let mut groups: Vec<Vec<(u128, u64)>> = vec![Vec::new(); (last - first) as usize];
+            for (fingerprint, row) in validator.key_values(slot) {
+                let bucket = key_index::bucket_of(fingerprint, buckets);
+                if (first..last).contains(&bucket) {
+                    groups[(bucket - first) as usize].push((fingerprint, row));
+                }
+            }
+            for (bucket, mut group) in (first..).zip(groups) {
+                on_event(ParseEvent::Keys {
+                    sheet,
+                    slot,
+                    bucket,
+                    buckets,
+                    entries: key_index::encode(&mut group),
+                })
+                .map_err(ParseFailure::sink)?;
+            }
+            first = last;
         }
     }
     Ok(())
