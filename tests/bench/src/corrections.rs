@@ -38,6 +38,57 @@ async fn revision_bytes(db: &sqlx::PgPool) -> anyhow::Result<i64> {
     .await
 }
 
+/// Waits until the task is final or in `status`; whether it is in `status`.
+async fn wait_for(db: &sqlx::PgPool, task_id: uuid::Uuid, status: &str) -> anyhow::Result<bool> {
+    let deadline = Instant::now() + Duration::from_secs(900);
+    loop {
+        let now: String = sqlx::query_scalar("SELECT status::text FROM tasks WHERE id = $1")
+            .bind(task_id)
+            .fetch_one(db)
+            .await?;
+        if now == status {
+            return Ok(true);
+        }
+        if now == "COMPLETED" || now == "FAILED" || Instant::now() > deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Answers a review with its suggested mapping.
+async fn confirm_review(api: &env::ApiProcess, task_id: uuid::Uuid) -> anyhow::Result<()> {
+    let task: serde_json::Value = api
+        .client
+        .get(format!("{}/api/v1/tasks/{task_id}", api.base_url))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let mut mapping = serde_json::Map::new();
+    for m in task["review"]["suggested_mapping"]
+        .as_array()
+        .context("a review")?
+    {
+        let field = m["field"].as_str().context("field")?;
+        mapping.insert(field.to_owned(), m["column_index"].clone());
+    }
+    let answer = api
+        .client
+        .put(format!("{}/api/v1/tasks/{task_id}/mapping", api.base_url))
+        .json(&json!({ "mapping": mapping }))
+        .send()
+        .await?;
+    if !answer.status().is_success() {
+        bail!(
+            "the review's answer: HTTP {} {}",
+            answer.status(),
+            answer.text().await?
+        );
+    }
+    Ok(())
+}
+
 pub async fn run(_stack: &Stack, rows: u64, singles: u64) -> anyhow::Result<Run> {
     let mut run = Run::default();
     let csv = gen::csv_bad_codes(rows)?;
@@ -67,7 +118,12 @@ pub async fn run(_stack: &Stack, rows: u64, singles: u64) -> anyhow::Result<Run>
     )
     .await?;
     tx.commit().await?;
+    let api = env::spawn_api(&env, 1 << 30).await?;
     let mut worker = env::spawn_worker(&env, "all", false, &[])?;
+    // The codes that miss their pattern make the mapping unsure: a person confirms it.
+    if wait_for(&env.db, task_id, "NEEDS_REVIEW").await? {
+        confirm_review(&api, task_id).await?;
+    }
     let settled = env::await_task(&env.db, task_id, Duration::from_secs(900)).await?;
     env::terminate(&mut worker).await;
     if settled.status != "COMPLETED" {
@@ -95,7 +151,6 @@ pub async fn run(_stack: &Stack, rows: u64, singles: u64) -> anyhow::Result<Run>
             / 1e6,
     );
 
-    let api = env::spawn_api(&env, 1 << 30).await?;
     let url = format!("{}/api/v1/files/{file_id}/corrections", api.base_url);
     let before = revision_bytes(&env.db).await?;
     let mut took = Vec::new();
