@@ -466,8 +466,9 @@ impl<'t> Validation<'t> {
     }
 }
 
-/// Values of a key set bucketed at a time when its index is sent: about 12 MiB of them.
-const KEYS_PER_PASS: usize = 512 * 1024;
+/// Values of a key set bucketed at a time when its index is sent: 2M, 64 MB as they are
+/// grouped (a 1M-row file's keys go in one pass, a 10M-row file's in five).
+const KEYS_PER_PASS: usize = 2 * 1024 * 1024;
 
 /// Sends the validator's key index, a bucket a frame, each key set with at least one bucket.
 /// A key set is read in passes of [`KEYS_PER_PASS`] values' buckets, so the child never holds
