@@ -672,3 +672,59 @@ async fn the_reference_validator_agrees_with_the_report_after_corrections() {
         "the minimum, the duplicate and the maximum: {ours:?}"
     );
 }
+
+#[tokio::test]
+async fn a_workbooks_row_is_corrected_with_its_typed_cells_kept() {
+    use rust_xlsxwriter::{ExcelDateTime, Format, Workbook};
+    let mut book = Workbook::new();
+    let data = book.add_worksheet();
+    for (c, h) in ["invoice_no", "amount", "issued_on"].iter().enumerate() {
+        data.write_string(0, c as u16, *h).expect("write");
+    }
+    let date = Format::new().set_num_format("dd/mm/yyyy");
+    let day = |d| ExcelDateTime::from_ymd(2026, 12, d).expect("date");
+    data.write_string(1, 0, "INV-0001").expect("write");
+    data.write_number(1, 1, 12.5).expect("write");
+    data.write_datetime_with_format(1, 2, day(31), &date)
+        .expect("write");
+    data.write_string(2, 0, "INV-0002").expect("write");
+    data.write_string(2, 1, "twelve").expect("write");
+    data.write_datetime_with_format(2, 2, day(30), &date)
+        .expect("write");
+    let bytes = book.save_to_buffer().expect("xlsx");
+
+    let app = TestApp::spawn().await;
+    let (status, body) = app
+        .put_json(
+            "/api/v1/templates/invoices",
+            &invoice_template("drop_invalid_rows"),
+        )
+        .await;
+    assert!(status.is_success(), "{body}");
+    let resp = app
+        .upload_with("book.xlsx", bytes, &[("template", "invoices")])
+        .await;
+    let upload: Value = resp.json().await.expect("upload");
+    let file_id = upload["source_file"]["id"].as_str().expect("id").to_owned();
+    let task = app
+        .run_worker_until_final(upload["task"]["id"].as_str().expect("task"))
+        .await;
+    assert_eq!(task["result"]["validation"]["rows_rejected"], 1, "{task}");
+    let (status, answer) = correct(
+        &app,
+        &file_id,
+        json!([{"sheet": 0, "row": 3, "field": "amount", "value": "12"}]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer["errors"],
+        json!([]),
+        "the date cell casts as it did at upload"
+    );
+    let (_, page) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
+    assert_eq!(
+        page["rows"][1]["values"],
+        json!(["INV-0002", 12, "2026-12-30"])
+    );
+}

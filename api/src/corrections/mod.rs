@@ -95,7 +95,7 @@ pub async fn apply(
         ));
     }
     let not_found = || ApiError::NotFound(format!("no source file {id}"));
-    db::source_files::find_with_task(&state.db, tenant_id, id)
+    let (source, _) = db::source_files::find_with_task(&state.db, tenant_id, id)
         .await?
         .ok_or_else(not_found)?;
     let mut tx = state.db.begin().await?;
@@ -137,6 +137,7 @@ pub async fn apply(
         sheet: i32::try_from(validation.sheet).unwrap_or(i32::MAX),
         mapping: mapping(&template, &validation),
         on_invalid: validation.on_invalid,
+        workbook: !matches!(source.format.as_str(), "csv" | "tsv"),
     };
     let (revision, joined_before) = db::corrections::latest(&mut *tx, id).await?;
     let rows = revise::revise(&mut tx, &file, &validation, items).await?;
@@ -210,6 +211,8 @@ struct FileCtx<'t> {
     /// Each field's column, in field order.
     mapping: Vec<Option<usize>>,
     on_invalid: OnInvalid,
+    /// A workbook's cells were typed (its dates kept as ISO text in the report).
+    workbook: bool,
 }
 
 /// Each template field's column in the file, as the upload's mapping found it.

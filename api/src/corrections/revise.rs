@@ -47,8 +47,10 @@ pub(super) async fn revise(
     let mut moves: Moves = BTreeMap::new();
     for (&row, cells) in &edited {
         let number = u64::try_from(row).unwrap_or(0);
-        let old = checker.keys(number, &recheck::cells(&current[&row].cells));
-        let new = checker.keys(number, &recheck::cells(cells));
+        let before = &current[&row];
+        let typed = file.workbook.then_some(&before.original);
+        let old = checker.keys(number, &recheck::cells(&before.cells, typed));
+        let new = checker.keys(number, &recheck::cells(cells, typed));
         moves.insert(row, (old, new));
     }
     let values = moves.values().flat_map(|(o, n)| o.iter().chain(n)).copied();
@@ -269,7 +271,7 @@ fn check_row(
     before: &CurrentRow,
 ) -> CheckedRow {
     let number = u64::try_from(row).unwrap_or(0);
-    let held = recheck::cells(cells);
+    let held = recheck::cells(cells, file.workbook.then_some(&before.original));
     let earlier: Vec<(i32, u128, u64)> = checker
         .keys(number, &held)
         .into_iter()

@@ -51,6 +51,8 @@ pub struct CurrentRow {
     pub row_number: i64,
     // Free-form: the row's cells in the file's own columns (see `RejectedRow::cells`).
     pub cells: serde_json::Value,
+    // Free-form: the row's cells as uploaded (a workbook's typed cells among them).
+    pub original: serde_json::Value,
     /// Where it sits among the original stored rows (`None`: parsed before this was kept).
     pub stored_index: Option<i64>,
     /// Whether it is valid now (a row never corrected is not: it is in the report).
@@ -69,12 +71,15 @@ pub async fn current_rows(
 ) -> sqlx::Result<Vec<CurrentRow>> {
     sqlx::query_as!(
         CurrentRow,
-        r#"SELECT c.row_number AS "row_number!", c.cells AS "cells!", c.stored_index,
+        r#"SELECT c.row_number AS "row_number!", c.cells AS "cells!",
+                  COALESCE(o.cells, c.cells) AS "original!", c.stored_index,
                   c.valid AS "valid!", c.errors AS "errors!: Json<Vec<ErrorRecord>>"
            FROM corrected_rows c
+           LEFT JOIN rejected_rows o ON o.source_file_id = c.source_file_id
+                                    AND o.sheet = c.sheet AND o.row_number = c.row_number
            WHERE c.source_file_id = $1 AND c.sheet = $2 AND c.row_number = ANY($3)
            UNION ALL
-           SELECT r.row_number, r.cells, r.stored_index, false,
+           SELECT r.row_number, r.cells, r.cells, r.stored_index, false,
                   COALESCE((SELECT jsonb_agg(jsonb_build_object(
                                 'sheet', e.sheet, 'row', e.row_number, 'column', e.column_name,
                                 'field', e.field, 'value', e.value, 'code', e.code,
