@@ -7,6 +7,7 @@ pub mod auth;
 pub mod body_guard;
 pub mod compiler;
 pub mod config;
+pub mod corrections;
 pub(crate) mod csv_safe;
 pub mod digests;
 pub mod edge;

@@ -319,6 +319,16 @@ async function save(path, fallback, label) {
 /** What to do once a person's layout sent a file back to be parsed: set by init. */
 let reparsed = () => {};
 
+/** After a revision: the file again, its rows (some may have joined) and counts as they are now. */
+async function reopen(file) {
+  try {
+    const fresh = await getJson(`/api/v1/files/${file.id}`);
+    if (state.file && state.file.id === file.id) await open(fresh);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 401)) announce(`The file could not be read again: ${error.message}`);
+  }
+}
+
 export function init({ reparsed: onReparsed }) {
   reparsed = onReparsed;
   $('page-first').addEventListener('click', () => loadPage(0));
@@ -328,5 +338,5 @@ export function init({ reparsed: onReparsed }) {
   $('export-csv').addEventListener('click', () => exportSheet('csv'));
   $('export-ndjson').addEventListener('click', () => exportSheet('ndjson'));
   $('export-parquet').addEventListener('click', () => exportSheet('parquet'));
-  report.init({ save });
+  report.init({ save, corrected: reopen });
 }

@@ -4,8 +4,13 @@
 // value, message, code), and the rejected rows as CSV to fix and upload again. The records are
 // paged with the API's next_after cursor; the cursors of the pages seen are kept, so Previous
 // asks for a page again rather than holding every page.
+//
+// Each bad cell's value is a field to fix it in place (contract v1.3, "Corrections"): edits are
+// kept across pages, arrow keys move between the bad cells, Enter or "Save corrections" sends
+// them all as one PATCH (one revision), and the report is read again from the server, showing
+// what is still wrong.
 
-import { ApiError, getJson } from './api.js';
+import { ApiError, getJson, sendJson } from './api.js';
 import { policyText } from './templates.js';
 import { formatCount, stem } from './util.js';
 
@@ -19,6 +24,8 @@ const state = {
   starts: [null], // the `after` of each page seen so far (the first page has none)
   page: 0,
   loading: 0, // a counter: only the newest request may draw
+  edits: new Map(), // "sheet:row:field" → {sheet, row, field, value}, not saved yet
+  saving: false,
 };
 
 /**
@@ -38,6 +45,14 @@ export function show(file) {
   renderSummary(validation);
   state.starts = [null];
   state.page = 0;
+  // Another file: its edits and the last save's note go (the same file, shown again after a
+  // save, keeps the note).
+  if (state.file?.id !== state.editsOf) {
+    state.edits.clear();
+    $('errors-saved').replaceChildren();
+  }
+  state.editsOf = state.file?.id;
+  setEdits();
   $('errors-body').replaceChildren();
   $('errors-error').textContent = '';
   $('errors-status').textContent = '';
@@ -160,7 +175,8 @@ function errorRow(e) {
   }
   const value = document.createElement('td');
   value.className = 'error-value';
-  if (e.value === null || e.value === undefined) value.classList.add('empty');
+  if (fixable(e)) value.append(cellInput(e));
+  else if (e.value === null || e.value === undefined) value.classList.add('empty');
   else value.textContent = e.value;
   const message = document.createElement('td');
   const text = document.createElement('span');
@@ -169,6 +185,112 @@ function errorRow(e) {
   message.append(codeBadge(e.code, e.constraint), ' ', text);
   tr.append(row, column, value, message);
   return tr;
+}
+
+/** Whether a record is a data cell that a correction can fix (not a header's or a row's). */
+function fixable(e) {
+  return Boolean(e.field) && e.column !== null && e.row > (state.validation.header_row || 0)
+    && !['extra-cell', 'blank-row'].includes(e.code);
+}
+
+const editKey = (e) => `${e.sheet}:${e.row}:${e.field}`;
+
+/** The bad cell as a field holding its text (or the edit not saved yet), flagged invalid. */
+function cellInput(e) {
+  const input = document.createElement('input');
+  input.type = 'text';
+  input.className = 'cell-fix';
+  input.setAttribute('aria-invalid', 'true');
+  input.setAttribute('aria-label', `Row ${e.row}, ${e.field}: ${e.message}`);
+  input.title = e.message;
+  const pending = state.edits.get(editKey(e));
+  input.value = pending ? pending.value ?? '' : e.value ?? '';
+  if (pending) input.classList.add('edited');
+  input.dataset.key = editKey(e);
+  input.addEventListener('input', () => {
+    const original = e.value ?? '';
+    if (input.value === original) state.edits.delete(editKey(e));
+    else state.edits.set(editKey(e), { sheet: e.sheet, row: e.row, field: e.field, value: input.value });
+    input.classList.toggle('edited', input.value !== original);
+    setEdits();
+  });
+  return input;
+}
+
+/** Arrow keys move between the bad cells; Enter saves. */
+function onGridKey(event) {
+  const input = event.target;
+  if (!(input instanceof HTMLInputElement) || !input.classList.contains('cell-fix')) return;
+  if (event.key === 'Enter') {
+    event.preventDefault();
+    save();
+    return;
+  }
+  if (event.key !== 'ArrowDown' && event.key !== 'ArrowUp') return;
+  const cells = [...$('errors-body').querySelectorAll('input.cell-fix')];
+  const at = cells.indexOf(input) + (event.key === 'ArrowDown' ? 1 : -1);
+  if (at >= 0 && at < cells.length) {
+    event.preventDefault();
+    cells[at].focus();
+    cells[at].select();
+  }
+}
+
+function setEdits() {
+  const n = state.edits.size;
+  $('errors-save').disabled = n === 0 || state.saving;
+  $('errors-edits').textContent = n ? `${formatCount(n)} cell${n === 1 ? '' : 's'} changed, not saved` : '';
+}
+
+/** Sends every edit as one revision, then shows the new counts and what is still wrong. */
+async function save() {
+  if (!state.file || state.edits.size === 0 || state.saving) return;
+  const file = state.file;
+  state.saving = true;
+  setEdits();
+  const corrections = [...state.edits.values()]
+    .map(({ sheet, row, field, value }) => ({ sheet, row, field, value: value === '' ? null : value }));
+  const out = $('errors-saved');
+  try {
+    const answer = await sendJson(`/api/v1/files/${file.id}/corrections`, 'PATCH', { corrections });
+    if (state.file !== file) return;
+    state.edits.clear();
+    state.validation = answer.validation;
+    file.task.result.validation = answer.validation;
+    renderSummary(answer.validation);
+    const still = answer.errors || [];
+    const head = document.createElement('p');
+    head.textContent = `Saved as revision ${answer.revision}: ${formatCount(answer.applied)} `
+      + `correction${answer.applied === 1 ? '' : 's'}. `
+      + (still.length ? `Still wrong on those rows: ${formatCount(still.length)}.` : 'Those rows are valid now.');
+    const list = document.createElement('ul');
+    list.append(...still.slice(0, 10).map((e) => {
+      const li = document.createElement('li');
+      li.textContent = `Row ${e.row}: ${e.message}`;
+      return li;
+    }));
+    out.replaceChildren(head, list);
+    $('errors-report').hidden = answer.validation.errors_total === 0;
+    // The preview shows the file again (its rows may have joined), and with it this report,
+    // read again from the server.
+    if (hooks.corrected) hooks.corrected(file);
+    else if (answer.validation.errors_total > 0) show(file);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return;
+    const p = document.createElement('p');
+    p.className = 'error';
+    p.textContent = `The corrections were not saved: ${error.message}`;
+    const list = document.createElement('ul');
+    list.append(...(error.details || []).map((d) => {
+      const li = document.createElement('li');
+      li.textContent = d.message;
+      return li;
+    }));
+    out.replaceChildren(p, list);
+  } finally {
+    state.saving = false;
+    setEdits();
+  }
 }
 
 function downloadRejected() {
@@ -183,4 +305,6 @@ export function init(h) {
   $('errors-prev').addEventListener('click', () => loadErrors(state.page - 1));
   $('errors-next').addEventListener('click', () => loadErrors(state.page + 1));
   $('download-rejected').addEventListener('click', downloadRejected);
+  $('errors-save').addEventListener('click', save);
+  $('errors-body').addEventListener('keydown', onGridKey);
 }

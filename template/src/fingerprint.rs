@@ -46,6 +46,13 @@ impl From<u128> for Fingerprint {
     }
 }
 
+impl From<Fingerprint> for u128 {
+    fn from(f: Fingerprint) -> Self {
+        let [a, b, c, d] = f.0.map(u128::from);
+        a | (b << 32) | (c << 64) | (d << 96)
+    }
+}
+
 impl Hash for Fingerprint {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write_u64(u64::from(self.0[0]) | (u64::from(self.0[1]) << 32));
@@ -161,6 +168,41 @@ impl FirstRows {
         for shard in &mut self.shards {
             shard.reserve(additional / SHARDS + 1);
         }
+    }
+
+    /// Records `row` for `fingerprint` as a row outside the rows being validated (a correction
+    /// re-checking one row against the rest of its file): integers are then looked up too,
+    /// never taken as new for being past the run.
+    pub fn seed(&mut self, fingerprint: u128, row: u64) {
+        self.shards_max = Some(i64::MAX);
+        self.insert(fingerprint, row);
+    }
+
+    /// How many values are recorded.
+    pub fn len(&self) -> usize {
+        self.run.len()
+            + self.shards.iter().map(|s| s.len).sum::<usize>()
+            + usize::from(self.zero.is_some())
+    }
+
+    /// Every value recorded, as its fingerprint and the row it was first seen in (rows past
+    /// `u32::MAX` as `u32::MAX`), in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = (u128, u64)> + '_ {
+        let run = self
+            .run
+            .iter()
+            .zip(&self.run_rows)
+            .filter_map(|(&i, &row)| Value::Integer(i).fingerprint().map(|f| (f, u64::from(row))));
+        let shards = self.shards.iter().flat_map(|s| {
+            s.slots.iter().filter(|e| e[..4] != [0; 4]).map(|e| {
+                (
+                    Fingerprint([e[0], e[1], e[2], e[3]]).into(),
+                    u64::from(e[4]),
+                )
+            })
+        });
+        let zero = self.zero.map(|row| (0u128, u64::from(row)));
+        run.chain(shards).chain(zero)
     }
 
     /// The shard of a fingerprint, by its top bits (its low 64 bits place it in the shard).

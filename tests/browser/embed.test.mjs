@@ -63,7 +63,9 @@ test('an end user imports a file through the component on another origin under a
   // The bad row is shown, read through the token.
   const report = page.locator('sheetrelay-importer table');
   await report.waitFor();
-  assert.match(await report.innerText(), /not-a-number/);
+  // Its bad cell is a field to fix it in place.
+  const bad = page.locator('sheetrelay-importer input.fix');
+  assert.equal(await bad.inputValue(), 'not-a-number');
   await screenshot(page, 'embed-complete');
 
   // The file is the session's: its template, metadata and end user.
@@ -71,6 +73,16 @@ test('an end user imports a file through the component on another origin under a
   assert.equal(file.status, 200);
   assert.deepEqual(file.body.metadata, { crm_id: 'C-7' });
   assert.deepEqual(file.body.end_user, { id: 'u-42', name: 'Ada' });
+
+  // The end user fixes the bad cell in place: one PATCH with the token, the result again.
+  await bad.fill('2');
+  await bad.press('Enter');
+  await page.locator('sheetrelay-importer [part="fix-status"]').filter({ hasText: 'Saved (revision 1)' }).waitFor();
+  await page.waitForFunction(() => window.seen.length > 1, null, { timeout: 30_000 });
+  const fixed = (await page.evaluate(() => window.seen))[1];
+  assert.deepEqual(fixed.detail.summary, { rows_total: 3, rows_valid: 3, rows_rejected: 0 });
+  const rows = await api(KEY, `/api/v1/files/${event.detail.file_id}/rows`);
+  assert.deepEqual(rows.body.rows.map((r) => r.values), [[1, 'Ada'], [2, 'Grace'], [3, 'Linus']]);
   assert.deepEqual(violations, [], 'no Content Security Policy violation');
   assert.equal(streams.length, 1, 'the task is followed on the session\'s event stream');
 });

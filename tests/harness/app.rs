@@ -263,6 +263,23 @@ impl TestApp {
         (status, resp.json().await.unwrap_or(serde_json::Value::Null))
     }
 
+    /// `PATCH path` with a JSON body → status and JSON body.
+    pub async fn patch_json(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> (reqwest::StatusCode, serde_json::Value) {
+        let resp = self
+            .client
+            .patch(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("PATCH completes");
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
     /// `GET path` → status and body text.
     pub async fn get_text(&self, path: &str) -> (reqwest::StatusCode, String) {
         let resp = self

@@ -224,6 +224,12 @@ async fn a_tenant_cannot_see_page_export_or_delete_another_tenants_files() {
             };
             req = req.json(&body);
         }
+        if method == Method::PATCH {
+            // A well-formed body (a correction), so that only the tenant can refuse it.
+            req = req.json(&serde_json::json!({"corrections": [
+                {"sheet": 0, "row": 2, "field": "a", "value": "x"}
+            ]}));
+        }
         let resp = req.send().await.expect("request");
         assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{method} {path}");
         let body: Value = resp.json().await.expect("json");

@@ -4,6 +4,7 @@
 mod auth;
 mod configuration;
 mod consumer;
+mod corrections;
 mod deploy;
 mod edge;
 mod entra;

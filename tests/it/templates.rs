@@ -360,7 +360,7 @@ async fn invalid_rows_are_dropped_reported_and_exported_for_fixing() {
 }
 
 #[tokio::test]
-async fn a_file_rejected_whole_fails_with_its_report_and_stores_no_rows() {
+async fn a_file_rejected_whole_fails_with_its_report_and_serves_no_rows() {
     let app = TestApp::spawn().await;
     put_template(&app, "invoices", &invoice_template("drop_invalid_rows")).await;
     // The upload overrides the template's policy.
@@ -377,14 +377,16 @@ async fn a_file_rejected_whole_fails_with_its_report_and_stores_no_rows() {
     assert_eq!(task["result"]["validation"]["rows_rejected"], 3);
     assert_eq!(task["result"]["validation"]["rows_valid"], 3);
     assert_eq!(report(&app, &file_id).await, invoice_errors());
+    // Its valid rows are kept, unserved, for the corrections that may complete it (v1.3).
     let stored: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM parsed_row_chunks WHERE source_file_id = $1::uuid",
+        "SELECT COALESCE(sum(row_count), 0)::bigint FROM parsed_row_chunks
+         WHERE source_file_id = $1::uuid",
     )
     .bind(&file_id)
     .fetch_one(&app.db)
     .await
     .expect("count");
-    assert_eq!(stored, 0);
+    assert_eq!(stored, 3);
     let (status, body) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
     assert_eq!(
         (status, &body["error"]["code"]),

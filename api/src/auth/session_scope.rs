@@ -51,6 +51,9 @@ fn allowed(method: &Method, path: &str) -> Option<Owned> {
         {
             Some(Owned::File)
         }
+        "/api/v1/files/{source_file_id}/corrections" if method == Method::PATCH => {
+            Some(Owned::File)
+        }
         "/api/v1/events/stream" if read => Some(Owned::Nothing),
         _ => None,
     }

@@ -88,6 +88,9 @@ shared::code_enum! {
         /// A layout override naming a sheet the file does not have, a row outside its sheet,
         /// or a table ending at or above its header (with `details`).
         InvalidLayout => "invalid_layout",
+        /// Corrections naming an unknown field, a row that is not in the file's error report,
+        /// a file without a template, or making a duplicate key (with `details`).
+        InvalidCorrection => "invalid_correction",
         /// The tenant started more uploads than its rate allows.
         RateLimited => "rate_limited",
         /// The tenant holds as many live import sessions as allowed.

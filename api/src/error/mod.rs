@@ -61,6 +61,10 @@ pub enum ApiError {
     /// JSON pointer into the request.
     #[error("the layout is invalid: {} problem(s)", .0.len())]
     InvalidLayout(Vec<template::Problem>),
+    /// Corrections that cannot be applied: every problem, each with its JSON pointer into the
+    /// request.
+    #[error("the corrections are invalid: {} problem(s)", .0.len())]
+    InvalidCorrection(Vec<template::Problem>),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -165,6 +169,10 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 ApiErrorCode::InvalidLayout,
             ),
+            ApiError::InvalidCorrection(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ApiErrorCode::InvalidCorrection,
+            ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ApiErrorCode::InternalError,
@@ -211,7 +219,8 @@ impl IntoResponse for ApiError {
         let details = match &self {
             ApiError::InvalidTemplate(problems)
             | ApiError::InvalidMapping(problems)
-            | ApiError::InvalidLayout(problems) => Some(
+            | ApiError::InvalidLayout(problems)
+            | ApiError::InvalidCorrection(problems) => Some(
                 problems
                     .iter()
                     .map(|p| ProblemDetail {

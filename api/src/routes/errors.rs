@@ -47,6 +47,9 @@ pub struct ErrorsQuery {
     /// Only the records with this code (`type-error`, `constraint-error`, …).
     #[param(max_length = 64)]
     pub code: Option<String>,
+    /// `0`: the report as the upload was checked; the latest revision's by default.
+    #[param(minimum = 0)]
+    pub revision: Option<i32>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -99,15 +102,12 @@ pub async fn list_errors(
     let after = query::after(q.after)?;
     known_code(q.code.as_deref())?;
     final_file(&state, &principal, id).await?;
-    let errors = db::validation::page(
-        &state.db,
-        id,
-        after,
-        limit + 1,
-        q.field.as_deref(),
-        q.code.as_deref(),
-    )
-    .await?;
+    let (field, code) = (q.field.as_deref(), q.code.as_deref());
+    let errors = if corrected(&state, id, q.revision).await? {
+        db::corrections::errors_page(&state.db, id, after, limit + 1, field, code).await?
+    } else {
+        db::validation::page(&state.db, id, after, limit + 1, field, code).await?
+    };
     let (errors, next_after) = query::cut(errors, limit, |e| e.seq);
     Ok(Json(ErrorsPage {
         errors: errors.into_iter().map(|e| e.record).collect(),
@@ -121,6 +121,9 @@ pub struct ErrorsExportQuery {
     /// `csv`, the only format.
     #[param(pattern = "^csv$")]
     pub format: Option<String>,
+    /// `0`: the rows that had errors at upload, as they were; the latest revision's by default.
+    #[param(minimum = 0)]
+    pub revision: Option<i32>,
 }
 
 /// The rows that had errors as CSV: the file's own columns with the original text, then
@@ -151,6 +154,7 @@ pub async fn export_errors(
         ));
     }
     let (file, task) = final_file(&state, &principal, id).await?;
+    let latest = corrected(&state, id, q.revision).await?;
     // No validation result (an upload without a template): no columns, only `errors`. (A
     // stored result that does not decode already failed reading the task.)
     let columns: Vec<String> = task
@@ -163,7 +167,7 @@ pub async fn export_errors(
     let width = columns.len();
     let body = futures::stream::unfold(Some((state.db.clone(), None)), move |cursor| async move {
         let (db, after) = cursor?;
-        match rejected_batch(&db, id, after, width).await {
+        match rejected_batch(&db, (id, latest), after, width).await {
             Ok(Some((bytes, next))) => Some((Ok(bytes), Some((db, Some(next))))),
             Ok(None) => None,
             Err(e) => Some((Err(e), None)),
@@ -184,13 +188,16 @@ pub async fn export_errors(
 /// The next batch of rejected rows as CSV records, and the cursor after it; `None` at the end.
 async fn rejected_batch(
     db: &PgPool,
-    id: Uuid,
+    (id, latest): (Uuid, bool),
     after: Option<(i32, i64)>,
     width: usize,
 ) -> Result<Option<(Bytes, (i32, i64))>, std::io::Error> {
-    let rows = db::validation::rejected_page(db, id, after, EXPORT_BATCH)
-        .await
-        .map_err(std::io::Error::other)?;
+    let rows = if latest {
+        db::corrections::rejected_page(db, id, after, EXPORT_BATCH).await
+    } else {
+        db::validation::rejected_page(db, id, after, EXPORT_BATCH).await
+    }
+    .map_err(std::io::Error::other)?;
     let Some(last) = rows.last() else {
         return Ok(None);
     };
@@ -230,6 +237,22 @@ fn csv_record<'a>(fields: impl Iterator<Item = &'a str>) -> Vec<u8> {
     }
     out.push(b'\n');
     out
+}
+
+/// Whether to serve the latest revision's report (else the original one): the file has been
+/// corrected and `revision` is absent or the latest. Only revision 0 and the latest are kept:
+/// any other is `400 invalid_parameter`.
+async fn corrected(state: &AppState, id: Uuid, revision: Option<i32>) -> Result<bool, ApiError> {
+    let (latest, _) = db::corrections::latest(&state.db, id).await?;
+    match revision {
+        None => Ok(latest > 0 && db::corrections::has_rows(&state.db, id).await?),
+        Some(0) => Ok(false),
+        Some(r) if r == latest => Ok(db::corrections::has_rows(&state.db, id).await?),
+        Some(r) => Err(ApiError::bad_request(
+            ApiErrorCode::InvalidParameter,
+            format!("revision {r} is not kept: ask for 0 (the upload's report) or {latest} (the latest)"),
+        )),
+    }
 }
 
 /// The caller's file and its task, once the task is final: `404` for another tenant's file,

@@ -2,6 +2,7 @@
 //! together with its handler's OpenAPI operation; and the extractors the handlers share, which
 //! answer bad input with the contract's JSON error body rather than axum's plain-text rejections.
 
+pub mod corrections;
 pub mod errors;
 pub mod events;
 pub mod export;
@@ -50,6 +51,7 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(export::export_rows))
         .routes(routes!(errors::list_errors))
         .routes(routes!(errors::export_errors))
+        .routes(routes!(corrections::correct))
         .routes(routes!(tasks::get_task))
         .routes(routes!(mapping::put_mapping))
         .routes(routes!(layout::put_layout))

@@ -9,6 +9,7 @@ use shared::db;
 
 use super::query;
 use crate::auth::Principal;
+use crate::corrections::overlay::Overlay;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{AppQuery, PathId};
 use crate::sheets::{parsed_sheet, typed};
@@ -56,8 +57,16 @@ pub async fn list_rows(
     let after = query::after(q.after)?;
     let (_, sheet, columns) = parsed_sheet(&state, &principal, id, sheet_index).await?;
 
-    // One extra row tells whether another page follows.
-    let rows = db::rows::page(&state.db, id, sheet_index, after, limit + 1).await?;
+    // One extra row tells whether another page follows. A corrected file's rows are the
+    // latest revision's.
+    let rows = match Overlay::load(&state.db, id, sheet_index, sheet.row_count).await? {
+        Some(overlay) => {
+            overlay
+                .page(&state.db, id, sheet_index, after, limit + 1)
+                .await?
+        }
+        None => db::rows::page(&state.db, id, sheet_index, after, limit + 1).await?,
+    };
     let (rows, next_after) = query::cut(rows, limit, |r| r.row_index);
     let rows = rows
         .into_iter()

@@ -30,6 +30,9 @@
     button.secondary { background: #fff; color: #2f6feb; }
     progress { width: 100%; }
     table { border-collapse: collapse; width: 100%; margin-top: 8px; }
+    input.fix { width: 100%; box-sizing: border-box; font: inherit; border: 1px solid #c62828;
+                background: #fdecea; }
+    input.fix:focus { outline: 2px solid #2f6feb; }
     td, th { border: 1px solid #d5dbe3; padding: 4px 6px; text-align: left; }
     .error { color: #b42318; }
     .fields { display: grid; grid-template-columns: max-content 1fr; gap: 6px 12px; text-align: left; }
@@ -55,16 +58,18 @@
   }
 
   class ApiFailure extends Error {
-    constructor(code, message) {
+    constructor(code, message, details = null) {
       super(message);
       this.code = code;
+      this.details = details;
     }
   }
 
   /** The ApiFailure of an answer with HTTP `status` and (parsed, or null) body. */
   function failure(status, body) {
     const error = body && body.error ? body.error : {};
-    return new ApiFailure(error.code || `http_${status}`, error.message || `sheetrelay answered HTTP ${status}`);
+    return new ApiFailure(error.code || `http_${status}`, error.message || `sheetrelay answered HTTP ${status}`,
+      error.details || null);
   }
 
   /** `key base64(UTF-8 value)`, a tus Upload-Metadata pair. */
@@ -330,14 +335,8 @@
         parts.push(el('p', { class: 'error', part: 'result' }, `Not imported: ${message}`));
       }
       if (summary && summary.rows_rejected > 0) {
-        const { body } = await this.call(`/api/v1/files/${fileId}/errors?limit=${REPORT_ROWS}`);
-        const table = el('table', { part: 'report' },
-          el('tr', {}, el('th', {}, 'Row'), el('th', {}, 'Column'), el('th', {}, 'Value'), el('th', {}, 'Problem')));
-        for (const e of body.errors || []) {
-          table.append(el('tr', {}, el('td', {}, String(e.row ?? '')), el('td', {}, String(e.column ?? e.field ?? '')),
-            el('td', {}, String(e.value ?? '')), el('td', {}, String(e.message ?? ''))));
-        }
-        parts.push(el('p', {}, `${summary.rows_rejected} rows have problems:`), table);
+        parts.push(el('p', {}, `${summary.rows_rejected} rows have problems: fix them here.`),
+          await this.fixer(fileId, task));
       }
       parts.push(this.againButton());
       this.show(...parts);
@@ -346,6 +345,98 @@
         bubbles: true,
         composed: true,
       }));
+    }
+
+    /**
+     * The error report as a grid to fix in place (contract v1.3, "Corrections"): each bad cell a
+     * field flagged with its problem, arrow keys between them, pages read from the server
+     * (REPORT_ROWS at a time, never the whole report), every edit kept across pages and sent as
+     * one PATCH by Save (or Enter); then the result again, with what is still wrong.
+     */
+    async fixer(fileId, task) {
+      const edits = new Map();
+      const starts = [null];
+      let page = 0;
+      const table = el('table', { part: 'report' });
+      const status = el('span', { 'aria-live': 'polite' });
+      const prev = el('button', { class: 'secondary', type: 'button' }, 'Previous');
+      const next = el('button', { class: 'secondary', type: 'button' }, 'Next');
+      const save = el('button', { type: 'button', part: 'save' }, 'Save corrections');
+      const note = el('div', { role: 'status', part: 'fix-status' });
+      const setSave = () => {
+        save.disabled = edits.size === 0;
+        status.textContent = edits.size ? `${edits.size} changed, not saved` : '';
+      };
+      const load = async (p) => {
+        const after = starts[p] === null ? '' : `&after=${encodeURIComponent(starts[p])}`;
+        const { body } = await this.call(`/api/v1/files/${fileId}/errors?limit=${REPORT_ROWS}${after}`);
+        page = p;
+        starts.length = p + 1;
+        if (body.next_after !== null && body.next_after !== undefined) starts.push(body.next_after);
+        table.replaceChildren(el('tr', {}, el('th', {}, 'Row'), el('th', {}, 'Column'),
+          el('th', {}, 'Value'), el('th', {}, 'Problem')));
+        for (const e of body.errors || []) {
+          const key = `${e.sheet}:${e.row}:${e.field}`;
+          let value = String(e.value ?? '');
+          if (e.field && e.column !== null && !['extra-cell', 'blank-row'].includes(e.code)) {
+            const input = el('input', { type: 'text', class: 'fix', 'aria-invalid': 'true',
+              'aria-label': `Row ${e.row}, ${e.field}: ${e.message}`, title: e.message });
+            input.value = edits.has(key) ? edits.get(key).value ?? '' : e.value ?? '';
+            input.addEventListener('input', () => {
+              if (input.value === (e.value ?? '')) edits.delete(key);
+              else edits.set(key, { sheet: e.sheet, row: e.row, field: e.field, value: input.value });
+              setSave();
+            });
+            value = input;
+          }
+          table.append(el('tr', {}, el('td', {}, String(e.row ?? '')),
+            el('td', {}, String(e.column ?? e.field ?? '')), el('td', {}, value),
+            el('td', {}, String(e.message ?? ''))));
+        }
+        prev.disabled = page === 0;
+        next.disabled = page + 1 >= starts.length;
+      };
+      table.addEventListener('keydown', (event) => {
+        if (!event.target.classList || !event.target.classList.contains('fix')) return;
+        if (event.key === 'Enter') {
+          event.preventDefault();
+          save.click();
+          return;
+        }
+        if (event.key !== 'ArrowDown' && event.key !== 'ArrowUp') return;
+        const cells = [...table.querySelectorAll('input.fix')];
+        const at = cells.indexOf(event.target) + (event.key === 'ArrowDown' ? 1 : -1);
+        if (at >= 0 && at < cells.length) {
+          event.preventDefault();
+          cells[at].focus();
+        }
+      });
+      prev.addEventListener('click', () => load(page - 1).catch((e) => this.fail(e)));
+      next.addEventListener('click', () => load(page + 1).catch((e) => this.fail(e)));
+      save.addEventListener('click', async () => {
+        if (edits.size === 0 || save.disabled) return;
+        save.disabled = true;
+        const corrections = [...edits.values()].map((c) => ({ ...c, value: c.value === '' ? null : c.value }));
+        try {
+          const { body } = await this.call(`/api/v1/files/${fileId}/corrections`, {
+            method: 'PATCH',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ corrections }),
+          });
+          const { body: fresh } = await this.call(`/api/v1/tasks/${task.id}`);
+          await this.done(fileId, fresh);
+          const still = body.errors.length;
+          this.root.prepend(el('p', { role: 'status', part: 'fix-status' },
+            `Saved (revision ${body.revision}). ${still ? `${still} problems remain on those rows.` : 'Those rows are fixed.'}`));
+        } catch (error) {
+          const details = (error.details || []).map((d) => d.message).join('; ');
+          note.textContent = `Not saved: ${error.message}${details ? ` (${details})` : ''}`;
+          setSave();
+        }
+      });
+      await load(0);
+      setSave();
+      return el('div', {}, table, el('p', {}, prev, ' ', next, ' ', save, ' ', status), note);
     }
   }
 

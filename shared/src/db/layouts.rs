@@ -70,7 +70,8 @@ pub async fn requeue(conn: &mut PgConnection, r: &Requeue<'_>) -> sqlx::Result<b
 }
 
 /// Deletes what a parse of file `id` stored: its row chunks, sheets, error records, rejected
-/// rows and what they took (the tenant's sums follow by trigger).
+/// rows and what they took (the tenant's sums follow by trigger), and the corrections made to
+/// that parse's report.
 async fn forget_parse(conn: &mut PgConnection, id: Uuid) -> sqlx::Result<()> {
     sqlx::query!(
         "DELETE FROM parsed_row_chunks WHERE source_file_id = $1",
@@ -91,6 +92,20 @@ async fn forget_parse(conn: &mut PgConnection, id: Uuid) -> sqlx::Result<()> {
         .execute(&mut *conn)
         .await?;
     sqlx::query!("DELETE FROM file_row_usage WHERE source_file_id = $1", id)
+        .execute(&mut *conn)
+        .await?;
+    // Corrections were made to the report of the parse being replaced: its rows, its key
+    // index and its revisions go with it (the new parse starts at revision 0).
+    sqlx::query!("DELETE FROM corrected_rows WHERE source_file_id = $1", id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!("DELETE FROM file_corrections WHERE source_file_id = $1", id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!("DELETE FROM file_revisions WHERE source_file_id = $1", id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!("DELETE FROM file_keys WHERE source_file_id = $1", id)
         .execute(&mut *conn)
         .await?;
     Ok(())

@@ -4,9 +4,11 @@
 //! `.sqlx/`).
 
 pub mod api_keys;
+pub mod corrections;
 pub mod deliveries;
 pub mod event_log;
 pub mod events;
+pub mod keys;
 pub mod layouts;
 pub mod learned_columns;
 pub mod limits;

@@ -21,6 +21,8 @@ pub struct RejectedRow {
     // Free-form: the row's original cells as the file's reader gave them (a JSON array of
     // texts, numbers, booleans, nulls), exported as they are.
     pub cells: serde_json::Value,
+    /// How many of the sheet's rows were stored before it (`None`: parsed before this was kept).
+    pub stored_index: Option<i64>,
 }
 
 /// Rows written per statement: the records arrive as arrays, one round trip per batch.
@@ -62,12 +64,13 @@ pub async fn insert(
     }
     for batch in rejected.chunks(BATCH) {
         sqlx::query!(
-            r#"INSERT INTO rejected_rows (source_file_id, sheet, row_number, cells)
-               SELECT $1, * FROM UNNEST($2::int[], $3::bigint[], $4::jsonb[])"#,
+            r#"INSERT INTO rejected_rows (source_file_id, sheet, row_number, cells, stored_index)
+               SELECT $1, * FROM UNNEST($2::int[], $3::bigint[], $4::jsonb[], $5::bigint[])"#,
             source_file_id,
             &batch.iter().map(|r| r.sheet).collect::<Vec<_>>(),
             &batch.iter().map(|r| r.row_number).collect::<Vec<_>>(),
             &batch.iter().map(|r| r.cells.clone()).collect::<Vec<_>>(),
+            &batch.iter().map(|r| r.stored_index).collect::<Vec<_>>() as &[Option<i64>],
         )
         .execute(&mut *conn)
         .await?;

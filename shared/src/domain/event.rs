@@ -19,6 +19,8 @@ crate::code_enum! {
         TaskNeedsReview => "task.needs_review",
         #[serde(rename = "file.deleted")]
         FileDeleted => "file.deleted",
+        #[serde(rename = "file.corrected")]
+        FileCorrected => "file.corrected",
     }
 }
 

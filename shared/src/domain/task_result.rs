@@ -48,6 +48,9 @@ pub struct ValidationResult {
     pub mapping: Vec<MappingEntry>,
     /// The policy applied: the template's, or the upload's override.
     pub on_invalid: OnInvalid,
+    /// The corrections' revision these counts are of (0: the upload as it was checked).
+    #[serde(default)]
+    pub revision: u32,
     pub rows_rejected: u64,
     pub rows_valid: u64,
     /// The index of the sheet validated.
@@ -231,6 +234,7 @@ mod tests {
                     how: Some("normalized".into()),
                 }],
                 on_invalid: OnInvalid::DropInvalidRows,
+                revision: 0,
                 rows_rejected: 1,
                 rows_valid: 2,
                 sheet: 0,

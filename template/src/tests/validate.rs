@@ -3,6 +3,7 @@ use serde_json::{json, Value as Json};
 
 use super::super::validate::{
     map_columns, mapping, ErrorCode, ErrorRecord, MappedField, MatchKind, RowValidator,
+    PRIMARY_KEY_SLOT,
 };
 use super::super::{Cell, Constraint, Template};
 use super::template;
@@ -755,4 +756,54 @@ fn first_rows_of_integers_match_a_map_whatever_the_order() {
             );
         }
     }
+}
+
+#[test]
+fn the_key_index_holds_every_row_of_each_value_and_a_seeded_row_is_an_earlier_one() {
+    let t = template(json!({
+        "fields": [
+            {"name": "id", "type": "integer", "constraints": {"unique": true}},
+            {"name": "code"}
+        ],
+        "primaryKey": ["code"]
+    }));
+    let (mut v, _) = validator(&t, &["id", "code"]);
+    for (row, id, code) in [(2, "1", "A"), (3, "2", "B"), (4, "1", "C"), (5, "9", "A")] {
+        text_row(&mut v, row, &[id, code]);
+    }
+    let rows_of = |slot: i32| {
+        let mut rows: Vec<u64> = v.key_values(slot).map(|(_, r)| r).collect();
+        rows.sort_unstable();
+        rows
+    };
+    // Every row's value is there, the duplicates' too (rows 4 and 5).
+    assert_eq!(rows_of(0), [2, 3, 4, 5]);
+    assert_eq!(rows_of(PRIMARY_KEY_SLOT), [2, 3, 4, 5]);
+    assert_eq!(v.key_slots(), [0, PRIMARY_KEY_SLOT]);
+    assert_eq!((v.key_count(0), v.key_count(PRIMARY_KEY_SLOT)), (4, 4));
+    let same = |slot: i32, a: u64, b: u64| {
+        let f = |r: u64| v.key_values(slot).find(|e| e.1 == r).map(|e| e.0);
+        f(a) == f(b)
+    };
+    assert!(same(0, 2, 4) && !same(0, 2, 3));
+    assert!(same(PRIMARY_KEY_SLOT, 2, 5));
+
+    // Re-checking row 4 alone, with row 2 seeded as holding its id: the same record as at
+    // upload; with nothing seeded, none.
+    v.track_keys();
+    v.forget();
+    let (_, _, errors) = text_row(&mut v, 4, &["1", "C"]);
+    assert!(errors.is_empty());
+    let keys = v.row_keys().to_vec();
+    assert_eq!(keys.len(), 2);
+    v.forget();
+    for &(slot, f) in &keys {
+        if slot == 0 {
+            v.seed(slot, f, 2);
+        }
+    }
+    let (valid, _, errors) = text_row(&mut v, 4, &["1", "C"]);
+    assert!(!valid);
+    assert_eq!(codes(&errors), ["unique-error"]);
+    assert_eq!(errors[0].message, "id: \"1\" already appears in row 2");
 }

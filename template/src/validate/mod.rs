@@ -52,6 +52,44 @@ pub struct RowValidator<'t> {
     /// `None` without a key or with an unmapped key field.
     key: Option<PrimaryKey>,
     counts: Counts,
+    keys: KeyLog,
+}
+
+/// The slot of the primary key among a file's key sets (a unique field's slot is its index).
+pub const PRIMARY_KEY_SLOT: i32 = -1;
+
+/// A value of a unique field (`slot`: the field's index) or a primary key
+/// ([`PRIMARY_KEY_SLOT`]) and a row that holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KeyEntry {
+    pub slot: i32,
+    pub fingerprint: u128,
+    pub row: u64,
+}
+
+/// What the validator notes of key values beyond the first rows: the later rows holding a value
+/// (the duplicates), and, when tracking, every key value of the current row.
+#[derive(Default)]
+struct KeyLog {
+    track: bool,
+    row: Vec<(i32, u128)>,
+    dups: Vec<KeyEntry>,
+}
+
+impl KeyLog {
+    /// Notes `fingerprint` in `slot` for `row`, a duplicate when `seen`.
+    fn note(&mut self, slot: i32, fingerprint: u128, row: u64, seen: bool) {
+        if self.track {
+            self.row.push((slot, fingerprint));
+        }
+        if seen {
+            self.dups.push(KeyEntry {
+                slot,
+                fingerprint,
+                row,
+            });
+        }
+    }
 }
 
 /// The primary key's state: where each key first appeared, and the current row's key values.
@@ -66,6 +104,8 @@ struct PrimaryKey {
 
 /// A field as this file has it.
 struct Slot<'t> {
+    /// The field's index in the template.
+    index: usize,
     field: &'t Field,
     column: Option<usize>,
     shortcut: Shortcut,
@@ -83,6 +123,7 @@ struct Slot<'t> {
 struct Reporter<'r> {
     header: &'r [String],
     counts: &'r mut Counts,
+    keys: &'r mut KeyLog,
     on_error: &'r mut dyn FnMut(ErrorRecord),
     /// The cell as in the file while a field's transforms changed it: errors then show it as
     /// `value` (the cell they are given as `transformed`), and a failing cell is stored as it.
@@ -163,6 +204,7 @@ impl<'t> RowValidator<'t> {
                     .filter(|&c| c < header.len() && !std::mem::replace(&mut taken[c], true));
                 let in_key = template.primary_key.contains(&i);
                 Slot {
+                    index: i,
                     field,
                     column,
                     shortcut: Shortcut::of(field),
@@ -183,6 +225,7 @@ impl<'t> RowValidator<'t> {
             slots,
             key: (!template.primary_key.is_empty() && key_mapped).then(PrimaryKey::default),
             counts: Counts::default(),
+            keys: KeyLog::default(),
         };
         let mut records = Vec::new();
         validator.label_errors(header_row, &mut |r| records.push(r));
@@ -193,6 +236,7 @@ impl<'t> RowValidator<'t> {
         let mut report = Reporter {
             header: &self.header,
             counts: &mut self.counts,
+            keys: &mut self.keys,
             on_error,
             original: None,
         };
@@ -274,6 +318,92 @@ impl<'t> RowValidator<'t> {
         &self.counts
     }
 
+    /// The key sets this file checks: each unique field's index, and [`PRIMARY_KEY_SLOT`] when
+    /// the primary key is checked (all its fields have a column).
+    pub fn key_slots(&self) -> Vec<i32> {
+        let mut slots: Vec<i32> = self
+            .slots
+            .iter()
+            .filter(|s| s.first_rows.is_some())
+            .map(|s| i32::try_from(s.index).unwrap_or(i32::MAX))
+            .collect();
+        if self.key.is_some() {
+            slots.push(PRIMARY_KEY_SLOT);
+        }
+        slots
+    }
+
+    /// The first rows of key set `slot`.
+    fn key_set(&self, slot: i32) -> Option<&FirstRows> {
+        if slot == PRIMARY_KEY_SLOT {
+            return self.key.as_ref().map(|k| &k.first_rows);
+        }
+        let slot = usize::try_from(slot).ok()?;
+        self.slots.get(slot)?.first_rows.as_ref()
+    }
+
+    /// How many (value, row) pairs key set `slot` holds ([`RowValidator::key_values`]).
+    pub fn key_count(&self, slot: i32) -> usize {
+        let dups = self.keys.dups.iter().filter(|d| d.slot == slot).count();
+        self.key_set(slot).map_or(0, FirstRows::len) + dups
+    }
+
+    /// Every value of key set `slot` with every row that holds it (its first row and each
+    /// duplicate), as (fingerprint, row), in no order: what a correction needs to re-check
+    /// uniqueness against the whole file without reading it again. Rows past `u32::MAX` are
+    /// left out. Computed as it is read (an integer run's fingerprints too), so a caller can
+    /// take it in passes without holding it.
+    pub fn key_values(&self, slot: i32) -> impl Iterator<Item = (u128, u64)> + '_ {
+        let firsts = self.key_set(slot).into_iter().flat_map(FirstRows::entries);
+        let dups = self
+            .keys
+            .dups
+            .iter()
+            .filter(move |d| d.slot == slot)
+            .map(|d| (d.fingerprint, d.row));
+        firsts
+            .chain(dups)
+            .filter(|&(_, row)| row < u64::from(u32::MAX))
+    }
+
+    /// From now on, notes the key values of each row validated ([`RowValidator::row_keys`]).
+    pub fn track_keys(&mut self) {
+        self.keys.track = true;
+    }
+
+    /// The key values of the row validated last, as (slot, fingerprint), when tracking.
+    pub fn row_keys(&self) -> &[(i32, u128)] {
+        &self.keys.row
+    }
+
+    /// Forgets every key value and count, as for a new file (the label errors' counts too).
+    pub fn forget(&mut self) {
+        for set in self.slots.iter_mut().filter_map(|s| s.first_rows.as_mut()) {
+            *set = FirstRows::default();
+        }
+        if let Some(key) = &mut self.key {
+            key.first_rows = FirstRows::default();
+        }
+        self.counts = Counts::default();
+        self.keys.dups.clear();
+    }
+
+    /// Records that `row`, a row of the file not being validated now, holds `fingerprint` in
+    /// key set `slot`: a row validated after this is a duplicate of it if it has the value.
+    pub fn seed(&mut self, slot: i32, fingerprint: u128, row: u64) {
+        let set = if slot == PRIMARY_KEY_SLOT {
+            self.key.as_mut().map(|k| &mut k.first_rows)
+        } else {
+            usize::try_from(slot)
+                .ok()
+                .and_then(|i| self.slots.get_mut(i))
+                .and_then(|s| s.first_rows.as_mut())
+        };
+        if let Some(set) = set {
+            set.seed(fingerprint, row);
+        }
+    }
+
     /// Validates one data row (its cells in file column order; a short row has fewer cells
     /// than the header, a long one more). Appends the row as a JSON array of the template's
     /// fields in field order to `out`, calls `on_error` for each error, and says whether the
@@ -286,9 +416,11 @@ impl<'t> RowValidator<'t> {
         on_error: &mut dyn FnMut(ErrorRecord),
     ) -> bool {
         let errors_before = self.counts.errors_total;
+        self.keys.row.clear();
         let mut report = Reporter {
             header: &self.header,
             counts: &mut self.counts,
+            keys: &mut self.keys,
             on_error,
             original: None,
         };
@@ -562,10 +694,16 @@ impl Slot<'_> {
         value: &Value<'_>,
         report: &mut Reporter<'_>,
     ) {
-        let seen = self
-            .first_rows
-            .as_mut()
-            .and_then(|first_rows| first_rows.insert_value(value, row));
+        let Some(first_rows) = self.first_rows.as_mut() else {
+            return;
+        };
+        let seen = first_rows.insert_value(value, row);
+        if report.keys.track || seen.is_some() {
+            if let Some(fingerprint) = value.fingerprint() {
+                let slot = i32::try_from(self.index).unwrap_or(i32::MAX);
+                report.keys.note(slot, fingerprint, row, seen.is_some());
+            }
+        }
         let Some(first) = seen else {
             return;
         };
@@ -617,14 +755,19 @@ impl PrimaryKey {
         cells: &[Cell<'_>],
         report: &mut Reporter<'_>,
     ) {
-        let seen = match (self.parts.as_slice(), self.integer) {
-            ([_], Some(i)) => self.first_rows.insert_integer(i, row),
-            ([single], None) => self.first_rows.insert(*single, row),
-            (parts, _) => {
-                let fingerprint = composite_fingerprint(parts, &mut self.scratch);
-                self.first_rows.insert(fingerprint, row)
-            }
+        let fingerprint = match self.parts.as_slice() {
+            [single] => *single,
+            parts => composite_fingerprint(parts, &mut self.scratch),
         };
+        let seen = match (self.parts.len(), self.integer) {
+            (1, Some(i)) => self.first_rows.insert_integer(i, row),
+            _ => self.first_rows.insert(fingerprint, row),
+        };
+        if report.keys.track || seen.is_some() {
+            report
+                .keys
+                .note(PRIMARY_KEY_SLOT, fingerprint, row, seen.is_some());
+        }
         let Some(first) = seen else {
             return;
         };

@@ -22,6 +22,8 @@
 //!                                                    # (BENCH_MIGRATION_ROWS, default 20M)
 //! cargo run -p bench --release -- event-log          # event retention: batches, migration, days
 //!                                                    # (BENCH_EVENT_LOG_EVENTS a day, default 1M)
+//! cargo run -p bench --release -- corrections        # one correction on a 1M-row file, 10,000
+//!                                                    # in one request, storage per revision
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -30,6 +32,7 @@
 
 mod body;
 mod bulk;
+mod corrections;
 mod env;
 mod event_log;
 mod events;
@@ -80,6 +83,7 @@ const SCENARIOS: &[&str] = &[
     "keyset",
     "row-store-migration",
     "event-log",
+    "corrections",
 ];
 
 struct Options {
@@ -219,6 +223,8 @@ fn max_runs(name: &str) -> usize {
         "row-store-migration" => 1,
         // 3M events, deliveries and attempts generated per run.
         "event-log" => 1,
+        // A 1M-row file parsed, then 201 revisions.
+        "corrections" => 1,
         _ => usize::MAX,
     }
 }
@@ -364,6 +370,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             purge::run(rows).await
         }
         "tus" => tus::run(tus::size(q(64, 1024) * 1024 * 1024)).await,
+        "corrections" => corrections::run(stack, q(50_000, 1_000_000), q(50, 200)).await,
         "keyset" => {
             let rows = match std::env::var("BENCH_KEYSET_ROWS") {
                 Ok(n) => n.parse().context("BENCH_KEYSET_ROWS")?,

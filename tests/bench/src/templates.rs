@@ -27,7 +27,7 @@ pub struct Sizes {
 /// `title`, `quantity` by `alternateNames`), every constraint kind, and each type the columns
 /// fit, the datetimes in the CSV's own format. Every row of [`gen::csv`] and [`gen::xlsx`] is
 /// valid against it.
-fn schema() -> serde_json::Value {
+pub fn schema() -> serde_json::Value {
     serde_json::json!({
         "fields": [
             {"name": "id", "type": "integer",

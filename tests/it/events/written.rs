@@ -143,6 +143,7 @@ async fn a_templated_result_gives_the_summary_its_valid_and_rejected_rows() {
             mapping: Vec::new(),
             on_invalid: OnInvalid::DropInvalidRows,
             rows_rejected: 3,
+            revision: 0,
             rows_valid: 4,
             sheet: 0,
             skipped_sheets: Vec::new(),

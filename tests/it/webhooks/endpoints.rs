@@ -10,11 +10,12 @@ use uuid::Uuid;
 
 use super::{call, create, register};
 
-const ALL_TYPES: [&str; 4] = [
+const ALL_TYPES: [&str; 5] = [
     "task.completed",
     "task.failed",
     "task.needs_review",
     "file.deleted",
+    "file.corrected",
 ];
 
 async fn sealed_secrets(app: &TestApp, id: &str) -> (Vec<u8>, Option<Vec<u8>>) {

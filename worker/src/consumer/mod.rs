@@ -11,6 +11,7 @@ pub mod config;
 mod drain;
 mod finish;
 mod keepalive;
+mod keys;
 pub mod metrics;
 mod process;
 mod progress;

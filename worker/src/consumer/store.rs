@@ -29,6 +29,8 @@ pub(super) struct Report {
     /// In file order, as the child sent them.
     pub errors: Vec<ErrorRecord>,
     pub rejected: Vec<db::validation::RejectedRow>,
+    /// The key index, a bucket at a time (on disk until the rows are in).
+    pub keys: super::keys::KeySpill,
     /// The mapping needs a person: the review document (then no rows came).
     pub review: Option<shared::domain::review::Review>,
 }
@@ -117,12 +119,37 @@ impl EventSink for CopySink<'_, '_> {
             ParseEvent::Invalid(e) => {
                 self.report.errors.push(e);
             }
-            ParseEvent::Rejected { sheet, row, cells } => {
+            ParseEvent::Rejected {
+                sheet,
+                row,
+                cells,
+                stored,
+            } => {
                 self.report.rejected.push(db::validation::RejectedRow {
                     sheet: i32::try_from(sheet).unwrap_or(i32::MAX),
                     row_number: i64::try_from(row).unwrap_or(i64::MAX),
                     cells: serde_json::from_str(&cells).context("a rejected row's cells")?,
+                    stored_index: i64::try_from(stored).ok(),
                 });
+            }
+            ParseEvent::Keys {
+                sheet,
+                slot,
+                bucket,
+                buckets,
+                entries,
+            } => {
+                let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
+                self.report
+                    .keys
+                    .push(&db::keys::Bucket {
+                        sheet: int(sheet),
+                        slot,
+                        bucket: int(bucket),
+                        buckets: int(buckets),
+                        entries,
+                    })
+                    .context("keeping the key index")?;
             }
             ParseEvent::NeedsReview(review) => self.report.review = Some(review),
             ParseEvent::SheetStart { .. } | ParseEvent::SheetEnd(_) => {}
@@ -159,6 +186,7 @@ pub(super) fn task_result(
             mapping: v.mapping.clone(),
             on_invalid: t.on_invalid,
             rows_rejected: v.rows_rejected,
+            revision: 0,
             rows_valid: v.rows_valid,
             sheet: v.sheet,
             skipped_sheets: v.skipped_sheets.clone(),

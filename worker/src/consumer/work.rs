@@ -50,8 +50,9 @@ struct Template {
 enum Parsed {
     /// The rows are in the (uncommitted) transaction.
     Rows(Transaction<'static, Postgres>, ParseSummary, Report),
-    /// The file's template refuses it whole: no rows kept.
-    Rejected(ParseSummary, Report),
+    /// The file's template refuses it whole: its valid rows are in the transaction, kept
+    /// unserved for the corrections that may complete it.
+    Rejected(Transaction<'static, Postgres>, ParseSummary, Report),
     /// The mapping needs a person: no rows kept.
     NeedsReview(Option<shared::domain::review::Review>),
 }
@@ -79,14 +80,14 @@ impl Consumer {
             Continue(Parsed::NeedsReview(review)) => {
                 self.request_review(task_id, attempt, review).await
             }
-            Continue(Parsed::Rows(tx, summary, report)) => {
-                let done = (tx, &summary, &report, &template);
+            Continue(Parsed::Rows(tx, summary, mut report)) => {
+                let done = (tx, &summary, &mut report, &template);
                 self.commit(task_id, attempt, &fetched, done).await
             }
-            Continue(Parsed::Rejected(summary, report)) => {
+            Continue(Parsed::Rejected(tx, summary, mut report)) => {
                 let id = fetched.source_file_id;
                 let stored = template.stored.as_ref();
-                self.reject(task_id, attempt, id, &summary, stored, &report)
+                self.reject(task_id, attempt, id, (tx, &summary, stored, &mut report))
                     .await
             }
             Break(ending) => Ok(ending),
@@ -225,8 +226,8 @@ impl Consumer {
                 Ok(Continue(Parsed::NeedsReview(report.review.take())))
             }
             Ok(Ok(summary)) if rejects_file(template.job.as_ref(), &summary) => {
-                let _ = copy.abort("the file was rejected by its template").await;
-                Ok(Continue(Parsed::Rejected(summary, report)))
+                copy.finish().await.context("finishing COPY")?;
+                Ok(Continue(Parsed::Rejected(tx, summary, report)))
             }
             Ok(Ok(summary)) => {
                 copy.finish().await.context("finishing COPY")?;
@@ -253,31 +254,12 @@ impl Consumer {
         (mut tx, summary, report, template): (
             Transaction<'static, Postgres>,
             &ParseSummary,
-            &Report,
+            &mut Report,
             &Template,
         ),
     ) -> anyhow::Result<Ending> {
         let source_file_id = fetched.source_file_id;
-        for sheet in &summary.sheets {
-            let row = db::rows::Sheet {
-                sheet_index: i32::try_from(sheet.index).unwrap_or(i32::MAX),
-                name: sheet.name.clone(),
-                hidden: sheet.hidden,
-                row_count: i64::try_from(sheet.rows).unwrap_or(i64::MAX),
-                columns: Json(sheet.columns.clone()),
-                column_types: Json(sheet.column_types.clone()),
-            };
-            db::rows::insert_sheet(&mut *tx, source_file_id, &row)
-                .await
-                .context("storing a parsed sheet")?;
-        }
-        db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
-            .await
-            .context("storing the error report")?;
-        let rows = i64::try_from(summary.rows_total).unwrap_or(i64::MAX);
-        db::row_store::record_usage(&mut *tx, source_file_id, rows)
-            .await
-            .context("recording the rows' usage")?;
+        store_beside_rows(&mut tx, source_file_id, summary, report).await?;
         let result = task_result(summary, template.stored.as_ref());
         if !db::tasks::complete(&mut *tx, task_id, attempt, &result)
             .await
@@ -301,9 +283,12 @@ impl Consumer {
         task_id: Uuid,
         attempt: i32,
         source_file_id: Uuid,
-        summary: &ParseSummary,
-        template: Option<&db::templates::FileTemplate>,
-        report: &Report,
+        (mut tx, summary, template, report): (
+            Transaction<'static, Postgres>,
+            &ParseSummary,
+            Option<&db::templates::FileTemplate>,
+            &mut Report,
+        ),
     ) -> anyhow::Result<Ending> {
         let errors = summary.validation.as_ref().map_or(0, |v| v.errors_total);
         let message = format!(
@@ -311,13 +296,7 @@ impl Consumer {
              see the error report"
         );
         let result = task_result(summary, template);
-        let mut tx = self.db.begin().await.context("beginning the rejection")?;
-        db::validation::insert(&mut tx, source_file_id, &report.errors, &report.rejected)
-            .await
-            .context("storing the error report")?;
-        db::row_store::record_usage(&mut *tx, source_file_id, 0)
-            .await
-            .context("recording the report's usage")?;
+        store_beside_rows(&mut tx, source_file_id, summary, report).await?;
         let code = TaskErrorCode::ValidationFailed;
         if !db::tasks::fail(
             &mut *tx,
@@ -337,6 +316,40 @@ impl Consumer {
         tracing::warn!(%task_id, attempt, code = %code, errors, "task failed: rejected by its template");
         Ok(Ending::Rejected(code))
     }
+}
+
+/// Stores, in the transaction that holds the rows, the sheets, the error report, the key index
+/// and the rows' usage.
+async fn store_beside_rows(
+    tx: &mut Transaction<'static, Postgres>,
+    source_file_id: Uuid,
+    summary: &ParseSummary,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    for sheet in &summary.sheets {
+        let row = db::rows::Sheet {
+            sheet_index: i32::try_from(sheet.index).unwrap_or(i32::MAX),
+            name: sheet.name.clone(),
+            hidden: sheet.hidden,
+            row_count: i64::try_from(sheet.rows).unwrap_or(i64::MAX),
+            columns: Json(sheet.columns.clone()),
+            column_types: Json(sheet.column_types.clone()),
+        };
+        db::rows::insert_sheet(&mut **tx, source_file_id, &row)
+            .await
+            .context("storing a parsed sheet")?;
+    }
+    db::validation::insert(tx, source_file_id, &report.errors, &report.rejected)
+        .await
+        .context("storing the error report")?;
+    std::mem::take(&mut report.keys)
+        .store(tx, source_file_id)
+        .await?;
+    let rows = i64::try_from(summary.rows_total).unwrap_or(i64::MAX);
+    db::row_store::record_usage(&mut **tx, source_file_id, rows)
+        .await
+        .context("recording the rows' usage")?;
+    Ok(())
 }
 
 /// Whether a parsed file is refused whole: its template says `reject_file` and it has errors.

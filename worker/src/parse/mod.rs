@@ -66,6 +66,18 @@ pub enum ParseEvent<'a> {
         sheet: u32,
         row: u64,
         cells: Cow<'a, str>,
+        /// How many of the sheet's rows were stored before it: where it sits among them (with
+        /// `keep_invalid_rows`, its own index), or would join them once corrected.
+        stored: u64,
+    },
+    /// A templated file: one bucket of a key set of its key index
+    /// ([`shared::domain::key_index`]), sent when the validated sheet ends.
+    Keys {
+        sheet: u32,
+        slot: i32,
+        bucket: u32,
+        buckets: u32,
+        entries: Vec<u8>,
     },
     /// A templated file whose mapping needs a person: the review document, sent once at the
     /// end instead of rows (none were sent) and the validation's counts.
@@ -97,10 +109,29 @@ impl ParseEvent<'_> {
             },
             ParseEvent::SheetEnd(summary) => ParseEvent::SheetEnd(summary),
             ParseEvent::Invalid(error) => ParseEvent::Invalid(error),
-            ParseEvent::Rejected { sheet, row, cells } => ParseEvent::Rejected {
+            ParseEvent::Rejected {
+                sheet,
+                row,
+                cells,
+                stored,
+            } => ParseEvent::Rejected {
                 sheet,
                 row,
                 cells: Cow::Owned(cells.into_owned()),
+                stored,
+            },
+            ParseEvent::Keys {
+                sheet,
+                slot,
+                bucket,
+                buckets,
+                entries,
+            } => ParseEvent::Keys {
+                sheet,
+                slot,
+                bucket,
+                buckets,
+                entries,
             },
             ParseEvent::NeedsReview(review) => ParseEvent::NeedsReview(review),
         }

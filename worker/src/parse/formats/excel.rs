@@ -239,7 +239,7 @@ impl Run<'_, '_, '_> {
 
     fn finish(&mut self, sheet: SheetBuilder) -> Result<(), ParseFailure> {
         if let Some(v) = self.validation.as_deref_mut() {
-            v.finish_sheet();
+            v.finish_sheet(&mut *self.on_event)?;
         }
         let summary = sheet.finish();
         self.summary.rows_total += summary.rows;

@@ -7,6 +7,7 @@
 //! E\t<SheetSummary JSON>
 //! X\t<ErrorRecord JSON>         (a templated file's error record)
 //! J\t<RejectedFrame JSON>       (a templated file's rejected row: sheet, row, original cells)
+//! K\t<KeysFrame JSON>           (a templated file's key index, one bucket: entries in base64)
 //! V\t<Review JSON>              (a templated file whose mapping needs a review; no rows sent)
 //! D\t<ParseSummary JSON>      or      F\t<ParseFailure JSON>      (always the last line)
 //! ```
@@ -19,6 +20,8 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 use anyhow::{anyhow, bail, Context};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::parse::{ParseEvent, ParseFailure, ParseSummary, SheetSummary};
@@ -29,6 +32,17 @@ struct RejectedFrame<'a> {
     row: u64,
     #[serde(borrow)]
     cells: &'a serde_json::value::RawValue,
+    #[serde(default)]
+    stored: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct KeysFrame {
+    sheet: u32,
+    slot: i32,
+    bucket: u32,
+    buckets: u32,
+    entries: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -96,6 +110,17 @@ impl FrameDecoder {
                     sheet: r.sheet,
                     row: r.row,
                     cells: Cow::Borrowed(r.cells.get()),
+                    stored: r.stored,
+                })
+            }
+            "K" => {
+                let k: KeysFrame = serde_json::from_str(rest).context("key index frame")?;
+                Frame::Event(ParseEvent::Keys {
+                    sheet: k.sheet,
+                    slot: k.slot,
+                    bucket: k.bucket,
+                    buckets: k.buckets,
+                    entries: BASE64.decode(k.entries).context("key index entries")?,
                 })
             }
             "V" => Frame::Event(ParseEvent::NeedsReview(
@@ -139,7 +164,12 @@ pub(super) fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::R
             out.write_all(b"X\t")?;
             serde_json::to_writer(&mut *out, &error)?;
         }
-        ParseEvent::Rejected { sheet, row, cells } => {
+        ParseEvent::Rejected {
+            sheet,
+            row,
+            cells,
+            stored,
+        } => {
             out.write_all(b"J\t")?;
             let cells = serde_json::value::RawValue::from_string(cells.into_owned())?;
             serde_json::to_writer(
@@ -148,6 +178,26 @@ pub(super) fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::R
                     sheet,
                     row,
                     cells: &cells,
+                    stored,
+                },
+            )?;
+        }
+        ParseEvent::Keys {
+            sheet,
+            slot,
+            bucket,
+            buckets,
+            entries,
+        } => {
+            out.write_all(b"K\t")?;
+            serde_json::to_writer(
+                &mut *out,
+                &KeysFrame {
+                    sheet,
+                    slot,
+                    bucket,
+                    buckets,
+                    entries: BASE64.encode(entries),
                 },
             )?;
         }
@@ -216,6 +266,14 @@ mod tests {
                 sheet: 3,
                 row: 7,
                 cells: Cow::Borrowed(r#"["twelve",null,1.5]"#),
+                stored: 5,
+            },
+            ParseEvent::Keys {
+                sheet: 3,
+                slot: -1,
+                bucket: 0,
+                buckets: 1,
+                entries: vec![1, 2, 3],
             },
             row(3, 1, "[4]"),
             ParseEvent::NeedsReview(shared::domain::review::Review {

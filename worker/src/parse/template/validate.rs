@@ -5,8 +5,10 @@
 //! record ([`ParseEvent::Invalid`], up to the job's cap) and each rejected row's original cells
 //! ([`ParseEvent::Rejected`], capped alike), while the counts in the [`ValidationReport`] stay
 //! exact past the caps. Which rows are stored follows the policy: valid ones always, invalid
-//! ones with `keep_invalid_rows`, and with `reject_file` none once the first error is found
-//! (the consumer stores no rows of a rejected file, so sending them would be wasted work).
+//! ones with `keep_invalid_rows` (a rejected file's valid rows are kept, unserved, for the
+//! corrections that may complete it). When the sheet ends, its key index goes too
+//! ([`ParseEvent::Keys`]): every unique and primary-key value with the rows that hold it, for
+//! corrections to re-check uniqueness without reading the file again.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -15,7 +17,7 @@ use std::io;
 use serde::{Deserialize, Serialize};
 use shared::domain::review::Review;
 pub use shared::domain::task_result::{MappingEntry, SkippedSheet};
-use shared::domain::{ColumnType, ErrorRecord, OnInvalid};
+use shared::domain::{key_index, ColumnType, ErrorRecord, OnInvalid};
 use template::validate::{self as engine, RowValidator};
 use template::{Cell, FieldType, Template};
 
@@ -93,6 +95,8 @@ pub(crate) struct Validation<'t> {
     /// header has.
     last_row: u64,
     header_width: usize,
+    /// The rows of the validated sheet stored so far.
+    stored_rows: u64,
 }
 
 impl<'t> Validation<'t> {
@@ -127,6 +131,7 @@ impl<'t> Validation<'t> {
             spare_cells: Vec::new(),
             last_row: 0,
             header_width: 0,
+            stored_rows: 0,
         })
     }
 
@@ -306,8 +311,7 @@ impl<'t> Validation<'t> {
         let valid = validator.row(row, cells, &mut self.typed, &mut |e| found.push(e));
         let store = match self.job.on_invalid {
             OnInvalid::KeepInvalidRows => true,
-            OnInvalid::DropInvalidRows => valid,
-            OnInvalid::RejectFile => valid && validator.counts().errors_total == 0,
+            OnInvalid::DropInvalidRows | OnInvalid::RejectFile => valid,
         };
         for record in found {
             self.send_error(sheet, record, on_event)?;
@@ -378,12 +382,17 @@ impl<'t> Validation<'t> {
             sheet,
             row,
             cells: Cow::Borrowed(&self.original),
+            stored: self.stored_rows,
         })
         .map_err(ParseFailure::sink)
     }
 
     /// Stores the row just checked, under the template's fields, as the sheet's next row.
-    pub fn store(&self, sheet: &mut SheetBuilder, on_event: Sink<'_>) -> Result<(), ParseFailure> {
+    pub fn store(
+        &mut self,
+        sheet: &mut SheetBuilder,
+        on_event: Sink<'_>,
+    ) -> Result<(), ParseFailure> {
         // simdutf8: with the row's non-ASCII text (names, addresses) std's check was 3.5 % of
         // the validating CSV parse child's time, this one is under 1 %.
         let values = simdutf8::basic::from_utf8(&self.typed).map_err(|_| {
@@ -399,12 +408,14 @@ impl<'t> Validation<'t> {
         })
         .map_err(ParseFailure::sink)?;
         sheet.rows += 1;
+        self.stored_rows += 1;
         Ok(())
     }
 
-    /// Ends the sheet: the engine's exact counts go into the report. A sheet that was neither
-    /// validated, reviewed nor passed over for its columns had no table.
-    pub fn finish_sheet(&mut self) {
+    /// Ends the sheet: the engine's exact counts go into the report, and its key index is sent.
+    /// A sheet that was neither validated, reviewed nor passed over for its columns had no
+    /// table.
+    pub fn finish_sheet(&mut self, on_event: Sink<'_>) -> Result<(), ParseFailure> {
         if self.report.is_none() && self.review.is_none() && !self.passed_over {
             self.skipped_sheets.push(SkippedSheet {
                 name: std::mem::take(&mut self.sheet_name),
@@ -412,8 +423,9 @@ impl<'t> Validation<'t> {
             });
         }
         let (Some(validator), Some(report)) = (self.validator.take(), self.report.as_mut()) else {
-            return;
+            return Ok(());
         };
+        send_keys(report.sheet, &validator, on_event)?;
         let counts = validator.counts();
         report.rows_valid = counts.rows_valid;
         report.rows_rejected = counts.rows_rejected;
@@ -426,6 +438,7 @@ impl<'t> Validation<'t> {
         report.errors_by_field = counts.errors_by_field.clone();
         report.errors_truncated = report.errors_total > u64::from(self.errors_sent)
             || report.rows_rejected > u64::from(self.rejected_sent);
+        Ok(())
     }
 
     fn send_error(
@@ -452,6 +465,47 @@ impl<'t> Validation<'t> {
         }))
         .map_err(ParseFailure::sink)
     }
+}
+
+/// Values of a key set bucketed at a time when its index is sent: 2M, 64 MB as they are
+/// grouped (a 1M-row file's keys go in one pass, a 10M-row file's in five).
+const KEYS_PER_PASS: usize = 2 * 1024 * 1024;
+
+/// Sends the validator's key index, a bucket a frame, each key set with at least one bucket.
+/// A key set is read in passes of [`KEYS_PER_PASS`] values' buckets, so the child never holds
+/// a second copy of a big file's keys (10M keys would be 240 MB more, past its memory limit).
+fn send_keys(
+    sheet: u32,
+    validator: &RowValidator<'_>,
+    on_event: Sink<'_>,
+) -> Result<(), ParseFailure> {
+    for slot in validator.key_slots() {
+        let buckets = key_index::buckets_for(validator.key_count(slot));
+        let per_pass = u32::try_from((KEYS_PER_PASS / key_index::PER_BUCKET).max(1)).unwrap_or(1);
+        let mut first = 0;
+        while first < buckets {
+            let last = first.saturating_add(per_pass).min(buckets);
+            let mut groups: Vec<Vec<(u128, u64)>> = vec![Vec::new(); (last - first) as usize];
+            for (fingerprint, row) in validator.key_values(slot) {
+                let bucket = key_index::bucket_of(fingerprint, buckets);
+                if (first..last).contains(&bucket) {
+                    groups[(bucket - first) as usize].push((fingerprint, row));
+                }
+            }
+            for (bucket, mut group) in (first..).zip(groups) {
+                on_event(ParseEvent::Keys {
+                    sheet,
+                    slot,
+                    bucket,
+                    buckets,
+                    entries: key_index::encode(&mut group),
+                })
+                .map_err(ParseFailure::sink)?;
+            }
+            first = last;
+        }
+    }
+    Ok(())
 }
 
 /// `cells` emptied, as a vector of cells of another lifetime in the same memory (collecting a

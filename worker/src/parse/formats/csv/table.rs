@@ -219,7 +219,7 @@ impl<'l, 's, 'v> Table<'l, 's, 'v> {
         }
         emit(&mut self.rows, self.sheet.rows, on_event)?;
         if let Some(v) = self.validation {
-            v.finish_sheet();
+            v.finish_sheet(on_event)?;
         }
         if !self.sheet.has_header() {
             return Ok(None);

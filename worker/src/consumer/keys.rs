@@ -1,0 +1,119 @@
+//! A templated file's key index ([`shared::domain::key_index`]) as the parse child sends it, a
+//! bucket a frame at the end of the validated sheet, while the rows' `COPY` still holds the
+//! transaction's connection. The buckets wait in an unnamed temporary file (gone when dropped)
+//! rather than in memory: a file of 10M keys has 240 MB of them, and the worker stays within
+//! its bound whatever the file. Once the `COPY` is done they are inserted a batch at a time.
+
+use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+
+use anyhow::Context as _;
+use shared::db;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+/// Buckets inserted per statement.
+const BATCH: usize = 500;
+
+/// The buckets received so far.
+#[derive(Debug, Default)]
+pub(super) struct KeySpill {
+    file: Option<BufWriter<std::fs::File>>,
+}
+
+impl KeySpill {
+    /// Keeps one bucket.
+    pub fn push(&mut self, bucket: &db::keys::Bucket) -> io::Result<()> {
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => self.file.insert(BufWriter::new(tempfile::tempfile()?)),
+        };
+        let len = u32::try_from(bucket.entries.len()).map_err(io::Error::other)?;
+        for n in [bucket.sheet, bucket.slot, bucket.bucket, bucket.buckets] {
+            file.write_all(&n.to_le_bytes())?;
+        }
+        file.write_all(&len.to_le_bytes())?;
+        file.write_all(&bucket.entries)
+    }
+
+    /// Inserts every bucket kept, in the transaction of the rows.
+    pub async fn store(self, conn: &mut PgConnection, source_file_id: Uuid) -> anyhow::Result<()> {
+        let Some(file) = self.file else {
+            return Ok(());
+        };
+        let mut file = file.into_inner().map_err(|e| e.into_error())?;
+        file.rewind().context("rewinding the key index")?;
+        let mut reader = BufReader::new(file);
+        loop {
+            let batch = read_batch(&mut reader).context("reading the key index back")?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            db::keys::insert(&mut *conn, source_file_id, &batch)
+                .await
+                .context("storing the key index")?;
+        }
+    }
+}
+
+/// Up to [`BATCH`] buckets; none at the end.
+fn read_batch(reader: &mut impl Read) -> io::Result<Vec<db::keys::Bucket>> {
+    let mut batch = Vec::new();
+    while batch.len() < BATCH {
+        let mut head = [0u8; 20];
+        match reader.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
+            Err(e) => return Err(e),
+        }
+        let int = |i: usize| i32::from_le_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
+        let len = u32::from_le_bytes([head[16], head[17], head[18], head[19]]) as usize;
+        let mut entries = vec![0u8; len];
+        reader.read_exact(&mut entries)?;
+        batch.push(db::keys::Bucket {
+            sheet: int(0),
+            slot: int(4),
+            bucket: int(8),
+            buckets: int(12),
+            entries,
+        });
+    }
+    Ok(batch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_read_back_as_they_were_kept_in_batches() {
+        let mut spill = KeySpill::default();
+        let buckets: Vec<db::keys::Bucket> = (0..1201)
+            .map(|i| db::keys::Bucket {
+                sheet: 1,
+                slot: i % 3 - 1,
+                bucket: i,
+                buckets: 1201,
+                entries: vec![
+                    u8::try_from(i % 251).unwrap_or(0);
+                    usize::try_from(i % 5).unwrap_or(0) * 24
+                ],
+            })
+            .collect();
+        for b in &buckets {
+            spill.push(b).expect("push");
+        }
+        let mut file = spill.file.expect("a file").into_inner().expect("flush");
+        file.rewind().expect("rewind");
+        let mut reader = BufReader::new(file);
+        let mut back = Vec::new();
+        loop {
+            let batch = read_batch(&mut reader).expect("read");
+            if batch.is_empty() {
+                break;
+            }
+            assert!(batch.len() <= BATCH);
+            back.extend(batch);
+        }
+        assert_eq!(back, buckets);
+    }
+}
