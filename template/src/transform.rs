@@ -61,46 +61,56 @@ pub(crate) enum Applied {
     Unreadable(String),
 }
 
+/// The two buffers transforms write into, kept between cells so a cell costs no allocation.
+#[derive(Debug, Default)]
+pub(crate) struct Buffers {
+    /// The text after the transforms, when they changed it.
+    pub out: String,
+    spare: String,
+}
+
 impl Transforms {
     /// Applies the transforms to `cell` of a field typed `string` or not (`text_field`) whose
-    /// missing values are `missing`, writing the result into `out` (cleared first).
+    /// missing values are `missing`; when they change its text, the result is in `buffers.out`.
+    /// A transform that leaves its text as it is copies nothing: a clean cell costs a scan per
+    /// transform (measured: with every transform copying, `trim` and `collapse_spaces` on
+    /// every field took a templated 1M-row parse + store to 71 % of the same without them).
     pub fn apply(
         &self,
         cell: Cell<'_>,
         text_field: bool,
         missing: &MissingValues,
-        out: &mut String,
+        buffers: &mut Buffers,
     ) -> Applied {
-        out.clear();
-        let shown = match cell {
-            Cell::Text(_) | Cell::Empty => None,
+        let shown;
+        let original: &str = match cell {
+            Cell::Text(t) => t,
+            Cell::Empty => "",
             Cell::Error(_) => return Applied::Unchanged,
-            typed if text_field => Some(typed.text()),
+            typed if text_field => {
+                shown = typed.text();
+                &shown
+            }
             _ => return Applied::Unchanged,
         };
-        match (cell, &shown) {
-            (Cell::Text(t), _) => out.push_str(t),
-            (_, Some(text)) => out.push_str(text),
-            _ => {}
-        }
-        let mut next = String::new();
+        let Buffers { out, spare } = buffers;
+        let mut changed = false;
         for t in &self.0 {
-            let is_missing = missing.contains(out);
-            match t.apply(out, is_missing, &mut next) {
-                Ok(true) => std::mem::swap(out, &mut next),
+            let current: &str = if changed { out } else { original };
+            spare.clear();
+            match t.apply(current, missing.contains(current), spare) {
+                Ok(true) => {
+                    std::mem::swap(out, spare);
+                    changed = true;
+                }
                 Ok(false) => {}
                 Err(expected) => return Applied::Unreadable(expected),
             }
         }
-        let same = match (cell, shown) {
-            (Cell::Text(t), _) => t == out.as_str(),
-            (_, Some(text)) => text == *out,
-            _ => out.is_empty(),
-        };
-        if same {
-            Applied::Unchanged
-        } else {
+        if changed && *out != original {
             Applied::Changed
+        } else {
+            Applied::Unchanged
         }
     }
 }
@@ -109,29 +119,43 @@ impl Transform {
     /// Writes the transformed `text` into `out` and says `true`, or says `false` when `text`
     /// stays as it is; `Err` with what was expected when the text cannot be read.
     fn apply(&self, text: &str, is_missing: bool, out: &mut String) -> Result<bool, String> {
-        out.clear();
         if is_missing && !matches!(self, Transform::Default(_)) {
             return Ok(false);
         }
         match self {
-            Transform::Trim => out.push_str(text.trim()),
+            Transform::Trim => {
+                let trimmed = text.trim();
+                if trimmed.len() == text.len() {
+                    return Ok(false);
+                }
+                out.push_str(trimmed);
+            }
+            Transform::CollapseSpaces if !has_space_run(text) => return Ok(false),
             Transform::CollapseSpaces => collapse_spaces(text, out),
+            Transform::Lower if !text.chars().any(char::is_uppercase) => return Ok(false),
             Transform::Lower => out.push_str(&text.to_lowercase()),
+            Transform::Upper if !text.chars().any(char::is_lowercase) => return Ok(false),
             Transform::Upper => out.push_str(&text.to_uppercase()),
             Transform::Title => title(text, out),
             Transform::Replace { pattern, with } => {
-                out.push_str(&pattern.replace_all(text, with.as_str()))
+                match pattern.replace_all(text, with.as_str()) {
+                    std::borrow::Cow::Borrowed(_) => return Ok(false),
+                    std::borrow::Cow::Owned(replaced) => out.push_str(&replaced),
+                }
             }
             Transform::Map { table, ignore_case } => {
                 let found = if *ignore_case {
-                    table.get(&text.to_lowercase())
+                    // Lowered into `out`, which is the result's buffer only when found.
+                    out.extend(text.chars().flat_map(char::to_lowercase));
+                    table.get(out.as_str())
                 } else {
                     table.get(text)
                 };
-                match found {
-                    Some(to) => out.push_str(to),
-                    None => return Ok(false),
-                }
+                let Some(to) = found else {
+                    return Ok(false);
+                };
+                out.clear();
+                out.push_str(to);
             }
             Transform::Default(value) if is_missing => out.push_str(value),
             Transform::Default(_) => return Ok(false),
@@ -142,6 +166,17 @@ impl Transform {
         }
         Ok(out != text)
     }
+}
+
+/// Whether `text` has white space other than single spaces: what `collapse_spaces` changes.
+fn has_space_run(text: &str) -> bool {
+    let mut previous = false;
+    text.chars().any(|c| {
+        let space = c.is_whitespace();
+        let run = space && (previous || c != ' ');
+        previous = space;
+        run
+    })
 }
 
 /// Every run of white space as one space (the ends kept: `trim` takes them).

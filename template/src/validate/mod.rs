@@ -38,7 +38,7 @@ use std::collections::HashMap;
 use super::cell::Cell;
 use super::check::clip;
 use super::fingerprint::FirstRows;
-use super::transform::{Applied, Transforms};
+use super::transform::{Applied, Buffers, Transforms};
 use super::value::{composite_fingerprint, MissingValues, Value};
 use super::{Field, FieldType, Template};
 use shortcut::Shortcut;
@@ -115,8 +115,8 @@ struct Slot<'t> {
     in_key: bool,
     /// Where each value first appeared, for a `unique` field.
     first_rows: Option<FirstRows>,
-    /// The text the field's transforms write, kept between rows.
-    scratch: String,
+    /// The buffers the field's transforms write into, kept between rows.
+    scratch: Buffers,
 }
 
 /// Where errors go: counted, then handed to the caller.
@@ -211,7 +211,7 @@ impl<'t> RowValidator<'t> {
                     direct: field.rules.is_empty() && !field.unique && !in_key,
                     in_key,
                     first_rows: field.unique.then(FirstRows::default),
-                    scratch: String::new(),
+                    scratch: Buffers::default(),
                 }
             })
             .collect();
@@ -534,13 +534,15 @@ impl Slot<'_> {
         key: &mut Option<PrimaryKey>,
     ) -> bool {
         let field = self.field;
-        let mut text = std::mem::take(&mut self.scratch);
+        let mut buffers = std::mem::take(&mut self.scratch);
         let string_field = field.field_type == FieldType::String;
-        let written = match transforms.apply(cell, string_field, &field.missing_values, &mut text) {
+        let applied = transforms.apply(cell, string_field, &field.missing_values, &mut buffers);
+        let text = &buffers.out;
+        let written = match applied {
             Applied::Unchanged => self.write_cell(row, column, cell, out, report, key),
             Applied::Changed => {
                 report.original = Some(cell);
-                let written = self.write_cell(row, column, Cell::Text(&text), out, report, key);
+                let written = self.write_cell(row, column, Cell::Text(text), out, report, key);
                 report.original = None;
                 written
             }
@@ -563,7 +565,7 @@ impl Slot<'_> {
                 !self.in_key
             }
         };
-        self.scratch = text;
+        self.scratch = buffers;
         written
     }
 

@@ -22,7 +22,7 @@ use super::super::super::{Cell, Constraint, Field, FieldType, Template};
 use super::{label, MappedField, MatchKind, FUZZY_THRESHOLD};
 use crate::cast::Syntax;
 use crate::text_format::StringFormat;
-use crate::transform::Applied;
+use crate::transform::{Applied, Buffers};
 
 /// Fewer non-empty samples than this say nothing.
 pub const MIN_SAMPLES: usize = 3;
@@ -104,17 +104,17 @@ pub fn value_fit(field: &Field, samples: &[String]) -> Option<f64> {
 /// field with another date format or decimal mark would not read from text but does read from
 /// the cell: such a text fits too.
 fn fits(field: &Field, text: &str) -> bool {
-    let mut transformed = String::new();
+    let mut buffers = Buffers::default();
     let text = match &field.transforms {
         None => text,
         Some(t) => match t.apply(
             Cell::Text(text),
             field.field_type == FieldType::String,
             &field.missing_values,
-            &mut transformed,
+            &mut buffers,
         ) {
             Applied::Unchanged => text,
-            Applied::Changed => transformed.as_str(),
+            Applied::Changed => buffers.out.as_str(),
             Applied::Unreadable(_) => return false,
         },
     };
