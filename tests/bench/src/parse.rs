@@ -296,6 +296,7 @@ pub async fn store(
         env::insert_upload(&mut tx, Some(&blob_name), format, size as i64, template_ref).await?;
     tx.commit().await?;
 
+    crate::pg_statements::reset(&env.db).await?;
     let cpu = procs::CpuMeter::start(vec![
         ("postgres", vec![stack.pg_pid]),
         ("azurite", vec![stack.azurite_pid]),
@@ -313,6 +314,7 @@ pub async fn store(
     let mut cpu = cpu.finish();
     env::terminate(&mut worker).await;
     cpu.push(("worker", procs::reaped_children_secs() - reaped0));
+    crate::pg_statements::write(&env.db, &format!("store-{label}"), rows as f64 / 1e6).await?;
     if status != "COMPLETED" {
         let err: Option<String> =
             sqlx::query_scalar("SELECT error_message FROM tasks WHERE id = $1")
