@@ -17,49 +17,27 @@ pub struct Bucket {
 /// Buckets written per statement.
 const BATCH: usize = 500;
 
-/// Stores buckets of a file's key index, by a binary `COPY` as the rows are stored. Measured
-/// (`BENCH_PG_STATEMENTS=1 bench templates`): the same buckets as `INSERT … SELECT FROM
-/// UNNEST($bytea[])` in statements of 500 took Postgres 530 ms per 1M keys, a serial tail after
-/// the rows' `COPY` of every templated file with a key.
+/// Stores a file's key index.
 pub async fn insert(
     conn: &mut PgConnection,
     source_file_id: Uuid,
     buckets: &[Bucket],
 ) -> sqlx::Result<()> {
-    if buckets.is_empty() {
-        return Ok(());
-    }
-    let mut copy = conn
-        .copy_in_raw(
-            "COPY file_keys (source_file_id, sheet, slot, bucket, buckets, entries)
-             FROM STDIN (FORMAT binary)",
+    for batch in buckets.chunks(BATCH) {
+        sqlx::query!(
+            r#"INSERT INTO file_keys (source_file_id, sheet, slot, bucket, buckets, entries)
+               SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::int[], $5::int[], $6::bytea[])"#,
+            source_file_id,
+            &batch.iter().map(|b| b.sheet).collect::<Vec<_>>(),
+            &batch.iter().map(|b| b.slot).collect::<Vec<_>>(),
+            &batch.iter().map(|b| b.bucket).collect::<Vec<_>>(),
+            &batch.iter().map(|b| b.buckets).collect::<Vec<_>>(),
+            &batch.iter().map(|b| b.entries.clone()).collect::<Vec<_>>(),
         )
+        .execute(&mut *conn)
         .await?;
-    copy.send(copy_data(source_file_id, buckets)).await?;
-    copy.finish().await?;
-    Ok(())
-}
-
-/// `buckets` in `COPY`'s binary format: the signature, one tuple of six fields (each its
-/// length and its big-endian bytes) per bucket, the trailer.
-fn copy_data(source_file_id: Uuid, buckets: &[Bucket]) -> Vec<u8> {
-    let bytes: usize = buckets.iter().map(|b| b.entries.len() + 64).sum();
-    let mut buf = Vec::with_capacity(bytes + 32);
-    super::rows::copy_binary_header(&mut buf);
-    for b in buckets {
-        buf.extend_from_slice(&6i16.to_be_bytes());
-        buf.extend_from_slice(&16i32.to_be_bytes());
-        buf.extend_from_slice(source_file_id.as_bytes());
-        for n in [b.sheet, b.slot, b.bucket, b.buckets] {
-            buf.extend_from_slice(&4i32.to_be_bytes());
-            buf.extend_from_slice(&n.to_be_bytes());
-        }
-        let len = i32::try_from(b.entries.len()).unwrap_or(i32::MAX);
-        buf.extend_from_slice(&len.to_be_bytes());
-        buf.extend_from_slice(&b.entries);
     }
-    buf.extend_from_slice(&(-1i16).to_be_bytes());
-    buf
+    Ok(())
 }
 
 /// How many buckets each key set of the sheet has: (slot, buckets).

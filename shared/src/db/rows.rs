@@ -138,13 +138,6 @@ pub async fn copy_in(conn: &mut PgConnection) -> sqlx::Result<PgCopyIn<&mut PgCo
     .await
 }
 
-/// The header binary `COPY` data starts with: the signature, no flags, no extension.
-pub(crate) fn copy_binary_header(buf: &mut Vec<u8>) {
-    buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
-    buf.extend_from_slice(&0u32.to_be_bytes());
-    buf.extend_from_slice(&0u32.to_be_bytes());
-}
-
 /// Writes the rows of one source file as chunks in COPY's binary format. A chunk holds up to
 /// [`CopyRows::MAX_ROWS`] consecutive rows of one sheet, and stops growing past
 /// [`CopyRows::MAX_BYTES`] of JSON: one tuple per row cost Postgres three times as much (see the
@@ -176,9 +169,11 @@ impl CopyRows {
         }
     }
 
-    /// The header the data must start with ([`copy_binary_header`]).
+    /// The header the data must start with: signature, no flags, no extension.
     pub fn begin(&self, buf: &mut Vec<u8>) {
-        copy_binary_header(buf);
+        buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+        buf.extend_from_slice(&0u32.to_be_bytes());
+        buf.extend_from_slice(&0u32.to_be_bytes());
     }
 
     /// Adds one row, `values_json` being its JSON array text; writes the open chunk to `buf`
