@@ -252,15 +252,7 @@ impl TestApp {
         path: &str,
         body: &serde_json::Value,
     ) -> (reqwest::StatusCode, serde_json::Value) {
-        let resp = self
-            .client
-            .put(self.url(path))
-            .json(body)
-            .send()
-            .await
-            .expect("PUT completes");
-        let status = resp.status();
-        (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+        self.send_json(reqwest::Method::PUT, path, body).await
     }
 
     /// `PATCH path` with a JSON body → status and JSON body.
@@ -269,13 +261,23 @@ impl TestApp {
         path: &str,
         body: &serde_json::Value,
     ) -> (reqwest::StatusCode, serde_json::Value) {
+        self.send_json(reqwest::Method::PATCH, path, body).await
+    }
+
+    /// `method path` with a JSON body → status and JSON body (null when it has none).
+    async fn send_json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> (reqwest::StatusCode, serde_json::Value) {
         let resp = self
             .client
-            .patch(self.url(path))
+            .request(method.clone(), self.url(path))
             .json(body)
             .send()
             .await
-            .expect("PATCH completes");
+            .unwrap_or_else(|e| panic!("{method} {path} completes: {e}"));
         let status = resp.status();
         (status, resp.json().await.unwrap_or(serde_json::Value::Null))
     }

@@ -11,7 +11,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::tasks::Task;
-use super::validation::{Numbered, RejectedWithErrors};
+use super::validation::{Numbered, NumberedRow, RejectedWithErrors};
 use crate::domain::layout_override::LayoutOverride;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{ErrorRecord, TaskErrorCode, TaskStatus};
@@ -296,9 +296,11 @@ pub async fn errors_page(
     field: Option<&str>,
     code: Option<&str>,
 ) -> sqlx::Result<Vec<Numbered>> {
-    let rows = sqlx::query!(
-        r#"SELECT ord AS "ord!", sheet AS "sheet!", row_number AS "row_number!", column_name,
-                  field, value, code AS "code!", constraint_name, message AS "message!", transformed
+    let rows = sqlx::query_as!(
+        NumberedRow,
+        r#"SELECT ord AS "seq!", sheet AS "sheet!", row_number AS "row!", column_name AS "column",
+                  field, value, code AS "code!", constraint_name AS "constraint",
+                  message AS "message!", transformed
            FROM (SELECT (row_number() OVER (ORDER BY sheet, row_number, k) - 1)::int AS ord, *
                  FROM (SELECT e.sheet, e.row_number, e.seq::bigint AS k, e.column_name, e.field,
                               e.value, e.code, e.constraint_name, e.message, e.transformed
@@ -325,23 +327,7 @@ pub async fn errors_page(
     )
     .fetch_all(db)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| Numbered {
-            seq: r.ord,
-            record: ErrorRecord {
-                sheet: r.sheet,
-                row: r.row_number,
-                column: r.column_name,
-                field: r.field,
-                value: r.value,
-                code: r.code,
-                constraint: r.constraint_name,
-                message: r.message,
-                transformed: r.transformed,
-            },
-        })
-        .collect())
+    Ok(rows.into_iter().map(Numbered::from).collect())
 }
 
 /// Up to `limit` rows that still have errors in the latest revision after (`sheet`,

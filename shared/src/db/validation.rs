@@ -13,6 +13,40 @@ pub struct Numbered {
     pub record: ErrorRecord,
 }
 
+/// A page's row as both reports read it (the upload's, [`page`], and a revision's,
+/// `corrections::errors_page`): a record's columns named as its fields, and its cursor.
+pub(super) struct NumberedRow {
+    pub seq: i32,
+    pub sheet: i32,
+    pub row: i64,
+    pub column: Option<String>,
+    pub field: Option<String>,
+    pub value: Option<String>,
+    pub code: String,
+    pub constraint: Option<String>,
+    pub message: String,
+    pub transformed: Option<String>,
+}
+
+impl From<NumberedRow> for Numbered {
+    fn from(r: NumberedRow) -> Self {
+        Numbered {
+            seq: r.seq,
+            record: ErrorRecord {
+                sheet: r.sheet,
+                row: r.row,
+                column: r.column,
+                field: r.field,
+                value: r.value,
+                code: r.code,
+                constraint: r.constraint,
+                message: r.message,
+                transformed: r.transformed,
+            },
+        }
+    }
+}
+
 /// A rejected row's original cells (texts in the file's own columns).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RejectedRow {
@@ -88,9 +122,10 @@ pub async fn page(
     field: Option<&str>,
     code: Option<&str>,
 ) -> sqlx::Result<Vec<Numbered>> {
-    let rows = sqlx::query!(
-        r#"SELECT seq, sheet, row_number, column_name, field, value, code, constraint_name, message,
-                  transformed
+    let rows = sqlx::query_as!(
+        NumberedRow,
+        r#"SELECT seq, sheet, row_number AS "row", column_name AS "column", field, value, code,
+                  constraint_name AS "constraint", message, transformed
            FROM validation_errors
            WHERE source_file_id = $1 AND seq > $2
              AND ($3::text IS NULL OR field = $3) AND ($4::text IS NULL OR code = $4)
@@ -103,23 +138,7 @@ pub async fn page(
     )
     .fetch_all(db)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| Numbered {
-            seq: r.seq,
-            record: ErrorRecord {
-                sheet: r.sheet,
-                row: r.row_number,
-                column: r.column_name,
-                field: r.field,
-                value: r.value,
-                code: r.code,
-                constraint: r.constraint_name,
-                message: r.message,
-                transformed: r.transformed,
-            },
-        })
-        .collect())
+    Ok(rows.into_iter().map(Numbered::from).collect())
 }
 
 /// A rejected row with the error records that name it, for the rejected-rows export.
