@@ -468,6 +468,38 @@ async fn correcting_the_first_of_a_duplicate_value_clears_the_later_rows_error()
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
 }
 
+/// Buckets of the file's key index.
+async fn key_buckets(app: &TestApp, file_id: &str) -> i64 {
+    let id: uuid::Uuid = file_id.parse().expect("file id");
+    sqlx::query_scalar("SELECT count(*) FROM file_keys WHERE source_file_id = $1")
+        .bind(id)
+        .fetch_one(&app.db)
+        .await
+        .expect("count key buckets")
+}
+
+#[tokio::test]
+async fn only_a_sheet_with_errors_keeps_a_key_index_and_a_clean_ones_rows_are_not_correctable() {
+    let app = TestApp::spawn().await;
+    let clean = "invoice_no,amount,issued_on\n\
+                 INV-0001,1.5,31/12/2026\n\
+                 INV-0002,2,01/01/2027\n";
+    let (task, clean_id) = corrected_upload(&app, "drop_invalid_rows", clean).await;
+    assert_eq!(task["result"]["validation"]["errors_total"], 0, "{task}");
+    assert_eq!(key_buckets(&app, &clean_id).await, 0);
+    let (status, body) = correct(
+        &app,
+        &clean_id,
+        json!([{"sheet": 0, "row": 2, "field": "amount", "value": "3"}]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["code"], "invalid_correction", "{body}");
+
+    let (_, messy_id) = corrected_upload(&app, "drop_invalid_rows", INVOICES).await;
+    assert!(key_buckets(&app, &messy_id).await > 0);
+}
+
 #[tokio::test]
 async fn two_corrections_of_one_cell_at_once_take_turns_and_the_later_revision_wins() {
     let app = TestApp::spawn().await;
