@@ -340,32 +340,6 @@ async fn bad_corrections_are_refused_whole_with_every_problem() {
         ]
     );
 
-    // A duplicate key: refused, and the good correction beside it is not applied either.
-    let (status, body) = correct(
-        &app,
-        &file_id,
-        json!([
-            {"sheet": 0, "row": 3, "field": "amount", "value": "12"},
-            {"sheet": 0, "row": 5, "field": "invoice_no", "value": "INV-0003"},
-        ]),
-    )
-    .await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    assert_eq!(
-        body["error"]["details"][0]["pointer"],
-        "/corrections/1/value"
-    );
-    assert!(
-        body["error"]["details"][0]["message"]
-            .as_str()
-            .expect("message")
-            .contains("row 4"),
-        "{body}"
-    );
-    assert!(report(&app, &file_id, "").await.iter().any(|e| e.0 == 3));
-    let (_, file) = app.get_json(&format!("/api/v1/files/{file_id}")).await;
-    assert_eq!(file["task"]["result"]["validation"]["revision"], 0);
-
     // None, or more than 10,000.
     let (status, body) = correct(&app, &file_id, json!([])).await;
     assert_eq!(
@@ -458,14 +432,51 @@ async fn correcting_the_first_of_a_duplicate_value_clears_the_later_rows_error()
         invoice_numbers(&app, &file_id).await,
         ["INV-0010", "INV-0001", "INV-0009"]
     );
-    // And back: row 2 takes INV-0009 again, which row 4 now holds: a duplicate, refused.
+    // And back: row 2 takes INV-0009 again, which row 4 now holds. The value typed is the
+    // duplicate, whatever the order: row 2 has the error naming row 4, and leaves the rows.
     let (status, body) = correct(
         &app,
         &file_id,
         json!([{"sheet": 0, "row": 2, "field": "invoice_no", "value": "INV-0009"}]),
     )
     .await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The field is unique and the primary key: both records, as an upload gives them.
+    let errors: Vec<(i64, &str, bool)> = body["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|e| {
+            let message = e["message"].as_str().unwrap_or("");
+            (
+                e["row"].as_i64().unwrap_or(0),
+                e["code"].as_str().unwrap_or(""),
+                message.contains("already appears in row 4"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [(2, "unique-error", true), (2, "primary-key", true)],
+        "{body}"
+    );
+    assert_eq!(
+        invoice_numbers(&app, &file_id).await,
+        ["INV-0001", "INV-0009"]
+    );
+    // Row 4 moving away leaves row 2 the only holder: checked again, it joins once more.
+    let (status, body) = correct(
+        &app,
+        &file_id,
+        json!([{"sheet": 0, "row": 4, "field": "invoice_no", "value": "INV-0011"}]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["validation"]["errors_total"], 0, "{body}");
+    assert_eq!(
+        invoice_numbers(&app, &file_id).await,
+        ["INV-0009", "INV-0001", "INV-0011"]
+    );
 }
 
 /// Buckets of the file's key index.

@@ -8,7 +8,6 @@ use shared::db::corrections::{CheckedRow, CurrentRow};
 use shared::domain::task_result::ValidationResult;
 use shared::domain::OnInvalid;
 use sqlx::PgConnection;
-use template::validate::PRIMARY_KEY_SLOT;
 use template::Problem;
 
 use super::keys::KeyIndex;
@@ -70,7 +69,6 @@ pub(super) async fn revise(
             index.add(slot, f, number);
         }
     }
-    duplicates(file, items, &moves, &index)?;
     let sharing = sharing_rows(&moves, &index, &edited);
     let mut others: HashMap<i64, CurrentRow> = HashMap::new();
     if !sharing.is_empty() {
@@ -80,7 +78,14 @@ pub(super) async fn revise(
     }
     let mut out = Vec::new();
     for (row, cells) in &edited {
-        let after = check_row(file, &mut checker, &index, *row, cells, &current[row]);
+        let after = check_row(
+            file,
+            &mut checker,
+            &index,
+            (*row, cells),
+            &current[row],
+            true,
+        );
         out.push(Rechecked {
             before: current[row].clone(),
             after,
@@ -88,7 +93,14 @@ pub(super) async fn revise(
         });
     }
     for (row, before) in others {
-        let after = check_row(file, &mut checker, &index, row, &before.cells, &before);
+        let after = check_row(
+            file,
+            &mut checker,
+            &index,
+            (row, &before.cells),
+            &before,
+            false,
+        );
         out.push(Rechecked {
             before,
             after,
@@ -181,64 +193,6 @@ fn set_cell(cells: &mut serde_json::Value, column: usize, value: Option<&str>) {
     }
 }
 
-/// Refuses the request if a corrected row's new key value is held by another row: the
-/// correction would make a duplicate (`422`, the rows named).
-fn duplicates(
-    file: &FileCtx<'_>,
-    items: &[CorrectionItem],
-    moves: &Moves,
-    index: &KeyIndex,
-) -> Result<(), ApiError> {
-    let mut problems = Vec::new();
-    for (&row, (old, new)) in moves {
-        let number = u64::try_from(row).unwrap_or(0);
-        for &(slot, f) in new.iter().filter(|v| !old.contains(v)) {
-            let others: Vec<u64> = index
-                .holders(slot, f)
-                .into_iter()
-                .filter(|&h| h != number)
-                .collect();
-            let Some(&other) = others.first() else {
-                continue;
-            };
-            let names: Vec<&str> = if slot == PRIMARY_KEY_SLOT {
-                file.template
-                    .primary_key
-                    .iter()
-                    .map(|&i| file.template.fields[i].name.as_str())
-                    .collect()
-            } else {
-                usize::try_from(slot)
-                    .ok()
-                    .and_then(|i| file.template.fields.get(i))
-                    .map(|f| vec![f.name.as_str()])
-                    .unwrap_or_default()
-            };
-            let item = items
-                .iter()
-                .position(|c| c.row == row && names.contains(&c.field.as_str()))
-                .or_else(|| items.iter().position(|c| c.row == row))
-                .unwrap_or(0);
-            let what = if slot == PRIMARY_KEY_SLOT {
-                format!("the primary key ({})", names.join(", "))
-            } else {
-                format!("the unique field \"{}\"", names.join(", "))
-            };
-            problems.push(Problem {
-                pointer: format!("/corrections/{item}/value"),
-                message: format!(
-                    "row {row}: {what} would have the same value as row {other} (a duplicate key)"
-                ),
-            });
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::InvalidCorrection(problems))
-    }
-}
-
 /// The rows besides the corrected ones that hold a key value a corrected row left: their
 /// duplicate errors may have gone or now name another first row.
 fn sharing_rows(
@@ -260,15 +214,17 @@ fn sharing_rows(
     rows.into_iter().collect()
 }
 
-/// Checks one row with its cells `cells`, the first earlier holder of each of its key values
-/// seeded.
+/// Checks one row with its cells, the first other holder of each of its key values seeded: for
+/// a row a person just `corrected`, any other holder, so the value they typed is the duplicate
+/// (with the row that holds it named) and the request still applies; for a row checked again
+/// because a value it shares moved, only an earlier one, as at upload.
 fn check_row(
     file: &FileCtx<'_>,
     checker: &mut Rechecker<'_>,
     index: &KeyIndex,
-    row: i64,
-    cells: &serde_json::Value,
+    (row, cells): (i64, &serde_json::Value),
     before: &CurrentRow,
+    corrected: bool,
 ) -> CheckedRow {
     let number = u64::try_from(row).unwrap_or(0);
     let held = recheck::cells(cells, file.workbook.then_some(&before.original));
@@ -277,7 +233,7 @@ fn check_row(
         .into_iter()
         .filter_map(|(slot, f)| {
             let first = index.holders(slot, f).into_iter().find(|&h| h != number)?;
-            (first < number).then_some((slot, f, first))
+            (corrected || first < number).then_some((slot, f, first))
         })
         .collect();
     let checked = checker.check(number, &held, &earlier);

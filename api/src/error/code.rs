@@ -89,7 +89,7 @@ shared::code_enum! {
         /// or a table ending at or above its header (with `details`).
         InvalidLayout => "invalid_layout",
         /// Corrections naming an unknown field, a row that is not in the file's error report,
-        /// a file without a template, or making a duplicate key (with `details`).
+        /// or a file without a template (with `details`).
         InvalidCorrection => "invalid_correction",
         /// The tenant started more uploads than its rate allows.
         RateLimited => "rate_limited",
