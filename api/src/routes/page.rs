@@ -32,11 +32,20 @@ const INDEX: Asset = Asset {
     body: include_bytes!("../../web/index.html"),
 };
 
-/// The embeddable importer (contract v1.3), for other origins' pages: `/embed/importer.js`.
+/// The embeddable importer (contract v1.3), for other origins' pages: `/embed/importer.js`. A
+/// classic script, so it is served in a closure of its own with the tus client's core
+/// (`tus.js`, which the page's `resumable.js` module is served after too: one copy of it).
 const IMPORTER: Asset = Asset {
     name: "importer.js",
     content_type: "text/javascript; charset=utf-8",
-    body: include_bytes!("../../web/embed/importer.js"),
+    body: concat!(
+        "(() => {\n'use strict';\n\n",
+        include_str!("../../web/tus.js"),
+        "\n",
+        include_str!("../../web/embed/importer.js"),
+        "})();\n"
+    )
+    .as_bytes(),
 };
 
 /// What `/assets/{name}` serves; anything else is `404`.
@@ -74,7 +83,12 @@ const ASSETS: &[Asset] = &[
     Asset {
         name: "resumable.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("../../web/resumable.js"),
+        body: concat!(
+            include_str!("../../web/tus.js"),
+            "\n",
+            include_str!("../../web/resumable.js")
+        )
+        .as_bytes(),
     },
     Asset {
         name: "review.js",

@@ -6,20 +6,17 @@
 // text set with textContent.
 //
 // The end user chooses or drops a file; it is uploaded with the session's token (tus in chunks
-// above TUS_THRESHOLD, one multipart request below), its task followed until it is final, the
+// above TUS_THRESHOLD_BYTES, one multipart request below), its task followed until it is final, the
 // mapping review answered when the task asks for one, and the result shown with the error report's
 // first rows. The element dispatches `sheetrelay-complete` ({file_id, task_id, status, summary})
 // and `sheetrelay-error` ({code, message}) on itself.
-(() => {
-  'use strict';
+//
+// The server serves it inside a closure, after the tus client's core (tus.js: TUS_* and tusSend
+// are in scope here), so nothing of it leaks into the host page's scope.
 
-  const TUS_THRESHOLD = 8 * 1024 * 1024;
-  const CHUNK = 4 * 1024 * 1024;
   /** The fallback poll of a task, when its event does not come first. */
   const POLL_MS = 2000;
   const REPORT_ROWS = 20;
-  /** Attempts at one chunk whose connection broke, with a doubling pause between them. */
-  const RETRIES = 5;
 
   const CSS = `
     :host { display: block; font: 14px/1.45 system-ui, sans-serif; color: #1d2430; }
@@ -70,13 +67,6 @@
     const error = body && body.error ? body.error : {};
     return new ApiFailure(error.code || `http_${status}`, error.message || `sheetrelay answered HTTP ${status}`,
       error.details || null);
-  }
-
-  /** `key base64(UTF-8 value)`, a tus Upload-Metadata pair. */
-  function pair(key, value) {
-    let binary = '';
-    for (const b of new TextEncoder().encode(value)) binary += String.fromCharCode(b);
-    return `${key} ${btoa(binary)}`;
   }
 
   class SheetrelayImporter extends HTMLElement {
@@ -154,7 +144,7 @@
       this.show(el('p', {}, `Uploading ${file.name}…`), bar);
       const stream = this.listen();
       try {
-        const upload = file.size > TUS_THRESHOLD
+        const upload = file.size > TUS_THRESHOLD_BYTES
           ? await this.resumable(file, (sent) => { bar.value = sent; })
           : await this.multipart(file, (sent) => { bar.value = sent; });
         await this.follow(upload.source_file.id, upload.task.id, stream);
@@ -184,38 +174,35 @@
       });
     }
 
-    /** tus: create, PATCH in chunks, then read the recorded upload. */
+    /** tus: create, PATCH in chunks (tusSend), then read the recorded upload. */
     async resumable(file, onSent) {
-      const tus = { 'Tus-Resumable': '1.0.0' };
       const { response } = await this.call('/api/v1/uploads', {
         method: 'POST',
-        headers: { ...tus, 'Upload-Length': String(file.size), 'Upload-Metadata': pair('filename', file.name) },
+        headers: {
+          ...TUS_HEADERS, 'Upload-Length': String(file.size), 'Upload-Metadata': tusMetadata([['filename', file.name]]),
+        },
       });
       const location = response.headers.get('Location');
       const path = location.startsWith('http') ? new URL(location).pathname : location;
-      let offset = 0;
-      let retries = 0;
-      while (offset < file.size) {
-        const chunk = file.slice(offset, offset + CHUNK);
-        try {
+      const io = {
+        patch: async (offset, chunk) => {
           const { response: patched } = await this.call(path, {
             method: 'PATCH',
-            headers: { ...tus, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
+            headers: { ...TUS_HEADERS, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
             body: chunk,
           });
-          offset = Number(patched.headers.get('Upload-Offset'));
-          retries = 0;
-        } catch (error) {
-          // A dropped connection: ask the server where the upload stands and go on from there.
-          if (error.code !== 'network_error' || retries >= RETRIES) throw error;
-          retries += 1;
-          await new Promise((resolve) => { setTimeout(resolve, 500 * 2 ** retries); });
-          const { response: head } = await this.call(path, { method: 'HEAD', headers: tus });
-          offset = Number(head.headers.get('Upload-Offset'));
-        }
-        onSent(offset);
-      }
-      const { body } = await this.call(path, { headers: tus });
+          return Number(patched.headers.get('Upload-Offset'));
+        },
+        // A dropped connection: ask the server where the upload stands and go on from there.
+        retryable: (error) => error.code === 'network_error',
+        offset: async () => {
+          const { response: head } = await this.call(path, { method: 'HEAD', headers: TUS_HEADERS });
+          return Number(head.headers.get('Upload-Offset'));
+        },
+        gone: () => new ApiFailure('upload_expired', 'the upload expired before it was complete'),
+      };
+      await tusSend(file, 0, io, onSent);
+      const { body } = await this.call(path, { headers: TUS_HEADERS });
       return body;
     }
 
@@ -443,4 +430,3 @@
   if (!customElements.get('sheetrelay-importer')) {
     customElements.define('sheetrelay-importer', SheetrelayImporter);
   }
-})();
