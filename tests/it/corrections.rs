@@ -2,7 +2,8 @@
 //! place re-checked by the upload's engine against the whole file, the latest revision served
 //! by rows, exports, the error report and the task's counts while revision 0 stays as it was,
 //! the `file.corrected` event, a rejected file completed by its last correction, bad requests
-//! refused whole, two corrections of one cell at once taking turns, a session's token, and the
+//! refused whole, two corrections of one cell at once taking turns, a revision whose connection
+//! dies midway leaving nothing, a session's token, and the
 //! reference validator agreeing with the corrected report.
 
 use harness::app::TestApp;
@@ -509,6 +510,78 @@ async fn only_a_sheet_with_errors_keeps_a_key_index_and_a_clean_ones_rows_are_no
 
     let (_, messy_id) = corrected_upload(&app, "drop_invalid_rows", INVOICES).await;
     assert!(key_buckets(&app, &messy_id).await > 0);
+}
+
+#[tokio::test]
+async fn a_revision_whose_connection_dies_midway_leaves_nothing_and_the_api_answers() {
+    let app = TestApp::spawn().await;
+    let (_, file_id) = corrected_upload(&app, "drop_invalid_rows", INVOICES).await;
+    let before = report(&app, &file_id, "").await;
+    let fix = json!([{"sheet": 0, "row": 3, "field": "amount", "value": "12"}]);
+
+    // Hold the events table, so the revision waits at its event, its rows, key buckets and
+    // revision already written in its transaction; then end its connection there, as a killed
+    // api (or a failover) would.
+    let mut locker = app.db.begin().await.expect("begin");
+    let holder: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *locker)
+        .await
+        .expect("pid");
+    sqlx::query("LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE")
+        .execute(&mut *locker)
+        .await
+        .expect("lock events");
+    let kill = async {
+        let victim: i32 = harness::worker::eventually_some(
+            std::time::Duration::from_secs(60),
+            "the revision waiting for the events table",
+            || async {
+                sqlx::query_scalar(
+                    "SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))",
+                )
+                .bind(holder)
+                .fetch_optional(&app.db)
+                .await
+                .expect("blocked backends")
+            },
+        )
+        .await;
+        let ended: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+            .bind(victim)
+            .fetch_one(&app.db)
+            .await
+            .expect("terminate");
+        locker.commit().await.expect("release");
+        ended
+    };
+    let ((status, body), ended) = tokio::join!(correct(&app, &file_id, fix.clone()), kill);
+    assert!(ended);
+    assert!(status.is_server_error(), "{status} {body}");
+    assert!(body["error"]["code"].is_string(), "{body}");
+
+    // Nothing of it: no revision, no key bucket moved, the report and rows as they were.
+    let id: uuid::Uuid = file_id.parse().expect("file id");
+    let revisions: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM file_revisions WHERE source_file_id = $1")
+            .bind(id)
+            .fetch_one(&app.db)
+            .await
+            .expect("revisions");
+    assert_eq!(revisions, 0);
+    assert_eq!(report(&app, &file_id, "").await, before);
+    assert_eq!(
+        invoice_numbers(&app, &file_id).await,
+        ["INV-0001", "INV-0003", "INV-0004", "INV-0005"]
+    );
+
+    // The api is still there, and the same request is revision 1, whole.
+    let (status, answer) = correct(&app, &file_id, fix).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["revision"], 1, "{answer}");
+    assert_eq!(
+        invoice_numbers(&app, &file_id).await,
+        ["INV-0001", "INV-0002", "INV-0003", "INV-0004", "INV-0005"]
+    );
 }
 
 #[tokio::test]
