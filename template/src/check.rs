@@ -173,6 +173,8 @@ fn walk(dfa: &DFA<Vec<u32>>, text: &[u8]) -> Option<bool> {
 #[derive(Debug)]
 pub(crate) struct Enumeration {
     pub values: FingerprintSet,
+    /// The values as text, in the schema's order: what a person picks from in a review.
+    pub texts: Vec<String>,
     /// The first values, as a message shows them.
     pub shown: String,
 }

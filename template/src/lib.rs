@@ -17,6 +17,7 @@ mod check;
 mod compile;
 mod fingerprint;
 mod layout;
+mod learned;
 mod number;
 mod strptime;
 mod temporal;
@@ -32,6 +33,7 @@ pub use cast::CastFailure;
 pub use cell::Cell;
 pub use check::Constraint;
 pub use compile::{compile, Problem, TEMPLATE_PATTERN_BYTES};
+pub use learned::ValueMaps;
 pub use number::Number;
 pub use value::{DateTime, Text, Time, Value};
 

@@ -31,6 +31,7 @@ mod resilience;
 mod resumable;
 mod review;
 mod review_learned;
+mod review_values;
 mod row_chunks;
 mod row_store;
 mod rows;

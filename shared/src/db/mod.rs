@@ -11,6 +11,7 @@ pub mod events;
 pub mod keys;
 pub mod layouts;
 pub mod learned_columns;
+pub mod learned_values;
 pub mod limits;
 pub mod outbox;
 pub mod partitions;

@@ -16,7 +16,7 @@ pub struct Purge {
 }
 
 /// Whether `tenant` owns anything at all: a key, a file, a template, a webhook, a remembered
-/// mapping or learned column name, an event, or limits of its own.
+/// mapping, learned column name or value, an event, or limits of its own.
 pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<bool> {
     sqlx::query_scalar!(
         r#"SELECT EXISTS (SELECT 1 FROM api_keys WHERE tenant_id = $1)
@@ -25,6 +25,7 @@ pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Resul
                OR EXISTS (SELECT 1 FROM webhook_endpoints WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM remembered_mappings WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM learned_columns WHERE tenant_id = $1)
+               OR EXISTS (SELECT 1 FROM learned_values WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM events WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM tenant_limits WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM tenant_usage WHERE tenant_id = $1 AND stored_bytes > 0)
@@ -130,6 +131,13 @@ pub async fn delete_owned(db: &sqlx::PgPool, tenant: &str, limit: i64) -> sqlx::
         sqlx::query!(
             "DELETE FROM learned_columns WHERE (tenant_id, template_name, header_text) IN (
                  SELECT tenant_id, template_name, header_text FROM learned_columns
+                 WHERE tenant_id = $1 LIMIT $2)",
+            tenant,
+            limit
+        ),
+        sqlx::query!(
+            "DELETE FROM learned_values WHERE (tenant_id, template_name, field, text) IN (
+                 SELECT tenant_id, template_name, field, text FROM learned_values
                  WHERE tenant_id = $1 LIMIT $2)",
             tenant,
             limit

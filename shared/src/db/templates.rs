@@ -209,7 +209,7 @@ pub async fn list_latest(
 }
 
 /// Hides every version of `name`, removes those no upload names (their bytes leave the quota)
-/// and forgets the mappings remembered and the column names learned for it (a template made
+/// and forgets the mappings remembered and the column names and values learned for it (a template made
 /// again under the name starts afresh); `false` when there was no live template of that name.
 pub async fn delete(db: impl PgExecutor<'_>, tenant_id: &str, name: &str) -> sqlx::Result<bool> {
     let done = sqlx::query!(
@@ -217,6 +217,8 @@ pub async fn delete(db: impl PgExecutor<'_>, tenant_id: &str, name: &str) -> sql
                DELETE FROM remembered_mappings WHERE tenant_id = $1 AND template_name = $2
            ), unlearned AS (
                DELETE FROM learned_columns WHERE tenant_id = $1 AND template_name = $2
+           ), unmapped AS (
+               DELETE FROM learned_values WHERE tenant_id = $1 AND template_name = $2
            ), live AS (
                SELECT t.version, EXISTS (SELECT 1 FROM source_files f
                                          WHERE f.tenant_id = t.tenant_id

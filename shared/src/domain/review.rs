@@ -38,7 +38,25 @@ pub struct Review {
     pub sheet_index: Option<u32>,
     /// Every template field, in field order, with the column the matcher suggests.
     pub suggested_mapping: Vec<SuggestedField>,
+    /// Each `enum` or `boolean` field whose suggested column's sampled texts it cannot read,
+    /// with those texts and the values a person may map them to (contract v1.3); none: absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<ReviewValues>,
 }
+
+/// Texts of a column its field cannot read, and what they may be mapped to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReviewValues {
+    /// The values the field allows (an enum's values, a boolean's true and false values).
+    pub allowed: Vec<String>,
+    pub field: String,
+    /// Up to [`MAX_UNKNOWN_VALUES`] distinct texts, sorted, as the field's transforms leave them.
+    pub unknown: Vec<String>,
+}
+
+/// Unknown texts a review lists per field, and a person may map per field in one answer.
+pub const MAX_UNKNOWN_VALUES: usize = 100;
 
 /// One column of the file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,6 +122,11 @@ mod tests {
                 confidence: 0.7,
                 field: "amount".into(),
                 how: Some("fuzzy".into()),
+            }],
+            values: vec![ReviewValues {
+                allowed: vec!["true".into(), "false".into()],
+                field: "paid".into(),
+                unknown: vec!["Y".into()],
             }],
         };
         let typed = serde_json::to_string(&review).expect("serialise");

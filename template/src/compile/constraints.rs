@@ -240,11 +240,13 @@ fn enumeration(syntax: &Syntax, v: &Json, pointer: &str, p: &mut Problems) -> Op
     let mut values = FingerprintSet::default();
     values.reserve(items.len());
     let mut shown = Vec::new();
+    let mut texts = Vec::with_capacity(items.len());
     for (j, item) in items.iter().enumerate() {
         let fingerprint = cast(syntax, item).and_then(|v| {
             if shown.len() < ENUM_SHOWN {
                 shown.push(format!("\"{}\"", clip(&v.to_string())));
             }
+            texts.push(v.to_string());
             v.fingerprint()
         });
         match fingerprint {
@@ -266,6 +268,7 @@ fn enumeration(syntax: &Syntax, v: &Json, pointer: &str, p: &mut Problems) -> Op
     }
     (p.len() == before).then(|| Enumeration {
         values,
+        texts,
         shown: shown.join(", "),
     })
 }

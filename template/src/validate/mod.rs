@@ -21,7 +21,7 @@
 //! a column is one `missing-label` error and null in every row, and a header text found in
 //! several columns one of which is mapped is a `duplicate-label` per further column.
 
-mod mapping;
+pub(crate) mod mapping;
 mod record;
 mod review;
 mod shortcut;

@@ -21,6 +21,7 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
         "webhook_endpoints",
         "remembered_mappings",
         "learned_columns",
+        "learned_values",
         "events",
         "tenant_limits",
         "tenant_usage",
@@ -44,8 +45,8 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
     owned
 }
 
-/// Gives `client`'s tenant a webhook endpoint, limits, a remembered mapping and a learned
-/// column name.
+/// Gives `client`'s tenant a webhook endpoint, limits, a remembered mapping, a learned column
+/// name and a learned value.
 async fn furnish(app: &TestApp, client: &reqwest::Client, tenant: &str) {
     let resp = client
         .post(app.url("/api/v1/webhooks"))
@@ -72,6 +73,14 @@ async fn furnish(app: &TestApp, client: &reqwest::Client, tenant: &str) {
     .execute(&app.db)
     .await
     .expect("learn a column name");
+    sqlx::query(
+        "INSERT INTO learned_values (tenant_id, template_name, field, text, value)
+         VALUES ($1, 'amounts', 'paid', 'ja', 'true')",
+    )
+    .bind(tenant)
+    .execute(&app.db)
+    .await
+    .expect("learn a value");
 }
 
 /// Runs the purge job once with no budget; what it did.

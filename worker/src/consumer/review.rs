@@ -1,6 +1,6 @@
 //! The consumer's side of the mapping review: what a templated parse is given (the mapping a
 //! person confirmed for this task, and those remembered and the column names learned for its
-//! template: the parse child has no database), and stopping a task in `NEEDS_REVIEW` when the child asks for one.
+//! template, and the values learned for its fields: the parse child has no database), and stopping a task in `NEEDS_REVIEW` when the child asks for one.
 
 use anyhow::Context as _;
 use shared::db;
@@ -38,6 +38,10 @@ impl Consumer {
                 .context("reading the learned column names")?;
             (remembered, learned)
         };
+        // Read with a confirmed mapping too: its answer's value maps were learned with it.
+        let values = db::learned_values::of_template(&self.db, tenant_id, &t.name)
+            .await
+            .context("reading the learned values")?;
         Ok(TemplateJob {
             schema: t.schema.clone(),
             sheet: t.sheet.clone(),
@@ -47,6 +51,7 @@ impl Consumer {
             confirmed_sheet,
             remembered,
             learned,
+            values,
         })
     }
 

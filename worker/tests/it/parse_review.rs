@@ -26,6 +26,7 @@ fn job() -> TemplateJob {
         confirmed_sheet: None,
         remembered: BTreeMap::new(),
         learned: Vec::new(),
+        values: Default::default(),
     }
 }
 
@@ -36,7 +37,11 @@ struct Outcome {
 }
 
 fn run(job: &TemplateJob) -> Outcome {
-    let (_dir, path) = crate::parse_support::temp_file(FILE, "upload.csv");
+    run_on(FILE, job)
+}
+
+fn run_on(file: &[u8], job: &TemplateJob) -> Outcome {
+    let (_dir, path) = crate::parse_support::temp_file(file, "upload.csv");
     let mut rows = Vec::new();
     let mut review = None;
     let summary = parse_templated(
@@ -209,4 +214,74 @@ fn a_workbook_is_validated_on_its_first_sheet_with_the_templates_columns() {
         skipped,
         [("Cover", "no_matching_columns"), ("Blank", "no_table")]
     );
+}
+
+/// States and yes/no in the application's own words: an `enum` and a `boolean` field whose
+/// column's texts they mostly cannot read.
+const STATES: &[u8] = b"id,state,paid\n1,Calif.,Y\n2,N.Y.,N\n3,Tex.,ja\n4,CA,true\n5,Calif.,\n";
+
+fn states_job() -> TemplateJob {
+    TemplateJob {
+        schema: json!({"fields": [
+            {"name": "id", "type": "integer"},
+            {"name": "state", "constraints": {"required": true, "enum": ["CA", "NY", "TX"]}},
+            {"name": "paid", "type": "boolean"},
+        ]}),
+        ..job()
+    }
+}
+
+#[test]
+fn a_review_lists_the_texts_an_enum_or_boolean_field_cannot_read_with_its_values() {
+    let out = run_on(STATES, &states_job());
+    let review = out.review.expect("a review: the values do not fit");
+    assert_eq!(review.reason, "low_confidence");
+    let values: Vec<(&str, Vec<&str>, Vec<&str>)> = review
+        .values
+        .iter()
+        .map(|v| {
+            let unknown = v.unknown.iter().map(String::as_str).collect();
+            let allowed = v.allowed.iter().map(String::as_str).collect();
+            (v.field.as_str(), unknown, allowed)
+        })
+        .collect();
+    assert_eq!(
+        values,
+        [
+            (
+                "state",
+                vec!["Calif.", "N.Y.", "Tex."],
+                vec!["CA", "NY", "TX"]
+            ),
+            (
+                "paid",
+                vec!["N", "Y", "ja"],
+                vec!["true", "True", "TRUE", "1", "false", "False", "FALSE", "0"]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn learned_values_read_the_texts_and_the_file_goes_through_without_a_review() {
+    let mut job = states_job();
+    job.values = serde_json::from_value(json!({
+        "state": {"Calif.": "CA", "N.Y.": "NY", "Tex.": "TX"},
+        "paid": {"Y": "true", "N": "false", "ja": "true"},
+    }))
+    .expect("maps");
+    let out = run_on(STATES, &job);
+    assert!(out.review.is_none(), "{:?}", out.review);
+    assert_eq!(
+        out.rows,
+        [
+            r#"[1,"CA",true]"#,
+            r#"[2,"NY",false]"#,
+            r#"[3,"TX",true]"#,
+            r#"[4,"CA",true]"#,
+            r#"[5,"CA",null]"#
+        ]
+    );
+    let report = out.summary.validation.expect("validated");
+    assert_eq!((report.rows_valid, report.errors_total), (5, 0));
 }

@@ -10,6 +10,11 @@ use template::{Problem, Template};
 /// The answer as sent: field name → column index (any integer, checked here) or null.
 pub type Answer = BTreeMap<String, Option<i64>>;
 
+/// `key` as one token of a JSON pointer (RFC 6901).
+pub fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
 /// The mapping to store (every template field, unmapped ones as null), or every problem.
 pub fn check(
     template: &Template,
@@ -18,7 +23,7 @@ pub fn check(
 ) -> Result<ConfirmedMapping, Vec<Problem>> {
     let mut problems = Vec::new();
     let problem = |field: &str, message: String| Problem {
-        pointer: format!("/mapping/{}", field.replace('~', "~0").replace('/', "~1")),
+        pointer: format!("/mapping/{}", escape(field)),
         message,
     };
     let mut users: BTreeMap<usize, &str> = BTreeMap::new();

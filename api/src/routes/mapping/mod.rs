@@ -1,17 +1,20 @@
 //! `PUT /api/v1/tasks/{id}/mapping`: the answer to a mapping review. The task goes back to
 //! `PENDING` with the mapping, and the outbox message that sends it to a consumer again is
 //! written by the same statement, so nothing is lost if a worker dies meanwhile; the mapping is
-//! remembered for the tenant, template and header set, and its (header text → field) pairs are
-//! taught to the tenant's template (contract v1.3), in the same transaction. Of two answers
-//! at once, one wins and the other gets `409`: the status change is conditional.
+//! remembered for the tenant, template and header set, and its (header text → field) pairs and
+//! its value maps are taught to the tenant's template (contract v1.3), in the same
+//! transaction. Of two answers at once, one wins and the other gets `409`: the status change
+//! is conditional.
 
 mod check;
+mod values;
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use shared::db;
+use shared::db::learned_values::ValueMaps;
 use shared::domain::review::{header_key, RememberedMapping};
 use uuid::Uuid;
 
@@ -30,6 +33,12 @@ pub struct MappingRequest {
     /// column. Fields left out have no column.
     #[schema(value_type = Object, example = json!({"invoice": 0, "amount": 2, "note": null}))]
     pub mapping: check::Answer,
+    /// Texts of the file mapped to an `enum` or `boolean` field's allowed values (the review's
+    /// `values`): field name → (text → value). Applied to this file and learned for the
+    /// template, so a later file with those texts goes through.
+    #[serde(default)]
+    #[schema(value_type = Object, example = json!({"paid": {"Y": "true", "ja": "true"}, "state": {"Calif.": "CA"}}))]
+    pub values: ValueMaps,
 }
 
 /// Confirm the column mapping of a task waiting in `NEEDS_REVIEW`; it goes back to `PENDING`.
@@ -76,8 +85,16 @@ pub async fn put_mapping(
                 pending.template_version
             ))
         })?;
-    let mapping = check::check(&template, review.columns.len(), &request.mapping)
-        .map_err(ApiError::InvalidMapping)?;
+    let mapping = check::check(&template, review.columns.len(), &request.mapping);
+    let values = values::check(&template, &request.values);
+    let (mapping, values) = match (mapping, values) {
+        (Ok(m), Ok(v)) => (m, v),
+        (m, v) => {
+            let mut problems = m.err().unwrap_or_default();
+            problems.extend(v.err().unwrap_or_default());
+            return Err(ApiError::InvalidMapping(problems));
+        }
+    };
     let header: Vec<&str> = review.columns.iter().map(|c| c.name.as_str()).collect();
     let remembered: RememberedMapping = mapping
         .iter()
@@ -114,6 +131,7 @@ pub async fn put_mapping(
         &learned,
     )
     .await?;
+    db::learned_values::learn(&mut tx, tenant_id, &pending.template_name, &values).await?;
     tx.commit().await?;
     tracing::info!(task_id = %id, source_file_id = %pending.source_file_id, "mapping confirmed; task pending again");
     let task = db::tasks::find_for_tenant(&state.db, tenant_id, id)

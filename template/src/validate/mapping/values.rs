@@ -103,7 +103,7 @@ pub fn value_fit(field: &Field, samples: &[String]) -> Option<f64> {
 /// maps it). A workbook's typed cell arrives as its text (`2024-01-31`, `12.5`, `true`), which a
 /// field with another date format or decimal mark would not read from text but does read from
 /// the cell: such a text fits too.
-fn fits(field: &Field, text: &str) -> bool {
+pub(crate) fn fits(field: &Field, text: &str) -> bool {
     let mut buffers = Buffers::default();
     let text = match &field.transforms {
         None => text,

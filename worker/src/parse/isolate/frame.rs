@@ -293,6 +293,11 @@ mod tests {
                     how: None,
                     confidence: 0.0,
                 }],
+                values: vec![shared::domain::review::ReviewValues {
+                    allowed: vec!["true".into(), "false".into()],
+                    field: "paid".into(),
+                    unknown: vec!["ja\t".into()],
+                }],
             }),
         ];
         for e in events.clone() {

@@ -33,4 +33,8 @@ pub struct TemplateJob {
     /// column headed by one maps to its field with `"match": "learned"`.
     #[serde(default)]
     pub learned: Vec<(String, String)>,
+    /// Texts people mapped to an `enum` or `boolean` field's values in reviews of this
+    /// template (contract v1.3), applied after the field's own transforms.
+    #[serde(default)]
+    pub values: template::ValueMaps,
 }

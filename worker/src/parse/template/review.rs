@@ -6,7 +6,9 @@
 //! ([`Sampling`]) and the parse ends with the review document, which the parent stores on the
 //! task (`NEEDS_REVIEW`).
 
-use shared::domain::review::{self, Review, ReviewColumn, SuggestedField};
+use std::collections::BTreeSet;
+
+use shared::domain::review::{self, Review, ReviewColumn, ReviewValues, SuggestedField};
 use template::validate::{self as engine, MappedField, MatchKind, ReviewReason};
 use template::{Cell, Template};
 
@@ -54,10 +56,18 @@ pub(crate) fn chosen_mapping(
 const MAX_SAMPLE_CHARS: usize = 200;
 
 /// A review being written: the file's columns gather sample values from the rows below the
-/// header.
+/// header, and each `enum` or `boolean` field the texts of its suggested column it cannot read.
 pub(crate) struct Sampling {
     review: Review,
     rows_seen: u64,
+    unknown: Vec<Unknown>,
+}
+
+/// The texts a field cannot read in its suggested column.
+struct Unknown {
+    field: usize,
+    column: usize,
+    texts: BTreeSet<String>,
 }
 
 impl Sampling {
@@ -97,18 +107,47 @@ impl Sampling {
                 header_row,
                 columns,
                 suggested_mapping,
+                values: Vec::new(),
             },
             rows_seen: 0,
+            unknown: mapped
+                .iter()
+                .zip(&template.fields)
+                .enumerate()
+                .filter_map(|(field, (m, f))| {
+                    f.allowed_values()?;
+                    Some(Unknown {
+                        field,
+                        column: m.column?,
+                        texts: BTreeSet::new(),
+                    })
+                })
+                .collect(),
         }
     }
 
     /// Takes the non-empty cells of one data row as samples, up to [`review::MAX_SAMPLES`] per
     /// column, from the first [`review::SAMPLE_ROWS`] rows.
-    pub fn sample(&mut self, cells: &[Cell<'_>]) {
+    pub fn sample(&mut self, template: &Template, cells: &[Cell<'_>]) {
         if self.rows_seen >= review::SAMPLE_ROWS {
             return;
         }
         self.rows_seen += 1;
+        for u in &mut self.unknown {
+            let Some(cell) = cells.get(u.column).filter(|c| **c != Cell::Empty) else {
+                continue;
+            };
+            let text = cell.text();
+            let text = text.trim();
+            if text.is_empty()
+                || u.texts.len() >= review::MAX_UNKNOWN_VALUES
+                || template.fields[u.field].reads(text)
+            {
+                continue;
+            }
+            u.texts
+                .insert(text.chars().take(MAX_SAMPLE_CHARS).collect());
+        }
         for (column, cell) in self.review.columns.iter_mut().zip(cells) {
             if column.samples.len() >= review::MAX_SAMPLES || *cell == Cell::Empty {
                 continue;
@@ -122,7 +161,21 @@ impl Sampling {
         }
     }
 
-    pub fn into_review(self) -> Review {
-        self.review
+    pub fn into_review(self, template: &Template) -> Review {
+        let mut review = self.review;
+        review.values = self
+            .unknown
+            .into_iter()
+            .filter(|u| !u.texts.is_empty())
+            .map(|u| {
+                let field = &template.fields[u.field];
+                ReviewValues {
+                    allowed: field.allowed_values().unwrap_or_default(),
+                    field: field.name.clone(),
+                    unknown: u.texts.into_iter().collect(),
+                }
+            })
+            .collect();
+        review
     }
 }

@@ -138,7 +138,7 @@ impl<'t> Validation<'t> {
     /// Compiles the job's schema (the api checked it when it was stored; a failure here means a
     /// template written by another version of the engine).
     pub fn compile(job: &TemplateJob) -> Result<Template, ParseFailure> {
-        template::compile(&job.schema).map_err(|problems| {
+        let mut template = template::compile(&job.schema).map_err(|problems| {
             let first = problems
                 .first()
                 .map(|p| format!("{}: {}", p.pointer, p.message))
@@ -147,7 +147,9 @@ impl<'t> Validation<'t> {
                 TaskErrorCode::ValidationFailed,
                 format!("the template cannot be applied: {first}"),
             )
-        })
+        })?;
+        template.learn_values(&job.values);
+        Ok(template)
     }
 
     /// Whether to read the workbook sheet `name` (`more`: other sheets follow it): the one a
@@ -186,7 +188,7 @@ impl<'t> Validation<'t> {
     /// file had no header).
     pub fn outcome(self) -> Option<Checked> {
         match (self.report, self.review) {
-            (_, Some(review)) => Some(Checked::NeedsReview(review.into_review())),
+            (_, Some(review)) => Some(Checked::NeedsReview(review.into_review(self.template))),
             (Some(report), None) => Some(Checked::Report(report)),
             (None, None) => None,
         }
@@ -297,7 +299,7 @@ impl<'t> Validation<'t> {
         on_event: Sink<'_>,
     ) -> Result<Verdict, ParseFailure> {
         if let Some(review) = self.review.as_mut() {
-            review.sample(cells);
+            review.sample(self.template, cells);
         }
         let Some(validator) = self.validator.as_mut() else {
             return Ok(Verdict {
