@@ -4,7 +4,9 @@
 // says so under its choice. Confirming PUTs the mapping; the task goes back to PENDING and the
 // page follows it to its end as it follows any task. Above the fields, where the sheet's table
 // was found and what was set aside, with the control that moves its header or end instead
-// (layout.js): the file is then parsed again and may need no review at all.
+// (layout.js): the file is then parsed again and may need no review at all. Below the fields, the
+// texts an enum or boolean field cannot read, each with a choice of the values it allows: what a
+// person maps is applied to this file and learned for the template (contract v1.3).
 
 import * as api from './api.js';
 import { layoutControl, layoutText } from './layout.js';
@@ -69,6 +71,40 @@ function fieldRow(suggested, index, columns) {
   return row;
 }
 
+/** The texts one field cannot read, each with a choice of its allowed values (or none). */
+function valuesSet(entry, index) {
+  const set = document.createElement('fieldset');
+  const legend = document.createElement('legend');
+  legend.textContent = `Values of ${entry.field} it does not know`;
+  set.append(legend);
+  entry.unknown.forEach((text, j) => {
+    const row = document.createElement('div');
+    row.className = 'field';
+    const label = document.createElement('label');
+    label.htmlFor = `review-value-${index}-${j}`;
+    label.textContent = `“${text}” means`;
+    const select = document.createElement('select');
+    select.id = `review-value-${index}-${j}`;
+    select.dataset.field = entry.field;
+    select.dataset.text = text;
+    select.append(new Option('(leave it: an error)', ''));
+    for (const value of entry.allowed) select.append(new Option(value, value));
+    row.append(label, select);
+    set.append(row);
+  });
+  return set;
+}
+
+/** The value maps chosen: field → {text → value}, the texts left alone out. */
+function chosenValues() {
+  const values = {};
+  for (const select of $('review-values').querySelectorAll('select')) {
+    if (select.value === '') continue;
+    (values[select.dataset.field] ||= {})[select.dataset.text] = select.value;
+  }
+  return values;
+}
+
 /**
  * Opens the review of `file` (its task NEEDS_REVIEW, with its review); answered(task) gets the
  * task the answer made PENDING again.
@@ -82,6 +118,8 @@ export function open(file, answered) {
     + `The header is on row ${review.header_row}. Choose the column of each field.`;
   $('review-fields').replaceChildren(
     ...review.suggested_mapping.map((s, i) => fieldRow(s, i, review.columns)));
+  $('review-values').replaceChildren(...(review.values || []).map(valuesSet));
+  $('review-values').hidden = !(review.values || []).length;
   // Where the table was found: when the header is wrong, no mapping can be right.
   $('review-layout').textContent = layoutText(review.layout);
   $('review-layout').hidden = !review.layout;
@@ -111,7 +149,8 @@ async function confirm(event) {
   $('review-confirm').disabled = true;
   $('review-error').textContent = '';
   try {
-    const task = await api.sendJson(`/api/v1/tasks/${file.task.id}/mapping`, 'PUT', { mapping });
+    const body = { mapping, values: chosenValues() };
+    const task = await api.sendJson(`/api/v1/tasks/${file.task.id}/mapping`, 'PUT', body);
     if (current && current.file === file) close();
     announce(`${file.file_name}: mapping confirmed, processing again`);
     answered(task);

@@ -5,7 +5,8 @@
 // reason; the right one PUTs the mapping and the page follows the task to COMPLETED, with the
 // rows under the template's fields and the mapping shown as confirmed by the API. A column named
 // exactly like a field whose values do not fit it is still suggested, and the dialog says why it
-// is unsure.
+// is unsure. Texts an enum or boolean field does not know are listed with the values it allows;
+// what a person maps is applied, and the next file with those texts needs no review.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -26,6 +27,13 @@ const FIELDS = [
   { name: 'note', type: 'string' },
 ];
 const FILE = 'Ledger export\n\nRef,Sum,note\nA-1,5,first\nA-2,7,second\n';
+// Yes and no in the application's words, under a boolean field.
+const PAID_TEMPLATE = 'ledger-paid';
+const PAID_FIELDS = [
+  { name: 'invoice', type: 'string', constraints: { required: true } },
+  { name: 'paid', type: 'boolean' },
+];
+const PAID_FILE = 'invoice,paid\nA-1,Y\nA-2,N\nA-3,ja\n';
 
 const open = browserForThisFile();
 let page;
@@ -39,6 +47,12 @@ before(async () => {
     });
     assert.equal(put.status, 201, JSON.stringify(put.body));
   }
+  const put = await api(KEY, `/api/v1/templates/${PAID_TEMPLATE}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ schema: { fields: PAID_FIELDS } }),
+  });
+  assert.equal(put.status, 201, JSON.stringify(put.body));
   page = await open();
   await signIn(page, KEY);
 });
@@ -108,4 +122,38 @@ test('a suggestion whose values do not fit its field says so in the review', asy
   assert.equal(await dialog.getByLabel('note', { exact: true }).getAttribute('aria-describedby'), null);
   await screenshot(page, 'review-doubt');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
+});
+
+test('texts a boolean field does not know are mapped in the review and learned', async () => {
+  const upload = async (name) => {
+    await page.getByLabel('Template', { exact: true }).selectOption(PAID_TEMPLATE);
+    await page.getByLabel('Choose files').setInputFiles({
+      name, mimeType: 'text/csv', buffer: Buffer.from(PAID_FILE),
+    });
+    return fileRow(page, name);
+  };
+  const row = await upload('paid.csv');
+  await waitForText(row.locator('.status'), 'NEEDS_REVIEW');
+  await row.getByRole('button', { name: 'Review mapping of paid.csv' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Map the columns of paid.csv' });
+  await dialog.waitFor();
+  const values = dialog.getByRole('group', { name: 'Values of paid it does not know' });
+  const yes = values.getByLabel('“Y” means');
+  assert.deepEqual(await yes.locator('option').allTextContents(), [
+    '(leave it: an error)', 'true', 'True', 'TRUE', '1', 'false', 'False', 'FALSE', '0',
+  ]);
+  await yes.selectOption('true');
+  await values.getByLabel('“N” means').selectOption('false');
+  await values.getByLabel('“ja” means').selectOption('true');
+  await screenshot(page, 'review-values');
+  await dialog.getByRole('button', { name: 'Confirm mapping' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await waitForText(row.locator('.status'), 'COMPLETED');
+  const id = await row.getAttribute('data-file-id');
+  const { body: rows } = await api(KEY, `/api/v1/files/${id}/rows?sheet=0`);
+  assert.deepEqual(rows.rows.map((r) => r.values), [['A-1', true], ['A-2', false], ['A-3', true]]);
+
+  // The same texts next month: no review.
+  const next = await upload('paid-next.csv');
+  await waitForText(next.locator('.status'), 'COMPLETED');
 });

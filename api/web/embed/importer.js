@@ -269,7 +269,10 @@
       };
     }
 
-    /** The mapping review: each field with a choice of the file's columns and their samples. */
+    /**
+     * The mapping review: each field with a choice of the file's columns and their samples, and
+     * each text an enum or boolean field cannot read with a choice of its values.
+     */
     review(taskId, review) {
       return new Promise((resolve) => {
         const choices = new Map();
@@ -287,16 +290,32 @@
           choices.set(suggestion.field, select);
           grid.append(el('label', { for: `field-${i}` }, suggestion.field), select);
         }
+        // The texts an enum or boolean field does not know, each with the values it allows.
+        const meanings = [];
+        for (const [i, entry] of (review.values || []).entries()) {
+          grid.append(el('p', { part: 'values' }, `Values of ${entry.field} it does not know:`));
+          for (const [j, text] of entry.unknown.entries()) {
+            const select = el('select', { id: `value-${i}-${j}` });
+            select.append(el('option', { value: '' }, '(leave it: an error)'));
+            for (const value of entry.allowed) select.append(el('option', { value }, value));
+            meanings.push({ field: entry.field, text, select });
+            grid.append(el('label', { for: `value-${i}-${j}` }, `“${text}” means`), select);
+          }
+        }
         const problem = el('p', { class: 'error' });
         const confirm = el('button', { type: 'button', part: 'confirm' }, 'Use these columns');
         confirm.addEventListener('click', async () => {
           const mapping = {};
           for (const [field, select] of choices) mapping[field] = select.value === '' ? null : Number(select.value);
+          const values = {};
+          for (const { field, text, select } of meanings) {
+            if (select.value !== '') (values[field] ||= {})[text] = select.value;
+          }
           try {
             await this.call(`/api/v1/tasks/${taskId}/mapping`, {
               method: 'PUT',
               headers: { 'Content-Type': 'application/json' },
-              body: JSON.stringify({ mapping }),
+              body: JSON.stringify({ mapping, values }),
             });
             resolve();
           } catch (error) {
