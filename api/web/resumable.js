@@ -1,18 +1,13 @@
-// A small tus 1.0 client for the page's large files (/api/v1/uploads): it creates an upload,
-// sends the file through tusSend (tus.js, served ahead of this module: its constants and
-// functions are in scope here) and keeps the upload's URL in localStorage under the file's
-// name, size and modification time. A dropped connection is retried from the offset the server
-// reports (HEAD); after a reload of the page, picking the same file again resumes the same
-// upload from there instead of from zero.
+// A small tus 1.0 client for the page's large files (/api/v1/uploads), on tus.js's core (served
+// ahead of this module: its constants and functions are in scope here): the upload is found
+// again or created (tusResumeOrCreate: after a reload of the page, picking the same file again
+// resumes the same upload instead of starting from zero), sent in chunks with the page's key
+// (tusSend; a dropped connection is retried from the offset the server reports on HEAD), and
+// its recorded {source_file, task} read back.
 
 import { ApiError, request } from './api.js';
 
 export const THRESHOLD_BYTES = TUS_THRESHOLD_BYTES;
-
-/** The localStorage key of a file's upload URL: the same file picked again finds it. */
-function storageKey(file) {
-  return `sheetrelay.tus:${file.name}:${file.size}:${file.lastModified}`;
-}
 
 const pause = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
@@ -88,14 +83,8 @@ async function result(url) {
  * it). Resolves with {source_file, task} as a multipart upload's 202 does.
  */
 export async function upload(file, key, onProgress, { template = null, onInvalid = null } = {}) {
-  const stored = storageKey(file);
-  let url = localStorage.getItem(stored);
-  let offset = url === null ? null : await serverOffset(url);
-  if (offset === null) {
-    url = await create(file, template, onInvalid);
-    localStorage.setItem(stored, url);
-    offset = 0;
-  }
+  const { url, offset, forget } = await tusResumeOrCreate(
+    'page', file, serverOffset, () => create(file, template, onInvalid));
   const resumedFrom = offset;
   onProgress(offset, file.size, resumedFrom);
   const io = {
@@ -107,13 +96,13 @@ export async function upload(file, key, onProgress, { template = null, onInvalid
   try {
     await tusSend(file, offset, io, (sent) => onProgress(sent, file.size, resumedFrom));
   } catch (error) {
-    if (error.status === 404 || error.status === 410) localStorage.removeItem(stored);
+    if (error.status === 404 || error.status === 410) forget();
     throw error;
   }
   onProgress(file.size, file.size, resumedFrom);
   try {
     return await result(url);
   } finally {
-    localStorage.removeItem(stored);
+    forget();
   }
 }

@@ -15,6 +15,33 @@ const TUS_CHUNK_BYTES = 4 * 1024 * 1024;
 const TUS_RETRIES = 5;
 const TUS_HEADERS = { 'Tus-Resumable': '1.0.0' };
 
+/** localStorage's `method` with `args`; null where storage is not allowed (a sandboxed frame). */
+function tusStorage(method, ...args) {
+  try {
+    return localStorage[method](...args);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where to send `file`: the upload an earlier page or tab left for it under `scope` (its URL kept
+ * in localStorage by name, size and modification time), when `offsetOf(url)` finds the server
+ * still has it; else a new one, whose URL `create()` resolves with. Resolves with {url, offset,
+ * forget}: forget() drops the kept URL once the upload is done or gone. So an upload cut by a
+ * closed tab resumes when the same file is picked again, and is neither sent nor counted twice.
+ */
+async function tusResumeOrCreate(scope, file, offsetOf, create) {
+  const key = `sheetrelay.tus:${scope}:${file.name}:${file.size}:${file.lastModified}`;
+  const forget = () => tusStorage('removeItem', key);
+  const kept = tusStorage('getItem', key);
+  const offset = kept === null ? null : await offsetOf(kept);
+  if (offset !== null) return { url: kept, offset, forget };
+  const url = await create();
+  tusStorage('setItem', key, url);
+  return { url, offset: 0, forget };
+}
+
 /** An Upload-Metadata header from [key, value] pairs, each value base64 of its UTF-8. */
 function tusMetadata(pairs) {
   return pairs.map(([key, value]) => {

@@ -8,7 +8,10 @@
 // `sheetrelay-error` with `session_exhausted`.
 
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { EmbedHost, pick } from './embed_host.mjs';
@@ -173,10 +176,46 @@ test('a large file goes through tus from the component and survives a cut connec
   assert.equal(afterCut[0], 'HEAD', `after the cut: ${seen.join(' ')}`);
   // Stored once, byte for byte.
   const file = await api(KEY, `/api/v1/files/${event.detail.file_id}`);
-  const { createHash } = await import('node:crypto');
   assert.equal(file.body.sha256, createHash('sha256').update(csv).digest('hex'));
   assert.equal(file.body.size_bytes, Buffer.byteLength(csv));
   assert.deepEqual(violations, []);
   // The cut is the test's doing, not an error of the page.
   page.problems = page.problems.filter((p) => !/ERR_CONNECTION_RESET|Failed to fetch/.test(p));
+});
+
+test('a tab closed mid-upload: the same file picked again resumes, sent and counted once', async () => {
+  // One upload allowed: a second one would be refused with session_exhausted.
+  await session({ max_uploads: 1 });
+  const { page } = await openHost();
+  let csv = 'id,name\n';
+  for (let i = 1; csv.length < 9 * 1024 * 1024; i += 1) csv += `${i},person number ${i}\n`;
+  // A file on disk, as a person picks it: the same name, size and modification time again.
+  const path = join(await mkdtemp(join(tmpdir(), 'embed-resume-')), 'contacts.csv');
+  await writeFile(path, csv);
+  const firstChunk = page.waitForResponse(
+    (r) => r.request().method() === 'PATCH' && r.status() === 204, { timeout: 120_000 });
+  await page.locator('sheetrelay-importer input[type=file]').setInputFiles(path);
+  await firstChunk;
+  const context = page.context();
+  await page.close();
+
+  const again = await context.newPage();
+  const violations = await host.open(again);
+  const requests = [];
+  again.on('request', (r) => {
+    if (r.url().includes('/api/v1/uploads')) requests.push([r.method(), r.headers()['upload-offset']]);
+  });
+  await again.locator('sheetrelay-importer input[type=file]').setInputFiles(path);
+  await again.waitForFunction(() => window.seen.length > 0, null, { timeout: 120_000 });
+  const [event] = await again.evaluate(() => window.seen);
+  assert.equal(event.type, 'sheetrelay-complete', JSON.stringify(event));
+  const methods = requests.map(([m]) => m);
+  assert.equal(methods[0], 'HEAD', methods.join(' '));
+  assert.ok(!methods.includes('POST'), `no new upload: ${methods.join(' ')}`);
+  const [, from] = requests.find(([m]) => m === 'PATCH');
+  assert.ok(Number(from) >= 4 * 1024 * 1024, `resumed from ${from}`);
+  const file = await api(KEY, `/api/v1/files/${event.detail.file_id}`);
+  assert.equal(file.body.sha256, createHash('sha256').update(csv).digest('hex'));
+  assert.equal(event.detail.summary.rows_total, csv.trimEnd().split('\n').length - 1);
+  assert.deepEqual(violations, []);
 });

@@ -174,35 +174,55 @@
       });
     }
 
-    /** tus: create, PATCH in chunks (tusSend), then read the recorded upload. */
+    /**
+     * tus: find the upload a closed tab left for this file (tusResumeOrCreate) or create one, PATCH
+     * in chunks (tusSend), then read the recorded upload.
+     */
     async resumable(file, onSent) {
-      const { response } = await this.call('/api/v1/uploads', {
-        method: 'POST',
-        headers: {
-          ...TUS_HEADERS, 'Upload-Length': String(file.size), 'Upload-Metadata': tusMetadata([['filename', file.name]]),
-        },
-      });
-      const location = response.headers.get('Location');
-      const path = location.startsWith('http') ? new URL(location).pathname : location;
+      const pathOf = (location) => (location.startsWith('http') ? new URL(location).pathname : location);
+      const offsetOf = async (path) => {
+        try {
+          const { response } = await this.call(path, { method: 'HEAD', headers: TUS_HEADERS });
+          return Number(response.headers.get('Upload-Offset'));
+        } catch (error) {
+          // Gone, expired, or another session's: start anew. A HEAD's answer has no body.
+          if (['not_found', 'upload_expired', 'http_404', 'http_410'].includes(error.code)) return null;
+          throw error;
+        }
+      };
+      const create = async () => {
+        const { response } = await this.call('/api/v1/uploads', {
+          method: 'POST',
+          headers: {
+            ...TUS_HEADERS, 'Upload-Length': String(file.size), 'Upload-Metadata': tusMetadata([['filename', file.name]]),
+          },
+        });
+        return pathOf(response.headers.get('Location'));
+      };
+      const { url: path, offset, forget } = await tusResumeOrCreate('embed', file, offsetOf, create);
+      onSent(offset);
       const io = {
-        patch: async (offset, chunk) => {
+        patch: async (at, chunk) => {
           const { response: patched } = await this.call(path, {
             method: 'PATCH',
-            headers: { ...TUS_HEADERS, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
+            headers: { ...TUS_HEADERS, 'Upload-Offset': String(at), 'Content-Type': 'application/offset+octet-stream' },
             body: chunk,
           });
           return Number(patched.headers.get('Upload-Offset'));
         },
         // A dropped connection: ask the server where the upload stands and go on from there.
         retryable: (error) => error.code === 'network_error',
-        offset: async () => {
-          const { response: head } = await this.call(path, { method: 'HEAD', headers: TUS_HEADERS });
-          return Number(head.headers.get('Upload-Offset'));
-        },
+        offset: () => offsetOf(path),
         gone: () => new ApiFailure('upload_expired', 'the upload expired before it was complete'),
       };
-      await tusSend(file, 0, io, onSent);
+      try {
+        await tusSend(file, offset, io, onSent);
+      } catch (error) {
+        if (error.code === 'upload_expired') forget();
+        throw error;
+      }
       const { body } = await this.call(path, { headers: TUS_HEADERS });
+      forget();
       return body;
     }
 
