@@ -3,6 +3,9 @@
 //! queue: the worker's relay does. `main` is a thin wrapper over [`run`] so tests drive the real
 //! server in-process through [`app`].
 
+// Functions short enough to read at once (with the workspace's lints, from Cargo.toml).
+#![warn(clippy::too_many_lines)]
+
 pub mod auth;
 pub mod body_guard;
 pub mod compiler;

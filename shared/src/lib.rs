@@ -1,6 +1,9 @@
 //! Code shared by the `api` and `worker` binaries: configuration, telemetry and metrics, graceful
 //! shutdown, the domain types, the Postgres repositories and the Azure Storage clients.
 
+// Functions short enough to read at once (with the workspace's lints, from Cargo.toml).
+#![warn(clippy::too_many_lines)]
+
 pub mod codes;
 pub mod config;
 pub mod db;

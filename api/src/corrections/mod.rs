@@ -78,6 +78,48 @@ struct Rechecked {
     corrected: bool,
 }
 
+/// Refuses a file whose task has no final report to correct (`409 not_parsed`).
+fn correctable(task: &db::tasks::Task) -> Result<(), ApiError> {
+    if task.status == TaskStatus::Completed
+        || (task.status == TaskStatus::Failed
+            && task.error_code == Some(TaskErrorCode::ValidationFailed))
+    {
+        return Ok(());
+    }
+    Err(ApiError::Conflict {
+        code: ApiErrorCode::NotParsed,
+        message: format!(
+            "the file cannot be corrected: its task is {}{}",
+            task.status.as_str(),
+            if task.status.is_final() {
+                " without a report"
+            } else {
+                ", not final yet"
+            }
+        ),
+    })
+}
+
+/// The counts after the rechecked `rows`, and how many rows joined the stored ones (negative:
+/// left them).
+fn recount(mut counts: ValidationResult, rows: &[Rechecked]) -> (ValidationResult, i64) {
+    let mut joined = 0i64;
+    for r in rows {
+        counts::apply(
+            &mut counts,
+            &counts::Change {
+                before: &r.before.errors.0,
+                was_valid: r.before.valid,
+                after: &r.after.errors,
+                valid: r.after.valid,
+            },
+        );
+        joined += i64::from(r.after.valid && !r.after.replaces)
+            - i64::from(r.before.valid && !r.after.replaces);
+    }
+    (counts, joined)
+}
+
 /// Applies one revision of corrections to the tenant's file `id`.
 pub async fn apply(
     state: &AppState,
@@ -102,23 +144,7 @@ pub async fn apply(
     let task = db::corrections::lock_task(&mut tx, id)
         .await?
         .ok_or_else(not_found)?;
-    let correctable = task.status == TaskStatus::Completed
-        || (task.status == TaskStatus::Failed
-            && task.error_code == Some(TaskErrorCode::ValidationFailed));
-    if !correctable {
-        return Err(ApiError::Conflict {
-            code: ApiErrorCode::NotParsed,
-            message: format!(
-                "the file cannot be corrected: its task is {}{}",
-                task.status.as_str(),
-                if task.status.is_final() {
-                    " without a report"
-                } else {
-                    ", not final yet"
-                }
-            ),
-        });
-    }
+    correctable(&task)?;
     let no_template = || invalid("", "the file was uploaded without a template".into());
     let mut result = task.result.map(|r| r.0).ok_or_else(no_template)?;
     let validation = result.validation.clone().ok_or_else(no_template)?;
@@ -142,21 +168,7 @@ pub async fn apply(
     let (revision, joined_before) = db::corrections::latest(&mut *tx, id).await?;
     let rows = revise::revise(&mut tx, &file, &validation, items).await?;
     let revision = revision + 1;
-    let mut next = validation;
-    let mut joined = 0i64;
-    for r in &rows {
-        counts::apply(
-            &mut next,
-            &counts::Change {
-                before: &r.before.errors.0,
-                was_valid: r.before.valid,
-                after: &r.after.errors,
-                valid: r.after.valid,
-            },
-        );
-        joined += i64::from(r.after.valid && !r.after.replaces)
-            - i64::from(r.before.valid && !r.after.replaces);
-    }
+    let (mut next, joined) = recount(validation, &rows);
     next.revision = u32::try_from(revision).unwrap_or(u32::MAX);
     let complete = task.status == TaskStatus::Failed && next.errors_total == 0;
     with_rows_joined(&mut result, &next, joined);

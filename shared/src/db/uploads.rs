@@ -15,6 +15,7 @@
 //! (tests/bench/side_by_side): locking them all whenever every shard was busy made each such
 //! upload wait for all the others, and the next ones behind it.
 
+use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 use sqlx::{Connection as _, PgConnection};
 use uuid::Uuid;
@@ -117,7 +118,8 @@ async fn insert_in_a_shard(
         .traceparent
         .and_then(crate::telemetry::propagation::trace_id);
     let payload = serde_json::to_value(&payload).map_err(|e| sqlx::Error::Encode(e.into()))?;
-    let row = sqlx::query!(
+    let row = sqlx::query_as!(
+        Inserted,
         r#"WITH shard AS MATERIALIZED (
                -- The rule of api::uploads::limits::check_quota within a shard's grant:
                -- the file fits, and a shard at its grant stores nothing more, not even an
@@ -186,37 +188,66 @@ async fn insert_in_a_shard(
     )
     .fetch_optional(&mut *conn)
     .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let file = SourceFile {
-        id: row.file_id,
-        tenant_id: row.tenant_id,
-        file_name: row.file_name,
-        content_type: row.content_type,
-        format: row.format,
-        size_bytes: row.size_bytes,
-        sha256: row.sha256,
-        blob_name: row.blob_name,
-        idempotency_key: row.idempotency_key,
-        created_at: row.file_created_at,
-        metadata: row.metadata,
-        end_user: row.end_user,
-    };
-    let task = Task {
-        id: row.task_id,
-        source_file_id: row.file_id,
-        status: row.status,
-        attempts: row.attempts,
-        error_code: row.error_code,
-        error_message: row.error_message,
-        result: row.result,
-        lease_expires_at: row.lease_expires_at,
-        created_at: row.task_created_at,
-        review: None,
-        layout_override: None,
-        started_at: row.started_at,
-        finished_at: row.finished_at,
-    };
-    Ok(Some(Recorded::Stored(file, task)))
+    Ok(row.map(Recorded::from))
+}
+
+/// The file and task rows [`insert_in_a_shard`]'s statement returns, as one row.
+struct Inserted {
+    file_id: Uuid,
+    tenant_id: String,
+    file_name: String,
+    content_type: String,
+    format: FileFormat,
+    size_bytes: i64,
+    sha256: String,
+    blob_name: String,
+    idempotency_key: Option<String>,
+    file_created_at: DateTime<Utc>,
+    metadata: Option<serde_json::Value>,
+    end_user: Option<serde_json::Value>,
+    task_id: Uuid,
+    status: TaskStatus,
+    attempts: i32,
+    error_code: Option<TaskErrorCode>,
+    error_message: Option<String>,
+    result: Option<Json<TaskResult>>,
+    lease_expires_at: Option<DateTime<Utc>>,
+    task_created_at: DateTime<Utc>,
+    started_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+}
+
+impl From<Inserted> for Recorded {
+    fn from(row: Inserted) -> Self {
+        let file = SourceFile {
+            id: row.file_id,
+            tenant_id: row.tenant_id,
+            file_name: row.file_name,
+            content_type: row.content_type,
+            format: row.format,
+            size_bytes: row.size_bytes,
+            sha256: row.sha256,
+            blob_name: row.blob_name,
+            idempotency_key: row.idempotency_key,
+            created_at: row.file_created_at,
+            metadata: row.metadata,
+            end_user: row.end_user,
+        };
+        let task = Task {
+            id: row.task_id,
+            source_file_id: row.file_id,
+            status: row.status,
+            attempts: row.attempts,
+            error_code: row.error_code,
+            error_message: row.error_message,
+            result: row.result,
+            lease_expires_at: row.lease_expires_at,
+            created_at: row.task_created_at,
+            review: None,
+            layout_override: None,
+            started_at: row.started_at,
+            finished_at: row.finished_at,
+        };
+        Recorded::Stored(file, task)
+    }
 }
