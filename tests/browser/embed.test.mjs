@@ -145,6 +145,39 @@ test('the component asks for the mapping review, labelled and by keyboard, and c
   assert.deepEqual(violations, []);
 });
 
+test('the component maps texts a boolean field does not know to its values', async () => {
+  const paid = `paid-${randomUUID().slice(0, 8)}`;
+  const put = await api(KEY, `/api/v1/templates/${paid}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      schema: {
+        fields: [
+          { name: 'invoice', type: 'string', constraints: { required: true } },
+          { name: 'paid', type: 'boolean' },
+        ],
+      },
+    }),
+  });
+  assert.equal(put.status, 201, JSON.stringify(put.body));
+  await session({ template: paid });
+  const { page, violations } = await openHost();
+  await pick(page, 'paid.csv', 'invoice,paid\nA-1,Y\nA-2,N\nA-3,ja\n');
+  const component = page.locator('sheetrelay-importer');
+  const yes = component.getByLabel('“Y” means');
+  await yes.waitFor({ timeout: 60_000 });
+  await yes.selectOption('true');
+  await component.getByLabel('“N” means').selectOption('false');
+  await component.getByLabel('“ja” means').selectOption('true');
+  await component.locator('button', { hasText: 'Use these columns' }).click();
+  await page.waitForFunction(() => window.seen.length > 0, null, { timeout: 60_000 });
+  const [event] = await page.evaluate(() => window.seen);
+  assert.equal(event.type, 'sheetrelay-complete', JSON.stringify(event));
+  const rows = await api(KEY, `/api/v1/files/${event.detail.file_id}/rows?sheet=0`);
+  assert.deepEqual(rows.body.rows.map((r) => r.values), [['A-1', true], ['A-2', false], ['A-3', true]]);
+  assert.deepEqual(violations, []);
+});
+
 test('a large file goes through tus from the component and survives a cut connection', async () => {
   await session();
   const { page, violations } = await openHost();
