@@ -404,6 +404,7 @@ pub async fn insert_template(
         schema,
         on_invalid,
         sheet: None,
+        hooks: &[],
         quota_bytes: i64::MAX,
     };
     match db::templates::put(conn, &new).await? {

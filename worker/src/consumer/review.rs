@@ -47,6 +47,7 @@ impl Consumer {
             confirmed_sheet,
             remembered,
             learned,
+            hooked: !t.hooks.is_empty(),
         })
     }
 

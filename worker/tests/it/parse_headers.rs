@@ -211,5 +211,6 @@ fn invoice_job() -> TemplateJob {
         confirmed_sheet: None,
         remembered: Default::default(),
         learned: Vec::new(),
+        hooked: false,
     }
 }

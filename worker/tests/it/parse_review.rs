@@ -26,6 +26,7 @@ fn job() -> TemplateJob {
         confirmed_sheet: None,
         remembered: BTreeMap::new(),
         learned: Vec::new(),
+        hooked: false,
     }
 }
 

@@ -33,4 +33,8 @@ pub struct TemplateJob {
     /// column headed by one maps to its field with `"match": "learned"`.
     #[serde(default)]
     pub learned: Vec<(String, String)>,
+    /// The template has validation hooks: each stored row is preceded by its
+    /// [`crate::parse::ParseEvent::Origin`], for the consumer to ask the hooks about it.
+    #[serde(default)]
+    pub hooked: bool,
 }

@@ -97,6 +97,8 @@ pub(crate) struct Validation<'t> {
     header_width: usize,
     /// The rows of the validated sheet stored so far.
     stored_rows: u64,
+    /// Whether the row checked last was valid.
+    last_valid: bool,
 }
 
 impl<'t> Validation<'t> {
@@ -132,6 +134,7 @@ impl<'t> Validation<'t> {
             last_row: 0,
             header_width: 0,
             stored_rows: 0,
+            last_valid: true,
         })
     }
 
@@ -309,6 +312,7 @@ impl<'t> Validation<'t> {
         self.typed.clear();
         let mut found = Vec::new();
         let valid = validator.row(row, cells, &mut self.typed, &mut |e| found.push(e));
+        self.last_valid = valid;
         let store = match self.job.on_invalid {
             OnInvalid::KeepInvalidRows => true,
             OnInvalid::DropInvalidRows | OnInvalid::RejectFile => valid,
@@ -401,6 +405,13 @@ impl<'t> Validation<'t> {
                 "the template engine wrote a row that is not UTF-8",
             )
         })?;
+        if self.job.hooked {
+            on_event(ParseEvent::Origin {
+                row: self.last_row,
+                valid: self.last_valid,
+            })
+            .map_err(ParseFailure::sink)?;
+        }
         on_event(ParseEvent::Row {
             sheet: sheet.id.index,
             index: sheet.rows,
@@ -451,19 +462,22 @@ impl<'t> Validation<'t> {
             return Ok(());
         }
         self.errors_sent += 1;
-        // The engine's record, typed and without the sheet, becomes the report's.
-        on_event(ParseEvent::Invalid(ErrorRecord {
-            sheet: i32::try_from(sheet).unwrap_or(i32::MAX),
-            row: i64::try_from(record.row).unwrap_or(i64::MAX),
-            column: record.column,
-            field: record.field,
-            value: record.value,
-            code: record.code.as_str().to_owned(),
-            constraint: record.constraint.map(|c| c.as_str().to_owned()),
-            message: record.message,
-            transformed: record.transformed,
-        }))
-        .map_err(ParseFailure::sink)
+        on_event(ParseEvent::Invalid(report_record(sheet, record))).map_err(ParseFailure::sink)
+    }
+}
+
+/// The engine's record, typed and without the sheet, as the report's.
+pub(crate) fn report_record(sheet: u32, record: engine::ErrorRecord) -> ErrorRecord {
+    ErrorRecord {
+        sheet: i32::try_from(sheet).unwrap_or(i32::MAX),
+        row: i64::try_from(record.row).unwrap_or(i64::MAX),
+        column: record.column,
+        field: record.field,
+        value: record.value,
+        code: record.code.as_str().to_owned(),
+        constraint: record.constraint.map(|c| c.as_str().to_owned()),
+        message: record.message,
+        transformed: record.transformed,
     }
 }
 
