@@ -68,16 +68,21 @@ pub struct HookProblem {
 }
 
 /// Reads a template body's `hooks` (JSON `null` or absent: none) given the template's field
-/// names: the hooks, or every structural problem (a hook's endpoint is checked by the caller,
-/// which knows the tenant's endpoints).
+/// names: each hook that reads (`None` for one that does not) and every structural problem (a
+/// hook's endpoint is checked by the caller, which knows the tenant's endpoints).
 pub fn read(
     value: Option<&serde_json::Value>,
     fields: &[&str],
-) -> Result<Vec<Hook>, Vec<HookProblem>> {
+) -> (Vec<Option<Hook>>, Vec<HookProblem>) {
     let items = match value {
-        None | Some(serde_json::Value::Null) => return Ok(Vec::new()),
+        None | Some(serde_json::Value::Null) => return (Vec::new(), Vec::new()),
         Some(serde_json::Value::Array(items)) => items,
-        Some(_) => return Err(vec![problem("/hooks", "`hooks` must be an array".into())]),
+        Some(_) => {
+            return (
+                Vec::new(),
+                vec![problem("/hooks", "`hooks` must be an array".into())],
+            )
+        }
     };
     let mut problems = Vec::new();
     if items.len() > MAX_HOOKS {
@@ -92,16 +97,15 @@ pub fn read(
         match serde_json::from_value::<Hook>(item.clone()) {
             Ok(hook) => {
                 check(&hook, &at, fields, &mut problems);
-                hooks.push(hook);
+                hooks.push(Some(hook));
             }
-            Err(e) => problems.push(problem(&at, format!("not a hook: {e}"))),
+            Err(e) => {
+                problems.push(problem(&at, format!("not a hook: {e}")));
+                hooks.push(None);
+            }
         }
     }
-    if problems.is_empty() {
-        Ok(hooks)
-    } else {
-        Err(problems)
-    }
+    (hooks, problems)
 }
 
 fn check(hook: &Hook, at: &str, fields: &[&str], problems: &mut Vec<HookProblem>) {
@@ -152,7 +156,8 @@ mod tests {
             {"webhook": "not-a-uuid"},
             {"webhook": Uuid::nil(), "batch_size": 10000, "timeout": "1m"}
         ]);
-        let problems = read(Some(&hooks), &["id"]).expect_err("problems");
+        let (read, problems) = read(Some(&hooks), &["id"]);
+        assert_eq!(read.iter().filter(|h| h.is_some()).count(), 2);
         let pointers: Vec<&str> = problems.iter().map(|p| p.pointer.as_str()).collect();
         assert_eq!(
             pointers,
@@ -167,10 +172,12 @@ mod tests {
 
     #[test]
     fn defaults_apply_and_absent_hooks_are_none() {
-        assert_eq!(read(None, &[]), Ok(Vec::new()));
-        let hooks = read(Some(&json!([{"webhook": Uuid::nil()}])), &[]).expect("hooks");
-        assert_eq!(hooks[0].batch_size(), 1000);
-        assert_eq!(hooks[0].timeout(), Duration::from_secs(10));
-        assert!(hooks[0].sends("anything"));
+        assert_eq!(read(None, &[]), (Vec::new(), Vec::new()));
+        let (hooks, problems) = read(Some(&json!([{"webhook": Uuid::nil()}])), &[]);
+        assert!(problems.is_empty());
+        let hook = hooks[0].as_ref().expect("a hook");
+        assert_eq!(hook.batch_size(), 1000);
+        assert_eq!(hook.timeout(), Duration::from_secs(10));
+        assert!(hook.sends("anything"));
     }
 }

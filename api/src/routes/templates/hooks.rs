@@ -23,10 +23,10 @@ pub async fn checked(
         pointer: p.pointer,
         message: p.message,
     };
-    let hooks = hook::read(value, &fields)
-        .map_err(|problems| ApiError::InvalidTemplate(problems.into_iter().map(as_problem).collect()))?;
-    let mut problems = Vec::new();
+    let (hooks, problems) = hook::read(value, &fields);
+    let mut problems: Vec<Problem> = problems.into_iter().map(as_problem).collect();
     for (i, h) in hooks.iter().enumerate() {
+        let Some(h) = h else { continue };
         if db::webhooks::find(&state.db, tenant_id, h.webhook)
             .await?
             .is_none()
@@ -38,7 +38,7 @@ pub async fn checked(
         }
     }
     if problems.is_empty() {
-        Ok(hooks)
+        Ok(hooks.into_iter().flatten().collect())
     } else {
         Err(ApiError::InvalidTemplate(problems))
     }
