@@ -6,6 +6,7 @@
 
 mod faults;
 mod receiver;
+mod resume;
 
 use std::time::Duration;
 
