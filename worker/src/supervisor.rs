@@ -28,8 +28,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::bounds::Budget;
 use crate::config::RunConfig;
-use crate::hooks::Hooks;
 use crate::consumer::{self, Consumer};
+use crate::hooks::Hooks;
 use crate::link::Link;
 use crate::metrics::Sources;
 use crate::parse::isolate::Isolation;

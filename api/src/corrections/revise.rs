@@ -13,9 +13,9 @@ use template::Problem;
 
 use super::keys::KeyIndex;
 use super::recheck::Rechecker;
-use template::json_cells;
 use super::{CorrectionItem, FileCtx, Moves, Rechecked, MAX_SHARING};
 use crate::error::ApiError;
+use template::json_cells;
 
 /// Checks the request against the file, applies its edits to the rows' cells and checks every
 /// row they touch again: the corrected rows, and the rows that shared a key value they left.

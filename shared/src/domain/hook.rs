@@ -88,7 +88,10 @@ pub fn read(
     if items.len() > MAX_HOOKS {
         problems.push(problem(
             "/hooks",
-            format!("a template has at most {MAX_HOOKS} hooks, not {}", items.len()),
+            format!(
+                "a template has at most {MAX_HOOKS} hooks, not {}",
+                items.len()
+            ),
         ));
     }
     let mut hooks = Vec::new();
@@ -118,8 +121,8 @@ fn check(hook: &Hook, at: &str, fields: &[&str], problems: &mut Vec<HookProblem>
         }
     }
     if let Some(text) = &hook.timeout {
-        let fits = crate::config::parse_duration(text)
-            .is_ok_and(|d| !d.is_zero() && d <= MAX_TIMEOUT);
+        let fits =
+            crate::config::parse_duration(text).is_ok_and(|d| !d.is_zero() && d <= MAX_TIMEOUT);
         if !fits {
             problems.push(problem(
                 &format!("{at}/timeout"),

@@ -75,7 +75,10 @@ async fn an_answer_about_rows_not_in_the_batch_is_refused() {
     .await;
     let (webhook, _) = endpoint(&app, &hook.url()).await;
     let message = unavailable(&app, json!({"webhook": webhook})).await;
-    assert!(message.contains("row 999, which was not in the batch"), "{message}");
+    assert!(
+        message.contains("row 999, which was not in the batch"),
+        "{message}"
+    );
 }
 
 #[tokio::test]

@@ -105,9 +105,17 @@ async fn a_hooks_errors_join_the_report_and_its_written_values_are_checked_again
     let app = TestApp::spawn().await;
     let hook = HookReceiver::start(customers_hook).await;
     let (webhook, secret) = endpoint(&app, &hook.url()).await;
-    template(&app, json!({"webhook": webhook, "batch_size": 2}), "drop_invalid_rows").await;
+    template(
+        &app,
+        json!({"webhook": webhook, "batch_size": 2}),
+        "drop_invalid_rows",
+    )
+    .await;
     let (_, stored) = app.get_json("/api/v1/templates/customers").await;
-    assert_eq!(stored["hooks"], json!([{"webhook": webhook, "batch_size": 2}]));
+    assert_eq!(
+        stored["hooks"],
+        json!([{"webhook": webhook, "batch_size": 2}])
+    );
 
     let (task_id, file_id) = upload(&app, CUSTOMERS).await;
     let task = final_task(&app, &task_id, Duration::from_secs(600)).await;
@@ -130,12 +138,28 @@ async fn a_hooks_errors_join_the_report_and_its_written_values_are_checked_again
         .as_array()
         .expect("errors")
         .iter()
-        .map(|e| json!([e["row"], e["field"], e["code"], e["constraint"], e["value"], e["column"]]))
+        .map(|e| {
+            json!([
+                e["row"],
+                e["field"],
+                e["code"],
+                e["constraint"],
+                e["value"],
+                e["column"]
+            ])
+        })
         .collect();
     assert_eq!(
         records,
         [
-            json!([3, "email", "hook-error", "unknown_customer", "b@x.test", "email"]),
+            json!([
+                3,
+                "email",
+                "hook-error",
+                "unknown_customer",
+                "b@x.test",
+                "email"
+            ]),
             json!([4, "amount", "constraint-error", "minimum", "-5", "amount"]),
             json!([5, "amount", "type-error", null, "abc", "amount"]),
             json!([6, "amount", "type-error", null, "x", "amount"]),
@@ -146,7 +170,10 @@ async fn a_hooks_errors_join_the_report_and_its_written_values_are_checked_again
 
     // The one valid row, with the value the hook wrote, typed by the template.
     let (_, rows) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
-    assert_eq!(rows["rows"], json!([{"index": 0, "values": [1, "a@x.test", 12]}]));
+    assert_eq!(
+        rows["rows"],
+        json!([{"index": 0, "values": [1, "a@x.test", 12]}])
+    );
 
     // Two batches of the four stored rows (the invalid fifth is not asked about).
     let got = hook.received();
@@ -178,7 +205,12 @@ async fn with_keep_invalid_rows_every_row_is_asked_and_stored_and_the_counts_sta
     let app = TestApp::spawn().await;
     let hook = HookReceiver::start(ids_only_hook).await;
     let (webhook, _) = endpoint(&app, &hook.url()).await;
-    template(&app, json!({"webhook": webhook, "fields": ["id"]}), "keep_invalid_rows").await;
+    template(
+        &app,
+        json!({"webhook": webhook, "fields": ["id"]}),
+        "keep_invalid_rows",
+    )
+    .await;
     let (task_id, file_id) = upload(&app, CUSTOMERS).await;
     let task = final_task(&app, &task_id, Duration::from_secs(600)).await;
     assert_eq!(task["status"], "COMPLETED", "{task}");

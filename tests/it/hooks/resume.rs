@@ -61,21 +61,30 @@ async fn a_worker_killed_mid_file_resumes_without_asking_about_answered_batches_
     })
     .await;
     let (webhook, _) = endpoint(&app, &hook.url()).await;
-    template(&app, json!({"webhook": webhook, "batch_size": 2}), "drop_invalid_rows").await;
+    template(
+        &app,
+        json!({"webhook": webhook, "batch_size": 2}),
+        "drop_invalid_rows",
+    )
+    .await;
     let (task_id, file_id) = upload(&app, CUSTOMERS).await;
     let ids = || -> Vec<String> { hook.received().into_iter().map(|r| r.id).collect() };
 
     let mut first = worker(&app);
     let task: uuid::Uuid = task_id.parse().expect("task id");
-    eventually(Duration::from_secs(30), "batch 0 kept, batch 1 asked", || async {
-        let kept: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM hook_answers WHERE task_id = $1")
-                .bind(task)
-                .fetch_one(&app.db)
-                .await
-                .expect("count");
-        kept == 1 && ids().contains(&format!("{task_id}.1"))
-    })
+    eventually(
+        Duration::from_secs(30),
+        "batch 0 kept, batch 1 asked",
+        || async {
+            let kept: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM hook_answers WHERE task_id = $1")
+                    .bind(task)
+                    .fetch_one(&app.db)
+                    .await
+                    .expect("count");
+            kept == 1 && ids().contains(&format!("{task_id}.1"))
+        },
+    )
     .await;
     first.child.start_kill().expect("kill -9 the worker");
     first.child.wait().await.expect("reap the worker");
@@ -91,8 +100,14 @@ async fn a_worker_killed_mid_file_resumes_without_asking_about_answered_batches_
     assert_eq!(done["status"], "COMPLETED", "{done}");
     assert_eq!(done["attempts"], 2, "{done}");
     let asked = ids();
-    let zero = asked.iter().filter(|id| **id == format!("{task_id}.0")).count();
-    let one = asked.iter().filter(|id| **id == format!("{task_id}.1")).count();
+    let zero = asked
+        .iter()
+        .filter(|id| **id == format!("{task_id}.0"))
+        .count();
+    let one = asked
+        .iter()
+        .filter(|id| **id == format!("{task_id}.1"))
+        .count();
     assert_eq!(zero, 1, "batch 0 was asked again: {asked:?}");
     assert!(one >= 2, "batch 1 asked again: {asked:?}");
     // Batch 0's kept answer is in the report, and nothing is kept once the task is final.

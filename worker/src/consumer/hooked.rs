@@ -87,7 +87,10 @@ impl Consumer {
             layout,
             &mut sink,
         )
-        .instrument(tracing::info_span!("parse", format = fetched.format.as_str()))
+        .instrument(tracing::info_span!(
+            "parse",
+            format = fetched.format.as_str()
+        ))
         .await?;
         let spool = sink.spool;
         let mut summary = match parsed {
@@ -99,7 +102,10 @@ impl Consumer {
         };
         let Some(hooks) = self.hooks.as_ref() else {
             let message = "this worker cannot call validation hooks".to_owned();
-            return Ok(Break(Ending::Unparsable(TaskErrorCode::HookUnavailable, message)));
+            return Ok(Break(Ending::Unparsable(
+                TaskErrorCode::HookUnavailable,
+                message,
+            )));
         };
         let run = hooks::Run {
             hooks,
@@ -139,7 +145,13 @@ impl Consumer {
             .context("beginning the result transaction")?;
         let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
         let mut sink = CopySink::new(fetched.source_file_id, &mut copy, progress, &mut report);
-        let dropped = copy_spool(spool, &mut sink, job.on_invalid, summary.validation.as_ref()).await;
+        let dropped = copy_spool(
+            spool,
+            &mut sink,
+            job.on_invalid,
+            summary.validation.as_ref(),
+        )
+        .await;
         let (dropped, spoiled) = match dropped {
             Ok(kept) => kept,
             Err(e) => {

@@ -156,7 +156,8 @@ impl Target<'_> {
     /// Refuses an answer that is not about the batch: a row that was not in it, or a field the
     /// hook is not sent, or a code the report cannot hold.
     fn about_the_batch(&self, answer: &Answer, rows: &HashSet<u64>) -> Result<(), String> {
-        let known = |field: &str| self.fields.field_index(field).is_some() && self.hook.sends(field);
+        let known =
+            |field: &str| self.fields.field_index(field).is_some() && self.hook.sends(field);
         let cells = answer
             .errors
             .iter()
@@ -164,10 +165,14 @@ impl Target<'_> {
             .chain(answer.values.iter().map(|v| (v.row, v.field.as_str())));
         for (row, field) in cells {
             if !rows.contains(&row) {
-                return Err(format!("its answer names row {row}, which was not in the batch"));
+                return Err(format!(
+                    "its answer names row {row}, which was not in the batch"
+                ));
             }
             if !known(field) {
-                return Err(format!("its answer names the field {field:?}, which it was not sent"));
+                return Err(format!(
+                    "its answer names the field {field:?}, which it was not sent"
+                ));
             }
         }
         match answer
@@ -176,7 +181,10 @@ impl Target<'_> {
             .filter_map(|e| e.code.as_deref())
             .find(|c| c.is_empty() || c.chars().count() > MAX_CODE_CHARS)
         {
-            Some(code) => Err(format!("its answer has a code of {} characters, not 1 to {MAX_CODE_CHARS}", code.chars().count())),
+            Some(code) => Err(format!(
+                "its answer has a code of {} characters, not 1 to {MAX_CODE_CHARS}",
+                code.chars().count()
+            )),
             None => Ok(()),
         }
     }

@@ -121,7 +121,11 @@ pub async fn check(
         };
         let secrets = match secrets(run.hooks.key.as_ref(), &endpoint) {
             Ok(s) => s,
-            Err(why) => return Ok(Err(Unavailable(format!("hook {n} cannot be signed: {why}")))),
+            Err(why) => {
+                return Ok(Err(Unavailable(format!(
+                    "hook {n} cannot be signed: {why}"
+                ))))
+            }
         };
         let target = ask::Target {
             run,

@@ -59,7 +59,10 @@ impl Spool {
 
     /// The rows from the first.
     pub fn read(self) -> io::Result<SpoolReader> {
-        let mut file = self.file.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let mut file = self
+            .file
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
         file.rewind()?;
         Ok(SpoolReader {
             lines: BufReader::new(file),
@@ -77,7 +80,12 @@ impl SpoolReader {
     /// The next row; `None` after the last.
     pub fn next_row(&mut self) -> anyhow::Result<Option<SpooledRow>> {
         self.line.clear();
-        if self.lines.read_line(&mut self.line).context("reading the row spool")? == 0 {
+        if self
+            .lines
+            .read_line(&mut self.line)
+            .context("reading the row spool")?
+            == 0
+        {
             return Ok(None);
         }
         let line = self.line.trim_end_matches('\n');

@@ -85,7 +85,10 @@ pub enum ParseEvent<'a> {
     /// A templated file with validation hooks: where the [`ParseEvent::Row`] that follows
     /// comes from (its 1-based row number in the file) and whether the template found it valid,
     /// which the hooks' stage in the consumer needs to ask about it and to keep the counts.
-    Origin { row: u64, valid: bool },
+    Origin {
+        row: u64,
+        valid: bool,
+    },
 }
 
 impl ParseEvent<'_> {
