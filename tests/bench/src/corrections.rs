@@ -103,7 +103,7 @@ pub async fn run(_stack: &Stack, rows: u64, singles: u64) -> anyhow::Result<Run>
         .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
     let mut tx = env.db.begin().await?;
     let schema = crate::templates::schema();
-    let version = env::insert_template(&mut tx, "bench", &schema, "drop_invalid_rows").await?;
+    let version = env::insert_template(&mut tx, "bench", &schema, "drop_invalid_rows", &[]).await?;
     let template = shared::db::source_files::TemplateRef {
         name: "bench",
         version,

@@ -388,7 +388,7 @@ pub async fn insert_upload(
 }
 
 /// The tenant [`insert_upload`] writes as.
-const TENANT: &str = "default";
+pub const TENANT: &str = "default";
 
 /// Stores `schema` as a new version of the template `name` of [`TENANT`], as `PUT
 /// /api/v1/templates/{name}` does; returns the version.
@@ -397,6 +397,7 @@ pub async fn insert_template(
     name: &str,
     schema: &serde_json::Value,
     on_invalid: &str,
+    hooks: &[shared::domain::hook::Hook],
 ) -> anyhow::Result<i32> {
     let new = db::templates::NewTemplate {
         tenant_id: TENANT,
@@ -404,7 +405,7 @@ pub async fn insert_template(
         schema,
         on_invalid,
         sheet: None,
-        hooks: &[],
+        hooks,
         quota_bytes: i64::MAX,
     };
     match db::templates::put(conn, &new).await? {

@@ -284,7 +284,9 @@ pub async fn store(
         .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
     let mut tx = env.db.begin().await?;
     let version = match template {
-        Some(t) => Some(env::insert_template(&mut tx, TEMPLATE_NAME, t.schema, ON_INVALID).await?),
+        Some(t) => {
+            Some(env::insert_template(&mut tx, TEMPLATE_NAME, t.schema, ON_INVALID, &[]).await?)
+        }
         None => None,
     };
     let template_ref = version.map(|version| TemplateRef {

@@ -79,6 +79,7 @@ impl Consumer {
             origin: None,
             report: &mut report,
         };
+        let started = std::time::Instant::now();
         let parsed = isolate::parse_isolated_into(
             &self.isolation,
             &fetched.download,
@@ -93,6 +94,8 @@ impl Consumer {
         ))
         .await?;
         let spool = sink.spool;
+        let rows = parsed.as_ref().ok().map(|s| s.rows_total);
+        super::metrics::parsed(fetched.format, started.elapsed(), rows);
         let mut summary = match parsed {
             Err(failure) => return Ok(Break(Ending::Unparsable(failure.code, failure.message))),
             Ok(_) if report.review.is_some() => {

@@ -160,9 +160,9 @@ fn secrets(
     Ok(secrets)
 }
 
-/// One hook's pass over the rows: batches of the rows it is asked about (each with the rows
-/// not asked about that lie among them, so the order holds), [`IN_FLIGHT`] at a time, merged
-/// and written to the next spool in order.
+/// One hook's pass over the rows: windows of up to a batch of rows, each asked about the ones
+/// the policy stores (the others ride along, so the order holds), [`IN_FLIGHT`] at a time,
+/// merged and written to the next spool in order.
 async fn pass(
     target: &ask::Target<'_>,
     spool: Spool,
@@ -177,9 +177,11 @@ async fn pass(
     let mut ended = false;
     while !ended || !in_flight.is_empty() {
         if !ended && in_flight.len() < IN_FLIGHT {
+            // At most a batch of rows, asked or not: a window never grows past it, however
+            // many rows an earlier hook left out.
             let mut window = Vec::new();
             let mut count = 0;
-            while count < target.hook.batch_size() {
+            while window.len() < target.hook.batch_size() {
                 let Some(row) = rows.next_row()? else {
                     ended = true;
                     break;
