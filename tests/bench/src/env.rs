@@ -387,6 +387,20 @@ pub async fn insert_upload(
     Ok((outbox_id, task_id))
 }
 
+/// Uploads the file at `path` as a new blob of `env`'s container: its name and size.
+pub async fn upload_file(env: &WorkerEnv, path: &Path) -> anyhow::Result<(String, u64)> {
+    use futures::StreamExt as _;
+    let blob_name = format!("{}/bench.csv", Uuid::now_v7());
+    let f = tokio::fs::File::open(path).await?;
+    let size = f.metadata().await?.len();
+    let stream = tokio_util::io::ReaderStream::with_capacity(f, 1 << 20);
+    env.blobs
+        .upload(&blob_name, "application/octet-stream", stream.boxed())
+        .await
+        .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
+    Ok((blob_name, size))
+}
+
 /// The tenant [`insert_upload`] writes as.
 pub const TENANT: &str = "default";
 

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
-use futures::StreamExt as _;
 use shared::db;
 use shared::domain::hook::Hook;
 use shared::webhooks::{SealingKey, SigningSecret};
@@ -46,12 +45,12 @@ async fn receiver() -> anyhow::Result<(String, Arc<AtomicU64>)> {
 /// `COMPLETED`.
 async fn parse_once(
     env: &harness::worker::WorkerEnv,
-    blob: &str,
-    size: u64,
+    csv: &std::path::Path,
     name: &str,
     hooks: &[Hook],
     worker_env: &[(&str, &str)],
 ) -> anyhow::Result<(f64, u64)> {
+    let (blob, size) = env::upload_file(env, csv).await?;
     let mut tx = env.db.begin().await?;
     let schema = crate::templates::schema();
     let version = env::insert_template(&mut tx, name, &schema, "drop_invalid_rows", hooks).await?;
@@ -61,7 +60,7 @@ async fn parse_once(
         on_invalid: "drop_invalid_rows",
     };
     let (_, task_id) =
-        env::insert_upload(&mut tx, Some(blob), "csv", size as i64, Some(template)).await?;
+        env::insert_upload(&mut tx, Some(&blob), "csv", size as i64, Some(template)).await?;
     tx.commit().await?;
     let mut worker = env::spawn_worker(env, "all", false, worker_env)?;
     let settled = env::await_task(&env.db, task_id, Duration::from_secs(1800)).await?;
@@ -82,15 +81,6 @@ pub async fn run(_stack: &Stack, rows: u64) -> anyhow::Result<Run> {
     let mut run = Run::default();
     let csv = gen::csv(rows, false)?;
     let env = env::fresh_env().await;
-    let blob = format!("{}/bench.csv", uuid::Uuid::now_v7());
-    let f = tokio::fs::File::open(&csv).await?;
-    let size = f.metadata().await?.len();
-    let stream = tokio_util::io::ReaderStream::with_capacity(f, 1 << 20);
-    env.blobs
-        .upload(&blob, "application/octet-stream", stream.boxed())
-        .await
-        .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
-
     let (url, asked) = receiver().await?;
     let key_bytes = [7u8; 32];
     let key = SealingKey::from_bytes(&key_bytes).map_err(anyhow::Error::msg)?;
@@ -123,10 +113,9 @@ pub async fn run(_stack: &Stack, rows: u64) -> anyhow::Result<Run> {
         ("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true"),
     ];
 
-    let (plain_secs, plain_valid) =
-        parse_once(&env, &blob, size, "plain", &[], &worker_env).await?;
+    let (plain_secs, plain_valid) = parse_once(&env, &csv, "plain", &[], &worker_env).await?;
     let (hooked_secs, hooked_valid) =
-        parse_once(&env, &blob, size, "hooked", &[hook], &worker_env).await?;
+        parse_once(&env, &csv, "hooked", &[hook], &worker_env).await?;
     let batches = asked.load(Ordering::Relaxed);
     if plain_valid != rows || hooked_valid != rows || batches != rows.div_ceil(u64::from(BATCH)) {
         bail!("{rows} rows: {plain_valid} and {hooked_valid} valid, {batches} batches asked");
