@@ -36,6 +36,14 @@ pub async fn endpoint(
     .await
 }
 
+/// The batches of the task whose answers are kept: only these are looked up (a task's first
+/// attempt has none, and reads nothing per batch).
+pub async fn kept_batches(db: impl PgExecutor<'_>, task_id: Uuid) -> sqlx::Result<Vec<i32>> {
+    sqlx::query_scalar!("SELECT batch FROM hook_answers WHERE task_id = $1", task_id)
+        .fetch_all(db)
+        .await
+}
+
 /// The answer kept for batch `batch` of the task, if its request had this body.
 pub async fn answer(
     db: impl PgExecutor<'_>,

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use sha2::{Digest as _, Sha256};
 use shared::db;
 use shared::domain::hook::Hook;
@@ -34,6 +35,10 @@ pub struct Target<'a> {
     pub url: &'a str,
     pub secrets: &'a [SigningSecret],
     pub fields: &'a Template,
+    /// Each field's name as a JSON string where the hook is sent it, in field order.
+    pub sent: Vec<Option<String>>,
+    /// The batches of the task with a kept answer ([`db::hooks::kept_batches`]).
+    pub kept: &'a HashSet<u32>,
 }
 
 /// A batch, and the answer about it (none when no row of it was asked about).
@@ -55,7 +60,8 @@ struct Body<'a> {
 #[derive(Serialize)]
 struct BodyRow {
     row: u64,
-    values: serde_json::Map<String, serde_json::Value>,
+    /// The object of the sent fields' values, written from the row's JSON text as it is.
+    values: Box<RawValue>,
 }
 
 impl Target<'_> {
@@ -75,11 +81,11 @@ impl Target<'_> {
         let digest = Sha256::digest(&body);
         let run = self.run;
         let number = i32::try_from(batch).unwrap_or(i32::MAX);
-        if let Some(kept) = db::hooks::answer(run.db, run.task_id, number, &digest)
-            .await
-            .context("reading a kept hook answer")?
-        {
-            if let Ok(answer) = serde_json::from_value::<Answer>(kept) {
+        if self.kept.contains(&batch) {
+            let kept = db::hooks::answer(run.db, run.task_id, number, &digest)
+                .await
+                .context("reading a kept hook answer")?;
+            if let Some(answer) = kept.and_then(|k| serde_json::from_value::<Answer>(k).ok()) {
                 return Ok(Ok((window, Some(answer))));
             }
         }
@@ -128,16 +134,21 @@ impl Target<'_> {
         let run = self.run;
         let mut rows = Vec::with_capacity(asked.len());
         for r in asked {
-            let values: Vec<serde_json::Value> =
+            let cells: Vec<&RawValue> =
                 serde_json::from_str(&r.values).context("a spooled row's values")?;
-            let values = self
-                .fields
-                .fields
-                .iter()
-                .zip(values)
-                .filter(|(f, _)| self.hook.sends(&f.name))
-                .map(|(f, v)| (f.name.clone(), v))
-                .collect();
+            let mut object = String::with_capacity(r.values.len() + 16 * cells.len());
+            object.push('{');
+            for (name, value) in self.sent.iter().zip(cells) {
+                let Some(name) = name else { continue };
+                if object.len() > 1 {
+                    object.push(',');
+                }
+                object.push_str(name);
+                object.push(':');
+                object.push_str(value.get());
+            }
+            object.push('}');
+            let values = RawValue::from_string(object).context("a row's values object")?;
             rows.push(BodyRow { row: r.row, values });
         }
         Ok(Body {

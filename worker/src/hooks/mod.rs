@@ -25,6 +25,7 @@ pub mod call;
 mod merge;
 pub mod spool;
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -109,6 +110,12 @@ pub async fn check(
         .map_err(|_| anyhow::anyhow!("the file's template does not compile"))?;
     let mut merge = Merge::new(&compiled, validation, errors, run.max_errors as usize);
     let mut batch = 0u32;
+    let kept: HashSet<u32> = db::hooks::kept_batches(run.db, run.task_id)
+        .await
+        .context("reading which hook answers are kept")?
+        .into_iter()
+        .filter_map(|b| u32::try_from(b).ok())
+        .collect();
     for (n, hook) in run.template.hooks.iter().enumerate() {
         let Some(endpoint) = db::hooks::endpoint(run.db, run.tenant_id, hook.webhook)
             .await
@@ -134,6 +141,12 @@ pub async fn check(
             url: &endpoint.url,
             secrets: &secrets,
             fields: &compiled,
+            sent: compiled
+                .fields
+                .iter()
+                .map(|f| hook.sends(&f.name).then(|| json_string(&f.name)))
+                .collect(),
+            kept: &kept,
         };
         spool = match pass(&target, spool, &mut batch, &mut merge).await? {
             Ok(next) => next,
@@ -211,4 +224,9 @@ async fn pass(
         }
     }
     Ok(Ok(next))
+}
+
+/// `text` as a JSON string.
+fn json_string(text: &str) -> String {
+    serde_json::Value::String(text.to_owned()).to_string()
 }
