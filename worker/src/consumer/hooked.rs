@@ -137,15 +137,7 @@ impl Consumer {
             // Nothing was validated (no sheet had the table): no row was stored either.
             None => spool,
         };
-        self.months
-            .ensure(&self.db, fetched.source_file_id)
-            .await
-            .context("adding the row store's partitions for the file's month")?;
-        let mut tx = self
-            .db
-            .begin()
-            .await
-            .context("beginning the result transaction")?;
+        let mut tx = self.begin_result(fetched.source_file_id).await?;
         let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
         let mut sink = CopySink::new(fetched.source_file_id, &mut copy, progress, &mut report);
         let dropped = copy_spool(

@@ -204,16 +204,7 @@ impl Consumer {
         layout: Option<&LayoutOverride>,
         progress: &Progress,
     ) -> anyhow::Result<ControlFlow<Ending, Parsed>> {
-        // The maintenance adds months ahead; this covers a worker run without it.
-        self.months
-            .ensure(&self.db, fetched.source_file_id)
-            .await
-            .context("adding the row store's partitions for the file's month")?;
-        let mut tx = self
-            .db
-            .begin()
-            .await
-            .context("beginning the result transaction")?;
+        let mut tx = self.begin_result(fetched.source_file_id).await?;
         let mut report = Report::default();
         let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
         let file = FileToParse {
@@ -251,6 +242,22 @@ impl Consumer {
                 Err(e)
             }
         }
+    }
+
+    /// The transaction a file's result is written in, its month's row store partition there.
+    pub(super) async fn begin_result(
+        &self,
+        source_file_id: Uuid,
+    ) -> anyhow::Result<Transaction<'static, Postgres>> {
+        // The maintenance adds months ahead; this covers a worker run without it.
+        self.months
+            .ensure(&self.db, source_file_id)
+            .await
+            .context("adding the row store's partitions for the file's month")?;
+        self.db
+            .begin()
+            .await
+            .context("beginning the result transaction")
     }
 
     /// Stores the sheets and the error report beside the rows and completes the task, all in
