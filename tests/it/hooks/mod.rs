@@ -327,4 +327,15 @@ async fn a_template_refuses_hooks_it_cannot_run_at_their_pointers() {
     );
     let (status, _) = app.get_json("/api/v1/templates/t").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "nothing stored");
+
+    // The OpenAPI document describes them.
+    let (_, doc) = app.get_json("/openapi.json").await;
+    let schemas = &doc["components"]["schemas"];
+    assert!(
+        schemas["Hook"]["properties"]["batch_size"].is_object(),
+        "{}",
+        schemas["Hook"]
+    );
+    assert!(schemas["TemplateView"]["properties"]["hooks"].is_object());
+    assert!(schemas["TemplateRequest"]["properties"]["hooks"].is_object());
 }
