@@ -92,7 +92,7 @@ pub async fn run(_stack: &Stack, rows: u64, singles: u64) -> anyhow::Result<Run>
     let mut run = Run::default();
     let csv = gen::csv_bad_quantities(rows)?;
     let env = env::fresh_env().await;
-    let (blob_name, size) = env::upload_file(&env, &csv).await?;
+    let (blob_name, size) = env::upload_file(&env, &csv, "csv").await?;
     let mut tx = env.db.begin().await?;
     let schema = crate::templates::schema();
     let version = env::insert_template(&mut tx, "bench", &schema, "drop_invalid_rows", &[]).await?;

@@ -387,10 +387,15 @@ pub async fn insert_upload(
     Ok((outbox_id, task_id))
 }
 
-/// Uploads the file at `path` as a new blob of `env`'s container: its name and size.
-pub async fn upload_file(env: &WorkerEnv, path: &Path) -> anyhow::Result<(String, u64)> {
+/// Uploads the file at `path` as a new blob `<uuid>/bench.<format>` of `env`'s container: its
+/// name and size.
+pub async fn upload_file(
+    env: &WorkerEnv,
+    path: &Path,
+    format: &str,
+) -> anyhow::Result<(String, u64)> {
     use futures::StreamExt as _;
-    let blob_name = format!("{}/bench.csv", Uuid::now_v7());
+    let blob_name = format!("{}/bench.{format}", Uuid::now_v7());
     let f = tokio::fs::File::open(path).await?;
     let size = f.metadata().await?.len();
     let stream = tokio_util::io::ReaderStream::with_capacity(f, 1 << 20);

@@ -50,7 +50,7 @@ async fn parse_once(
     hooks: &[Hook],
     worker_env: &[(&str, &str)],
 ) -> anyhow::Result<(f64, u64)> {
-    let (blob, size) = env::upload_file(env, csv).await?;
+    let (blob, size) = env::upload_file(env, csv, "csv").await?;
     let mut tx = env.db.begin().await?;
     let schema = crate::templates::schema();
     let version = env::insert_template(&mut tx, name, &schema, "drop_invalid_rows", hooks).await?;
