@@ -16,6 +16,7 @@ mod cell;
 mod check;
 mod compile;
 mod fingerprint;
+pub mod json_cells;
 mod layout;
 mod learned;
 mod number;

@@ -152,6 +152,13 @@ impl WorkerEnv {
     /// A consumer whose parse children are started from `exe` (e.g. a slow wrapper script).
     pub fn consumer_with_parser(&self, cfg: ConsumerConfig, exe: PathBuf) -> Consumer {
         let isolation = Isolation::new(exe, ParseConfig::default().limits);
+        let keys = test_webhook_keys();
+        let hooks = worker::hooks::Hooks::new(
+            keys.secret_key,
+            keys.allow_private_networks,
+            cfg.hook_retry_for,
+        )
+        .expect("a hook client");
         Consumer::new(
             self.db.clone(),
             self.queue.clone(),
@@ -160,6 +167,7 @@ impl WorkerEnv {
             isolation,
             cfg,
         )
+        .with_hooks(hooks)
     }
 
     /// Uploads `content` as a blob and commits its source file, task and outbox message.

@@ -12,6 +12,7 @@ mod events;
 mod fairness;
 mod files;
 mod forged;
+mod hooks;
 mod inline;
 mod jobs;
 mod layout;

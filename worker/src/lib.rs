@@ -15,6 +15,7 @@ pub mod bounds;
 pub mod claim;
 pub mod config;
 pub mod consumer;
+pub mod hooks;
 pub mod link;
 pub mod maintenance;
 pub mod metrics;

@@ -29,6 +29,7 @@ use tokio_util::task::TaskTracker;
 use crate::bounds::Budget;
 use crate::config::RunConfig;
 use crate::consumer::{self, Consumer};
+use crate::hooks::Hooks;
 use crate::link::Link;
 use crate::metrics::Sources;
 use crate::parse::isolate::Isolation;
@@ -132,6 +133,17 @@ fn loops(
             cfg.consumer.clone(),
         )
         .with_budget(Arc::clone(&limits.budget));
+        let consumer = match Hooks::new(
+            cfg.webhooks.keys.secret_key.clone(),
+            cfg.webhooks.keys.allow_private_networks,
+            cfg.consumer.hook_retry_for,
+        ) {
+            Ok(hooks) => consumer.with_hooks(hooks),
+            Err(e) => {
+                tracing::error!(error = %e, "validation hooks cannot be called: no HTTP client");
+                consumer
+            }
+        };
         let drain = cfg.drain;
         loops.push(Loop::new("consumer", move |shutdown| {
             consumer::run(

@@ -8,59 +8,6 @@ use shared::domain::ErrorRecord;
 use template::validate::{ErrorRecord as EngineRecord, Mapping, RowValidator};
 use template::{Cell, Template};
 
-/// A row's cells, held for the validator: the JSON array of a rejected row's cells. A
-/// workbook's date and date-time cells were kept as ISO 8601 text: with `typed` (the row's cells
-/// as uploaded, for a workbook), a cell still as uploaded that reads as one is that typed cell
-/// again, so it casts as it did at upload; a corrected cell is the text a person typed.
-pub fn cells<'a>(json: &'a serde_json::Value, typed: Option<&serde_json::Value>) -> Vec<Cell<'a>> {
-    let cells = untyped(json);
-    let Some(serde_json::Value::Array(original)) = typed else {
-        return cells;
-    };
-    let current = json.as_array();
-    cells
-        .into_iter()
-        .enumerate()
-        .map(|(i, cell)| match cell {
-            Cell::Text(t) if current.and_then(|c| c.get(i)) == original.get(i) => {
-                temporal(t).unwrap_or(cell)
-            }
-            other => other,
-        })
-        .collect()
-}
-
-/// The typed cell an ISO 8601 date or date-time text was written from.
-fn temporal(text: &str) -> Option<Cell<'_>> {
-    if let Ok(date) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
-        return Some(Cell::Date(date));
-    }
-    chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
-        .ok()
-        .map(Cell::DateTime)
-}
-
-/// The cells as the JSON values they are.
-fn untyped(json: &serde_json::Value) -> Vec<Cell<'_>> {
-    fn cell(v: &serde_json::Value) -> Cell<'_> {
-        match v {
-            serde_json::Value::Null => Cell::Empty,
-            serde_json::Value::Bool(b) => Cell::Bool(*b),
-            serde_json::Value::Number(n) => match n.as_i64() {
-                Some(i) => Cell::Int(i),
-                None => Cell::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
-            serde_json::Value::String(s) => Cell::Text(s),
-            // A stored cell is never an array or object; such a value would be its own text.
-            _ => Cell::Error("#VALUE!"),
-        }
-    }
-    match json {
-        serde_json::Value::Array(values) => values.iter().map(cell).collect(),
-        other => vec![cell(other)],
-    }
-}
-
 /// What checking a row came to.
 #[derive(Debug)]
 pub struct Checked {

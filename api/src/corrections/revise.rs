@@ -11,9 +11,10 @@ use sqlx::PgConnection;
 use template::Problem;
 
 use super::keys::KeyIndex;
-use super::recheck::{self, Rechecker};
+use super::recheck::Rechecker;
 use super::{CorrectionItem, FileCtx, Moves, Rechecked, MAX_SHARING};
 use crate::error::ApiError;
+use template::json_cells;
 
 /// Checks the request against the file, applies its edits to the rows' cells and checks every
 /// row they touch again: the corrected rows, and the rows that shared a key value they left.
@@ -48,8 +49,8 @@ pub(super) async fn revise(
         let number = u64::try_from(row).unwrap_or(0);
         let before = &current[&row];
         let typed = file.workbook.then_some(&before.original);
-        let old = checker.keys(number, &recheck::cells(&before.cells, typed));
-        let new = checker.keys(number, &recheck::cells(cells, typed));
+        let old = checker.keys(number, &json_cells::cells(&before.cells, typed));
+        let new = checker.keys(number, &json_cells::cells(cells, typed));
         moves.insert(row, (old, new));
     }
     let values = moves.values().flat_map(|(o, n)| o.iter().chain(n)).copied();
@@ -227,7 +228,7 @@ fn check_row(
     corrected: bool,
 ) -> CheckedRow {
     let number = u64::try_from(row).unwrap_or(0);
-    let held = recheck::cells(cells, file.workbook.then_some(&before.original));
+    let held = json_cells::cells(cells, file.workbook.then_some(&before.original));
     let earlier: Vec<(i32, u128, u64)> = checker
         .keys(number, &held)
         .into_iter()

@@ -8,6 +8,7 @@ pub mod corrections;
 pub mod deliveries;
 pub mod event_log;
 pub mod events;
+pub mod hooks;
 pub mod keys;
 pub mod layouts;
 pub mod learned_columns;

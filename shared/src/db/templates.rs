@@ -7,9 +7,11 @@
 //! in `tenant_usage` beside the files'), so what a tenant's templates hold is bounded too.
 
 use chrono::{DateTime, Utc};
+use sqlx::types::Json;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
+use crate::domain::hook::Hook;
 use crate::domain::OnInvalid;
 
 /// Unused versions kept per name, besides the ones uploads name.
@@ -27,6 +29,8 @@ pub struct Template {
     pub schema: serde_json::Value,
     pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
+    /// The application's checks of each batch of rows.
+    pub hooks: Json<Vec<Hook>>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -37,6 +41,7 @@ pub struct NewTemplate<'a> {
     pub schema: &'a serde_json::Value,
     pub on_invalid: &'a str,
     pub sheet: Option<&'a str>,
+    pub hooks: &'a [Hook],
     /// The tenant's storage quota, which the new version must fit beside what it stores.
     pub quota_bytes: i64,
 }
@@ -108,16 +113,17 @@ pub async fn put(conn: &mut PgConnection, new: &NewTemplate<'_>) -> sqlx::Result
     let version = latest.version.unwrap_or(0) + 1;
     let stored = sqlx::query_as!(
         Template,
-        r#"INSERT INTO templates (tenant_id, name, version, schema, on_invalid, sheet)
-           VALUES ($1, $2, $3, $4, $5, $6)
+        r#"INSERT INTO templates (tenant_id, name, version, schema, on_invalid, sheet, hooks)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
            RETURNING name, version, schema, on_invalid AS "on_invalid: OnInvalid", sheet,
-                     created_at"#,
+                     hooks AS "hooks: Json<Vec<Hook>>", created_at"#,
         new.tenant_id,
         new.name,
         version,
         new.schema,
         new.on_invalid,
-        new.sheet
+        new.sheet,
+        Json(new.hooks) as _
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -151,7 +157,8 @@ pub async fn find(
 ) -> sqlx::Result<Option<Template>> {
     sqlx::query_as!(
         Template,
-        r#"SELECT name, version, schema, on_invalid AS "on_invalid: OnInvalid", sheet, created_at
+        r#"SELECT name, version, schema, on_invalid AS "on_invalid: OnInvalid", sheet,
+                  hooks AS "hooks: Json<Vec<Hook>>", created_at
            FROM templates
            WHERE tenant_id = $1 AND name = $2 AND deleted_at IS NULL
              AND ($3::int IS NULL OR version = $3)
@@ -180,7 +187,8 @@ pub async fn list_latest(
 ) -> sqlx::Result<Vec<Sized>> {
     let rows = sqlx::query!(
         r#"SELECT DISTINCT ON (name) name, version, schema,
-                  on_invalid AS "on_invalid: OnInvalid", sheet, created_at,
+                  on_invalid AS "on_invalid: OnInvalid", sheet,
+                  hooks AS "hooks: Json<Vec<Hook>>", created_at,
                   template_bytes(schema) AS "bytes!"
            FROM templates
            WHERE tenant_id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR name > $2)
@@ -201,6 +209,7 @@ pub async fn list_latest(
                 schema: r.schema,
                 on_invalid: r.on_invalid,
                 sheet: r.sheet,
+                hooks: r.hooks,
                 created_at: r.created_at,
             },
             bytes: r.bytes,
@@ -257,6 +266,7 @@ pub struct FileTemplate {
     /// The upload's policy (which may override the template's).
     pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
+    pub hooks: Json<Vec<Hook>>,
 }
 
 pub async fn of_file(
@@ -266,7 +276,7 @@ pub async fn of_file(
     sqlx::query_as!(
         FileTemplate,
         r#"SELECT t.name, t.version, t.schema, f.on_invalid AS "on_invalid!: OnInvalid",
-                  t.sheet
+                  t.sheet, t.hooks AS "hooks: Json<Vec<Hook>>"
            FROM source_files f
            JOIN templates t ON t.tenant_id = f.tenant_id AND t.name = f.template_name
                            AND t.version = f.template_version

@@ -39,6 +39,9 @@ crate::code_enum! {
         ValidationFailed => "validation_failed",
         /// The task waited in `NEEDS_REVIEW` longer than `REVIEW_TIMEOUT` without a mapping.
         ReviewExpired => "review_expired",
+        /// A template's validation hook gave no usable answer for `HOOK_RETRY_FOR`, or its
+        /// webhook endpoint is gone.
+        HookUnavailable => "hook_unavailable",
     }
 }
 

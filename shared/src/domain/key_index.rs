@@ -1,8 +1,8 @@
 //! A templated file's key index: for each `unique` field and for the primary key, every value's
 //! 128-bit fingerprint (the template engine's) with each row that holds it, kept from the parse
 //! so that a correction re-checks uniqueness against the whole file without reading it again.
-//! Only a sheet with errors keeps one: corrections edit rows of the error report, so a clean
-//! sheet's index would never be read.
+//! Only a sheet with errors (or of a template with hooks, whose errors come later) keeps one:
+//! corrections edit rows of the error report, so a clean sheet's index would never be read.
 //!
 //! A key set's entries are split into buckets by fingerprint, about [`PER_BUCKET`] entries each,
 //! and a bucket is stored as one value: its entries sorted, 24 bytes each (the fingerprint, then

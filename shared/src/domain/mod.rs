@@ -9,6 +9,7 @@ pub mod error_code;
 pub mod error_record;
 pub mod event;
 pub mod format;
+pub mod hook;
 pub mod key_index;
 pub mod layout_override;
 pub mod metadata;

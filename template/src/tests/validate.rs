@@ -460,7 +460,8 @@ fn error_codes_and_constraints_have_the_contract_names() {
             "extra-cell",
             "blank-row",
             "missing-label",
-            "duplicate-label"
+            "duplicate-label",
+            "hook-error"
         ]
     );
     for &code in ErrorCode::ALL {

@@ -17,6 +17,8 @@ codes::code_enum! {
         BlankRow => "blank-row",
         MissingLabel => "missing-label",
         DuplicateLabel => "duplicate-label",
+        /// A template's validation hook (the application) found the cell wrong (contract v1.3).
+        HookError => "hook-error",
     }
 }
 

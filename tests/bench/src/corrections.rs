@@ -12,7 +12,6 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use futures::StreamExt as _;
 use serde_json::json;
 
 use crate::env::{self, Stack};
@@ -93,17 +92,10 @@ pub async fn run(_stack: &Stack, rows: u64, singles: u64) -> anyhow::Result<Run>
     let mut run = Run::default();
     let csv = gen::csv_bad_quantities(rows)?;
     let env = env::fresh_env().await;
-    let blob_name = format!("{}/bench.csv", uuid::Uuid::now_v7());
-    let f = tokio::fs::File::open(&csv).await?;
-    let size = f.metadata().await?.len();
-    let stream = tokio_util::io::ReaderStream::with_capacity(f, 1 << 20);
-    env.blobs
-        .upload(&blob_name, "application/octet-stream", stream.boxed())
-        .await
-        .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
+    let (blob_name, size) = env::upload_file(&env, &csv, "csv").await?;
     let mut tx = env.db.begin().await?;
     let schema = crate::templates::schema();
-    let version = env::insert_template(&mut tx, "bench", &schema, "drop_invalid_rows").await?;
+    let version = env::insert_template(&mut tx, "bench", &schema, "drop_invalid_rows", &[]).await?;
     let template = shared::db::source_files::TemplateRef {
         name: "bench",
         version,

@@ -387,8 +387,27 @@ pub async fn insert_upload(
     Ok((outbox_id, task_id))
 }
 
+/// Uploads the file at `path` as a new blob `<uuid>/bench.<format>` of `env`'s container: its
+/// name and size.
+pub async fn upload_file(
+    env: &WorkerEnv,
+    path: &Path,
+    format: &str,
+) -> anyhow::Result<(String, u64)> {
+    use futures::StreamExt as _;
+    let blob_name = format!("{}/bench.{format}", Uuid::now_v7());
+    let f = tokio::fs::File::open(path).await?;
+    let size = f.metadata().await?.len();
+    let stream = tokio_util::io::ReaderStream::with_capacity(f, 1 << 20);
+    env.blobs
+        .upload(&blob_name, "application/octet-stream", stream.boxed())
+        .await
+        .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
+    Ok((blob_name, size))
+}
+
 /// The tenant [`insert_upload`] writes as.
-const TENANT: &str = "default";
+pub const TENANT: &str = "default";
 
 /// Stores `schema` as a new version of the template `name` of [`TENANT`], as `PUT
 /// /api/v1/templates/{name}` does; returns the version.
@@ -397,6 +416,7 @@ pub async fn insert_template(
     name: &str,
     schema: &serde_json::Value,
     on_invalid: &str,
+    hooks: &[shared::domain::hook::Hook],
 ) -> anyhow::Result<i32> {
     let new = db::templates::NewTemplate {
         tenant_id: TENANT,
@@ -404,6 +424,7 @@ pub async fn insert_template(
         schema,
         on_invalid,
         sheet: None,
+        hooks,
         quota_bytes: i64::MAX,
     };
     match db::templates::put(conn, &new).await? {

@@ -38,14 +38,7 @@ pub async fn run(stack: &Stack, rows: u64, rounds: usize) -> anyhow::Result<Run>
 /// Uploads `file` straight to the container, records it as the api would, and lets a
 /// `worker run` child parse it; returns the source file id once its task is COMPLETED.
 async fn parsed(env: &harness::worker::WorkerEnv, file: &Path, rows: u64) -> anyhow::Result<Uuid> {
-    let blob_name = format!("{}/bench.csv", Uuid::now_v7());
-    let f = tokio::fs::File::open(file).await?;
-    let size = f.metadata().await?.len();
-    let stream = tokio_util::io::ReaderStream::with_capacity(f, 1 << 20);
-    env.blobs
-        .upload(&blob_name, "text/csv", stream.boxed())
-        .await
-        .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
+    let (blob_name, size) = env::upload_file(env, file, "csv").await?;
     let mut tx = env.db.begin().await?;
     let (_, task_id) =
         env::insert_upload(&mut tx, Some(&blob_name), "csv", size as i64, None).await?;

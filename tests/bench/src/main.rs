@@ -24,6 +24,8 @@
 //!                                                    # (BENCH_EVENT_LOG_EVENTS a day, default 1M)
 //! cargo run -p bench --release -- corrections        # one correction on a 1M-row file, 10,000
 //!                                                    # in one request, storage per revision
+//! cargo run -p bench --release -- hooks              # rows/s through a validation hook
+//!                                                    # answering in 5 ms at batch 1,000
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -39,6 +41,7 @@ mod events;
 mod export;
 mod fairness;
 mod gen;
+mod hooks;
 mod jobs;
 mod keyset;
 mod limits;
@@ -84,6 +87,7 @@ const SCENARIOS: &[&str] = &[
     "row-store-migration",
     "event-log",
     "corrections",
+    "hooks",
 ];
 
 struct Options {
@@ -225,6 +229,8 @@ fn max_runs(name: &str) -> usize {
         "event-log" => 1,
         // A 1M-row file parsed, then 201 revisions.
         "corrections" => 1,
+        // A 1M-row file parsed twice, with the hook and without.
+        "hooks" => 1,
         _ => usize::MAX,
     }
 }
@@ -371,6 +377,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
         }
         "tus" => tus::run(tus::size(q(64, 1024) * 1024 * 1024)).await,
         "corrections" => corrections::run(stack, q(50_000, 1_000_000), q(50, 200)).await,
+        "hooks" => hooks::run(stack, q(100_000, 1_000_000)).await,
         "keyset" => {
             let rows = match std::env::var("BENCH_KEYSET_ROWS") {
                 Ok(n) => n.parse().context("BENCH_KEYSET_ROWS")?,

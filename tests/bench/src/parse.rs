@@ -11,7 +11,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use futures::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use shared::db::source_files::TemplateRef;
 use worker::parse::isolate::{parse_isolated, Isolation};
@@ -274,17 +273,12 @@ pub async fn store(
     const ON_INVALID: &str = "drop_invalid_rows";
     const TEMPLATE_NAME: &str = "bench";
     let env = env::fresh_env().await;
-    let blob_name = format!("{}/bench.{format}", uuid::Uuid::now_v7());
-    let f = tokio::fs::File::open(file).await?;
-    let size = f.metadata().await?.len();
-    let stream = tokio_util::io::ReaderStream::with_capacity(f, 1 << 20);
-    env.blobs
-        .upload(&blob_name, "application/octet-stream", stream.boxed())
-        .await
-        .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
+    let (blob_name, size) = env::upload_file(&env, file, format).await?;
     let mut tx = env.db.begin().await?;
     let version = match template {
-        Some(t) => Some(env::insert_template(&mut tx, TEMPLATE_NAME, t.schema, ON_INVALID).await?),
+        Some(t) => {
+            Some(env::insert_template(&mut tx, TEMPLATE_NAME, t.schema, ON_INVALID, &[]).await?)
+        }
         None => None,
     };
     let template_ref = version.map(|version| TemplateRef {

@@ -8,7 +8,7 @@ mod delivery;
 mod endpoints;
 mod unsafe_addresses;
 mod unsafe_urls;
-mod verifiers;
+pub(crate) mod verifiers;
 
 use harness::app::TestApp;
 use reqwest::StatusCode;

@@ -25,7 +25,7 @@ fn repo() -> PathBuf {
 }
 
 /// The venv's python with standardwebhooks (tests/stack/test.sh installs it and exports `SHEETRELAY_WEBHOOKS_PYTHON`).
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     harness::venvs::python(
         "SHEETRELAY_WEBHOOKS_PYTHON",
         "webhooks-venv",
@@ -34,7 +34,7 @@ fn python() -> PathBuf {
 }
 
 /// Runs a verifier on `cases`; its verdict on each.
-async fn verdicts(program: &Path, script: &str, cases: &Value) -> Vec<Value> {
+pub(crate) async fn verdicts(program: &Path, script: &str, cases: &Value) -> Vec<Value> {
     let mut child = tokio::process::Command::new(program)
         .arg(repo().join("tests/webhooks").join(script))
         .stdin(Stdio::piped())

@@ -75,6 +75,12 @@ pub struct ConsumerConfig {
         value_parser = clap::value_parser!(u32).range(1..=1_000_000)
     )]
     pub validation_max_errors: u32,
+
+    /// How long a template's validation hook may go without a usable answer for a batch (down,
+    /// slow, not `200`, an answer not about the batch) before the task fails `hook_unavailable`;
+    /// meanwhile the batch is asked again with backoff
+    #[arg(long = "hook-retry-for", env = "HOOK_RETRY_FOR", value_parser = parse_duration, default_value = "10m")]
+    pub hook_retry_for: Duration,
 }
 
 impl Default for ConsumerConfig {

@@ -10,6 +10,7 @@
 pub mod config;
 mod drain;
 mod finish;
+mod hooked;
 mod keepalive;
 mod keys;
 pub mod metrics;
@@ -34,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::bounds::Budget;
+use crate::hooks::Hooks;
 use crate::parse::isolate::Isolation;
 use config::ConsumerConfig;
 
@@ -51,6 +53,9 @@ pub struct Consumer {
     pub budget: Arc<Budget>,
     /// The months of the row store this process knows to have partitions.
     pub months: Arc<Months>,
+    /// How validation hooks are called; without it a hooked template's file fails
+    /// `hook_unavailable`.
+    pub hooks: Option<Hooks>,
 }
 
 /// What became of one message.
@@ -101,6 +106,15 @@ impl Consumer {
             cfg: Arc::new(cfg),
             budget: Budget::unlimited(),
             months: Arc::default(),
+            hooks: None,
+        }
+    }
+
+    /// Calls validation hooks with `hooks`.
+    pub fn with_hooks(self, hooks: Hooks) -> Self {
+        Self {
+            hooks: Some(hooks),
+            ..self
         }
     }
 

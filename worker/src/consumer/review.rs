@@ -52,6 +52,7 @@ impl Consumer {
             remembered,
             learned,
             values,
+            hooked: !t.hooks.is_empty(),
         })
     }
 

@@ -35,6 +35,51 @@ pub(super) struct Report {
     pub review: Option<shared::domain::review::Review>,
 }
 
+impl Report {
+    /// Keeps what a templated parse reports besides its rows: error records, rejected rows, the
+    /// key index's buckets and the review. Rows and sheet boundaries are the caller's.
+    pub fn note(&mut self, event: ParseEvent<'_>) -> anyhow::Result<()> {
+        match event {
+            ParseEvent::Invalid(e) => self.errors.push(e),
+            ParseEvent::Rejected {
+                sheet,
+                row,
+                cells,
+                stored,
+            } => self.rejected.push(db::validation::RejectedRow {
+                sheet: i32::try_from(sheet).unwrap_or(i32::MAX),
+                row_number: i64::try_from(row).unwrap_or(i64::MAX),
+                cells: serde_json::from_str(&cells).context("a rejected row's cells")?,
+                stored_index: i64::try_from(stored).ok(),
+            }),
+            ParseEvent::Keys {
+                sheet,
+                slot,
+                bucket,
+                buckets,
+                entries,
+            } => {
+                let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
+                self.keys
+                    .push(&db::keys::Bucket {
+                        sheet: int(sheet),
+                        slot,
+                        bucket: int(bucket),
+                        buckets: int(buckets),
+                        entries,
+                    })
+                    .context("keeping the key index")?;
+            }
+            ParseEvent::NeedsReview(review) => self.review = Some(review),
+            ParseEvent::SheetStart { .. }
+            | ParseEvent::SheetEnd(_)
+            | ParseEvent::Row { .. }
+            | ParseEvent::Origin { .. } => {}
+        }
+        Ok(())
+    }
+}
+
 /// Runs the isolated parse, turning its row events into binary COPY tuples of row chunks that are
 /// sent to Postgres a buffer at a time. Sending waits while Postgres is behind, and the parse
 /// child waits on its full socket meanwhile, so however fast the parser is, at most about one
@@ -47,17 +92,7 @@ pub(super) async fn stream_rows(
     progress: &Progress,
     report: &mut Report,
 ) -> anyhow::Result<Result<ParseSummary, ParseFailure>> {
-    let rows = db::rows::CopyRows::new(source_file_id);
-    let mut buf = Vec::with_capacity(CopySink::SEND_BYTES + db::rows::CopyRows::MAX_BYTES);
-    rows.begin(&mut buf);
-    let mut sink = CopySink {
-        rows,
-        buf,
-        copy,
-        progress,
-        counted: 0,
-        report,
-    };
+    let mut sink = CopySink::new(source_file_id, copy, progress, report);
     let started = Instant::now();
     let parsed = isolate::parse_isolated_into(
         isolation,
@@ -68,10 +103,10 @@ pub(super) async fn stream_rows(
         &mut sink,
     )
     .await?;
-    sink.progress.add_rows(std::mem::take(&mut sink.counted));
     if parsed.is_ok() {
-        sink.rows.end(&mut sink.buf);
-        sink.flush().await?;
+        sink.finish().await?;
+    } else {
+        sink.progress.add_rows(std::mem::take(&mut sink.counted));
     }
     super::metrics::parsed(
         file.format,
@@ -81,7 +116,8 @@ pub(super) async fn stream_rows(
     Ok(parsed)
 }
 
-struct CopySink<'c, 'conn> {
+/// Rows into `COPY`, a buffer at a time, and what else the parse reports into the [`Report`].
+pub(super) struct CopySink<'c, 'conn> {
     rows: db::rows::CopyRows,
     buf: Vec<u8>,
     copy: &'c mut sqlx::postgres::PgCopyIn<&'conn mut sqlx::PgConnection>,
@@ -91,9 +127,35 @@ struct CopySink<'c, 'conn> {
     report: &'c mut Report,
 }
 
-impl CopySink<'_, '_> {
+impl<'c, 'conn> CopySink<'c, 'conn> {
     /// COPY data sent to Postgres at a time.
     const SEND_BYTES: usize = 256 * 1024;
+
+    pub(super) fn new(
+        source_file_id: Uuid,
+        copy: &'c mut sqlx::postgres::PgCopyIn<&'conn mut sqlx::PgConnection>,
+        progress: &'c Progress,
+        report: &'c mut Report,
+    ) -> Self {
+        let rows = db::rows::CopyRows::new(source_file_id);
+        let mut buf = Vec::with_capacity(Self::SEND_BYTES + db::rows::CopyRows::MAX_BYTES);
+        rows.begin(&mut buf);
+        Self {
+            rows,
+            buf,
+            copy,
+            progress,
+            counted: 0,
+            report,
+        }
+    }
+
+    /// After the last row: the rows counted, the last chunk ended and everything sent.
+    pub(super) async fn finish(&mut self) -> anyhow::Result<()> {
+        self.progress.add_rows(std::mem::take(&mut self.counted));
+        self.rows.end(&mut self.buf);
+        self.flush().await
+    }
 
     async fn flush(&mut self) -> anyhow::Result<()> {
         self.copy
@@ -115,46 +177,10 @@ impl EventSink for CopySink<'_, '_> {
             } => {
                 self.rows.push(&mut self.buf, sheet, index, &values);
                 self.counted += 1;
+                Ok(())
             }
-            ParseEvent::Invalid(e) => {
-                self.report.errors.push(e);
-            }
-            ParseEvent::Rejected {
-                sheet,
-                row,
-                cells,
-                stored,
-            } => {
-                self.report.rejected.push(db::validation::RejectedRow {
-                    sheet: i32::try_from(sheet).unwrap_or(i32::MAX),
-                    row_number: i64::try_from(row).unwrap_or(i64::MAX),
-                    cells: serde_json::from_str(&cells).context("a rejected row's cells")?,
-                    stored_index: i64::try_from(stored).ok(),
-                });
-            }
-            ParseEvent::Keys {
-                sheet,
-                slot,
-                bucket,
-                buckets,
-                entries,
-            } => {
-                let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
-                self.report
-                    .keys
-                    .push(&db::keys::Bucket {
-                        sheet: int(sheet),
-                        slot,
-                        bucket: int(bucket),
-                        buckets: int(buckets),
-                        entries,
-                    })
-                    .context("keeping the key index")?;
-            }
-            ParseEvent::NeedsReview(review) => self.report.review = Some(review),
-            ParseEvent::SheetStart { .. } | ParseEvent::SheetEnd(_) => {}
+            other => self.report.note(other),
         }
-        Ok(())
     }
 
     fn child_started(&mut self, pid: Option<u32>) {

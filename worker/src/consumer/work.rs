@@ -28,26 +28,29 @@ use super::store::{stream_rows, task_result, FileToParse, Report};
 use super::Consumer;
 
 /// A task's file, downloaded.
-struct Fetched {
-    source_file_id: Uuid,
+pub(super) struct Fetched {
+    pub source_file_id: Uuid,
     /// Whose file it is: a remembered mapping is the tenant's own.
-    tenant_id: String,
-    format: FileFormat,
+    pub tenant_id: String,
+    pub format: FileFormat,
+    /// The application's context of the upload, for validation hooks.
+    pub metadata: Option<serde_json::Value>,
+    pub end_user: Option<serde_json::Value>,
     /// Deleted when dropped.
-    download: TempPath,
+    pub download: TempPath,
     /// When the fetch began, and how long the download took: for the completion log.
     started: Instant,
     downloaded: std::time::Duration,
 }
 
 /// The file's template, as stored and as the parse child takes it.
-struct Template {
-    stored: Option<db::templates::FileTemplate>,
-    job: Option<TemplateJob>,
+pub(super) struct Template {
+    pub stored: Option<db::templates::FileTemplate>,
+    pub job: Option<TemplateJob>,
 }
 
 /// What parsing into the transaction came to.
-enum Parsed {
+pub(super) enum Parsed {
     /// The rows are in the (uncommitted) transaction.
     Rows(Transaction<'static, Postgres>, ParseSummary, Report),
     /// The file's template refuses it whole: its valid rows are in the transaction, kept
@@ -73,10 +76,14 @@ impl Consumer {
             Break(ending) => return Ok(ending),
         };
         let template = self.template(task_id, &fetched).await?;
-        match self
-            .parse_into(&fetched, &template, layout, progress)
-            .await?
-        {
+        let parsed = if template.job.as_ref().is_some_and(|j| j.hooked) {
+            self.parse_hooked(task_id, &fetched, &template, layout, progress)
+                .await?
+        } else {
+            self.parse_into(&fetched, &template, layout, progress)
+                .await?
+        };
+        match parsed {
             Continue(Parsed::NeedsReview(review)) => {
                 self.request_review(task_id, attempt, review).await
             }
@@ -140,6 +147,8 @@ impl Consumer {
             source_file_id,
             tenant_id: file.tenant_id.clone(),
             format,
+            metadata: file.metadata.clone(),
+            end_user: file.end_user.clone(),
             download,
             started,
             downloaded: started.elapsed(),
@@ -195,16 +204,7 @@ impl Consumer {
         layout: Option<&LayoutOverride>,
         progress: &Progress,
     ) -> anyhow::Result<ControlFlow<Ending, Parsed>> {
-        // The maintenance adds months ahead; this covers a worker run without it.
-        self.months
-            .ensure(&self.db, fetched.source_file_id)
-            .await
-            .context("adding the row store's partitions for the file's month")?;
-        let mut tx = self
-            .db
-            .begin()
-            .await
-            .context("beginning the result transaction")?;
+        let mut tx = self.begin_result(fetched.source_file_id).await?;
         let mut report = Report::default();
         let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
         let file = FileToParse {
@@ -242,6 +242,22 @@ impl Consumer {
                 Err(e)
             }
         }
+    }
+
+    /// The transaction a file's result is written in, its month's row store partition there.
+    pub(super) async fn begin_result(
+        &self,
+        source_file_id: Uuid,
+    ) -> anyhow::Result<Transaction<'static, Postgres>> {
+        // The maintenance adds months ahead; this covers a worker run without it.
+        self.months
+            .ensure(&self.db, source_file_id)
+            .await
+            .context("adding the row store's partitions for the file's month")?;
+        self.db
+            .begin()
+            .await
+            .context("beginning the result transaction")
     }
 
     /// Stores the sheets and the error report beside the rows and completes the task, all in
@@ -353,7 +369,7 @@ async fn store_beside_rows(
 }
 
 /// Whether a parsed file is refused whole: its template says `reject_file` and it has errors.
-fn rejects_file(job: Option<&TemplateJob>, summary: &ParseSummary) -> bool {
+pub(super) fn rejects_file(job: Option<&TemplateJob>, summary: &ParseSummary) -> bool {
     job.is_some_and(|j| j.on_invalid == OnInvalid::RejectFile)
         && summary
             .validation

@@ -15,7 +15,7 @@ mod formats;
 pub mod isolate;
 mod limits;
 mod table;
-mod template;
+pub(crate) mod template;
 mod writers;
 
 use std::borrow::Cow;
@@ -82,6 +82,13 @@ pub enum ParseEvent<'a> {
     /// A templated file whose mapping needs a person: the review document, sent once at the
     /// end instead of rows (none were sent) and the validation's counts.
     NeedsReview(Review),
+    /// A templated file with validation hooks: where the [`ParseEvent::Row`] that follows
+    /// comes from (its 1-based row number in the file) and whether the template found it valid,
+    /// which the hooks' stage in the consumer needs to ask about it and to keep the counts.
+    Origin {
+        row: u64,
+        valid: bool,
+    },
 }
 
 impl ParseEvent<'_> {
@@ -134,6 +141,7 @@ impl ParseEvent<'_> {
                 entries,
             },
             ParseEvent::NeedsReview(review) => ParseEvent::NeedsReview(review),
+            ParseEvent::Origin { row, valid } => ParseEvent::Origin { row, valid },
         }
     }
 }

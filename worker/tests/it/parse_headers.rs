@@ -212,5 +212,6 @@ fn invoice_job() -> TemplateJob {
         remembered: Default::default(),
         learned: Vec::new(),
         values: Default::default(),
+        hooked: false,
     }
 }

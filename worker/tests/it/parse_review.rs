@@ -27,6 +27,7 @@ fn job() -> TemplateJob {
         remembered: BTreeMap::new(),
         learned: Vec::new(),
         values: Default::default(),
+        hooked: false,
     }
 }
 

@@ -14,7 +14,8 @@ pub struct CreateWebhook {
     /// `https`, to a public address.
     #[schema(max_length = 2048)]
     pub url: String,
-    /// The event types to send (default: all).
+    /// The event types to send (default: all; `[]` for an endpoint only validation hooks
+    /// call).
     pub events: Option<Vec<EventType>>,
     #[schema(max_length = 1024)]
     pub description: Option<String>,

@@ -9,6 +9,7 @@
 //! J\t<RejectedFrame JSON>       (a templated file's rejected row: sheet, row, original cells)
 //! K\t<KeysFrame JSON>           (a templated file's key index, one bucket: entries in base64)
 //! V\t<Review JSON>              (a templated file whose mapping needs a review; no rows sent)
+//! O\t<row> <0|1>                (a hooked template: the next row's number in the file, valid)
 //! D\t<ParseSummary JSON>      or      F\t<ParseFailure JSON>      (always the last line)
 //! ```
 //!
@@ -123,6 +124,15 @@ impl FrameDecoder {
                     entries: BASE64.decode(k.entries).context("key index entries")?,
                 })
             }
+            "O" => {
+                let (row, valid) = rest
+                    .split_once(' ')
+                    .ok_or_else(|| anyhow!("parse child wrote a garbled origin frame"))?;
+                Frame::Event(ParseEvent::Origin {
+                    row: row.parse().context("origin frame's row")?,
+                    valid: valid == "1",
+                })
+            }
             "V" => Frame::Event(ParseEvent::NeedsReview(
                 serde_json::from_str(rest).context("review frame")?,
             )),
@@ -204,6 +214,9 @@ pub(super) fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::R
         ParseEvent::NeedsReview(review) => {
             out.write_all(b"V\t")?;
             serde_json::to_writer(&mut *out, &review)?;
+        }
+        ParseEvent::Origin { row, valid } => {
+            write!(out, "O\t{row} {}", u8::from(valid))?;
         }
     }
     out.write_all(b"\n")

@@ -37,4 +37,8 @@ pub struct TemplateJob {
     /// template (contract v1.3), applied after the field's own transforms.
     #[serde(default)]
     pub values: template::ValueMaps,
+    /// The template has validation hooks: each stored row is preceded by its
+    /// [`crate::parse::ParseEvent::Origin`], for the consumer to ask the hooks about it.
+    #[serde(default)]
+    pub hooked: bool,
 }

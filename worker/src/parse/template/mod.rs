@@ -5,3 +5,5 @@
 pub(super) mod job;
 pub(super) mod review;
 pub mod validate;
+
+pub(crate) use validate::report_record;

@@ -97,6 +97,8 @@ pub(crate) struct Validation<'t> {
     header_width: usize,
     /// The rows of the validated sheet stored so far.
     stored_rows: u64,
+    /// Whether the row checked last was valid.
+    last_valid: bool,
 }
 
 impl<'t> Validation<'t> {
@@ -132,6 +134,7 @@ impl<'t> Validation<'t> {
             last_row: 0,
             header_width: 0,
             stored_rows: 0,
+            last_valid: true,
         })
     }
 
@@ -311,6 +314,7 @@ impl<'t> Validation<'t> {
         self.typed.clear();
         let mut found = Vec::new();
         let valid = validator.row(row, cells, &mut self.typed, &mut |e| found.push(e));
+        self.last_valid = valid;
         let store = match self.job.on_invalid {
             OnInvalid::KeepInvalidRows => true,
             OnInvalid::DropInvalidRows | OnInvalid::RejectFile => valid,
@@ -403,6 +407,13 @@ impl<'t> Validation<'t> {
                 "the template engine wrote a row that is not UTF-8",
             )
         })?;
+        if self.job.hooked {
+            on_event(ParseEvent::Origin {
+                row: self.last_row,
+                valid: self.last_valid,
+            })
+            .map_err(ParseFailure::sink)?;
+        }
         on_event(ParseEvent::Row {
             sheet: sheet.id.index,
             index: sheet.rows,
@@ -431,7 +442,8 @@ impl<'t> Validation<'t> {
         // Corrections only edit rows of the error report, so a sheet without errors never reads
         // its key index: not keeping it spared a clean 1M-row file 0.5 s of Postgres time in
         // the task's transaction (`bench templates`, BENCHMARKS.md) and 49 MB of child memory.
-        if counts.errors_total > 0 {
+        // A hooked template's rows may get their errors from its hooks after the child: keep it.
+        if counts.errors_total > 0 || self.job.hooked {
             send_keys(report.sheet, &validator, on_event)?;
         }
         report.rows_valid = counts.rows_valid;
@@ -458,19 +470,22 @@ impl<'t> Validation<'t> {
             return Ok(());
         }
         self.errors_sent += 1;
-        // The engine's record, typed and without the sheet, becomes the report's.
-        on_event(ParseEvent::Invalid(ErrorRecord {
-            sheet: i32::try_from(sheet).unwrap_or(i32::MAX),
-            row: i64::try_from(record.row).unwrap_or(i64::MAX),
-            column: record.column,
-            field: record.field,
-            value: record.value,
-            code: record.code.as_str().to_owned(),
-            constraint: record.constraint.map(|c| c.as_str().to_owned()),
-            message: record.message,
-            transformed: record.transformed,
-        }))
-        .map_err(ParseFailure::sink)
+        on_event(ParseEvent::Invalid(report_record(sheet, record))).map_err(ParseFailure::sink)
+    }
+}
+
+/// The engine's record, typed and without the sheet, as the report's.
+pub(crate) fn report_record(sheet: u32, record: engine::ErrorRecord) -> ErrorRecord {
+    ErrorRecord {
+        sheet: i32::try_from(sheet).unwrap_or(i32::MAX),
+        row: i64::try_from(record.row).unwrap_or(i64::MAX),
+        column: record.column,
+        field: record.field,
+        value: record.value,
+        code: record.code.as_str().to_owned(),
+        constraint: record.constraint.map(|c| c.as_str().to_owned()),
+        message: record.message,
+        transformed: record.transformed,
     }
 }
 

@@ -13,6 +13,10 @@ use shared::db;
 use shared::db::templates::{NewTemplate, Stored, Template};
 use shared::domain::OnInvalid;
 
+mod hooks;
+
+use shared::domain::hook::Hook;
+
 use super::query;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
@@ -35,6 +39,9 @@ pub struct TemplateRequest {
     /// The workbook sheet to validate: a name or a glob (`Data*`); null for the first sheet.
     #[schema(max_length = 256)]
     pub sheet: Option<String>,
+    /// The application's checks of each batch of rows (contract v1.3): at most 10.
+    #[schema(value_type = Option<Vec<Hook>>)]
+    pub hooks: Option<serde_json::Value>,
 }
 
 /// A stored template version.
@@ -46,6 +53,7 @@ pub struct TemplateView {
     pub schema: serde_json::Value,
     pub on_invalid: OnInvalid,
     pub sheet: Option<String>,
+    pub hooks: Vec<Hook>,
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
@@ -57,6 +65,7 @@ impl From<Template> for TemplateView {
             schema: t.schema,
             on_invalid: t.on_invalid,
             sheet: t.sheet,
+            hooks: t.hooks.0,
             created_at: t.created_at,
         }
     }
@@ -141,22 +150,7 @@ pub async fn put_template(
     AppJson(request): AppJson<TemplateRequest>,
 ) -> Result<Response, ApiError> {
     checked_name(&name)?;
-    if let Err(problems) = state
-        .compiler
-        .compile(request.schema.clone())
-        .await
-        .map_err(ApiError::Internal)?
-    {
-        return Err(ApiError::InvalidTemplate(problems));
-    }
-    if let Some(sheet) = &request.sheet {
-        if sheet.is_empty() || sheet.chars().count() > 256 {
-            return Err(ApiError::InvalidTemplate(vec![template::Problem {
-                pointer: String::new(),
-                message: "`sheet` must be 1 to 256 characters".into(),
-            }]));
-        }
-    }
+    let hooks = checked_body(&state, &principal.tenant_id, &request).await?;
     let on_invalid = request.on_invalid.unwrap_or_default();
     // Read before the transaction: a request holding one connection while it waits for a second
     // starves the pool when many do (seen with 8 PUTs racing 64 uploads).
@@ -170,6 +164,7 @@ pub async fn put_template(
             schema: &request.schema,
             on_invalid: on_invalid.as_str(),
             sheet: request.sheet.as_deref(),
+            hooks: &hooks,
             quota_bytes,
         },
     )
@@ -201,6 +196,30 @@ pub async fn put_template(
     tracing::info!(template = %template.name, version = template.version,
                    tenant_id = %principal.tenant_id, "template stored");
     Ok((status, Json(TemplateView::from(template))).into_response())
+}
+
+/// The body's schema compiled, its sheet pattern checked and its hooks read: the hooks, or
+/// `invalid_template` with every problem the schema and the hooks have.
+async fn checked_body(
+    state: &AppState,
+    tenant_id: &str,
+    request: &TemplateRequest,
+) -> Result<Vec<Hook>, ApiError> {
+    let compiled = state
+        .compiler
+        .compile(request.schema.clone())
+        .await
+        .map_err(ApiError::Internal)?
+        .map_err(ApiError::InvalidTemplate)?;
+    if let Some(sheet) = &request.sheet {
+        if sheet.is_empty() || sheet.chars().count() > 256 {
+            return Err(ApiError::InvalidTemplate(vec![template::Problem {
+                pointer: String::new(),
+                message: "`sheet` must be 1 to 256 characters".into(),
+            }]));
+        }
+    }
+    hooks::checked(state, tenant_id, &compiled, request.hooks.as_ref()).await
 }
 
 /// The caller's templates, latest version of each, by name, in pages.
