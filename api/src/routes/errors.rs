@@ -21,7 +21,7 @@ use uuid::Uuid;
 use super::export::content_disposition;
 use super::query;
 use crate::auth::Principal;
-use crate::csv_safe;
+use encode::csv_safe;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::extract::AppQuery;
 use crate::extract::PathId;

@@ -6,7 +6,7 @@
 //! that reads slowly slows the query down instead of filling memory.
 //! Values are typed by column exactly as the rows endpoint types them ([`encode`]); CSV text
 //! that a spreadsheet would run as a formula is written with a `'` in front
-//! ([`crate::csv_safe`]).
+//! ([`encode::csv_safe`]).
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -24,8 +24,7 @@ use uuid::Uuid;
 use super::query;
 use crate::auth::Principal;
 use crate::corrections::overlay::Overlay;
-use crate::encode::parquet::ParquetEncoder;
-use crate::encode::text::{Encoder, TextFormat};
+use encode::SheetEncoder as Export;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{AppQuery, PathId};
 use crate::sheets::parsed_sheet;
@@ -89,25 +88,13 @@ pub async fn export_rows(
     let format = q.format.unwrap_or_default();
     let (file, sheet, columns) = parsed_sheet(&state, &principal, id, sheet_index).await?;
 
-    let (content_type, extension) = match format {
-        ExportFormat::Csv => ("text/csv; charset=utf-8", "csv"),
-        ExportFormat::Ndjson => ("application/x-ndjson", "ndjson"),
-        ExportFormat::Parquet => ("application/vnd.apache.parquet", "parquet"),
+    let format = match format {
+        ExportFormat::Csv => encode::Format::Csv,
+        ExportFormat::Ndjson => encode::Format::Ndjson,
+        ExportFormat::Parquet => encode::Format::Parquet,
     };
-    let export = match format {
-        ExportFormat::Parquet => Export::Parquet(Box::new(ParquetEncoder::new(
-            &columns.names,
-            &columns.types,
-        ))),
-        ExportFormat::Csv | ExportFormat::Ndjson => Export::Text(Encoder {
-            format: match format {
-                ExportFormat::Ndjson => TextFormat::Ndjson,
-                _ => TextFormat::Csv,
-            },
-            types: columns.types,
-            columns: columns.names,
-        }),
-    };
+    let (content_type, extension) = (format.content_type(), format.as_str());
+    let export = Export::new(format, columns.names, columns.types);
     let disposition = content_disposition(&file.file_name, &sheet.name, extension);
     let (tx, rx) = tokio::sync::mpsc::channel(CHANNEL_PIECES);
     let stalled = CancellationToken::new();
@@ -168,39 +155,6 @@ impl Sink {
                 false
             }
         }
-    }
-}
-
-/// What turns the stored chunks into the download.
-enum Export {
-    Text(Encoder),
-    /// Boxed: the writer holds its row group state, far larger than the text encoder.
-    Parquet(Box<ParquetEncoder>),
-}
-
-impl Export {
-    /// The bytes before the first row (CSV's header row).
-    fn header(&self) -> Vec<u8> {
-        match self {
-            Export::Text(e) => e.header(),
-            Export::Parquet(_) => Vec::new(),
-        }
-    }
-
-    fn chunk(&mut self, rows_json: &str, out: &mut Vec<u8>) -> std::io::Result<()> {
-        match self {
-            Export::Text(e) => e.chunk(rows_json, out),
-            Export::Parquet(e) => e.chunk(rows_json, out),
-        }
-    }
-
-    /// The bytes after the last row (Parquet's last row group and footer).
-    fn finish(self, out: &mut Vec<u8>) -> std::io::Result<()> {
-        match self {
-            Export::Text(e) => out.extend_from_slice(e.finish()),
-            Export::Parquet(e) => (*e).finish(out)?,
-        }
-        Ok(())
     }
 }
 

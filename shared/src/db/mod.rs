@@ -6,6 +6,8 @@
 pub mod api_keys;
 pub mod corrections;
 pub mod deliveries;
+pub mod destination_deliveries;
+pub mod destinations;
 pub mod event_log;
 pub mod events;
 pub mod keys;

@@ -19,6 +19,7 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
         "api_keys",
         "templates",
         "webhook_endpoints",
+        "destinations",
         "remembered_mappings",
         "learned_columns",
         "events",
