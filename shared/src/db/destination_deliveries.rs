@@ -439,3 +439,27 @@ pub async fn backlog(db: impl PgExecutor<'_>) -> sqlx::Result<Backlog> {
         disabled_failing: row.failing,
     })
 }
+
+/// What a delivery tells of its file beside the rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileFacts {
+    pub tenant_id: String,
+    pub template_name: Option<String>,
+    pub template_version: Option<i32>,
+    pub metadata: Option<serde_json::Value>,
+    pub end_user: Option<serde_json::Value>,
+}
+
+pub async fn file_facts(
+    db: impl PgExecutor<'_>,
+    source_file_id: Uuid,
+) -> sqlx::Result<Option<FileFacts>> {
+    sqlx::query_as!(
+        FileFacts,
+        r#"SELECT tenant_id, template_name, template_version, metadata, end_user
+           FROM source_files WHERE id = $1"#,
+        source_file_id
+    )
+    .fetch_optional(db)
+    .await
+}

@@ -15,6 +15,7 @@ pub mod layouts;
 pub mod learned_columns;
 pub mod limits;
 pub mod outbox;
+pub mod overlay;
 pub mod partitions;
 pub mod purges;
 pub mod remembered_mappings;
