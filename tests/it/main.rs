@@ -5,6 +5,7 @@ mod auth;
 mod configuration;
 mod consumer;
 mod corrections;
+mod destinations;
 mod deploy;
 mod edge;
 mod entra;

@@ -1,0 +1,168 @@
+//! `azure_blob` into a real Azurite container: a templated upload's sheet as Parquet under
+//! `<prefix><template>/<file_id>/0.parquet` with `manifest.json` beside it, read back by
+//! pyarrow and equal to the rows endpoint, the manifest's digests recomputed, the same bytes
+//! after a redelivery, a `file.delivered` event, the template filter respected; and a missing
+//! container retried with its error shown until it exists.
+
+use harness::app::TestApp;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use sha2::{Digest as _, Sha256};
+use shared::storage::BlobStore;
+
+use super::{call, container, create, delivery_in, people_template, rows_of, upload, worker};
+
+const CSV: &str = "id,name\n1,Ada\n2,Grace\n3,=1+1\n";
+
+async fn download(store: &BlobStore, name: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    store.download_to(name, &mut out).await.expect("download");
+    out
+}
+
+/// pyarrow's reading of Parquet `bytes` (the Parquet test's reader).
+fn pyarrow(bytes: &[u8]) -> Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("sheet.parquet");
+    std::fs::write(&path, bytes).expect("write");
+    let python = harness::venvs::python("SHEETRELAY_PARQUET_PYTHON", "parquet-venv", "pyarrow");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("parquet/read.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&path)
+        .output()
+        .expect("run pyarrow");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test]
+async fn a_templated_upload_lands_as_parquet_with_its_manifest_and_again_with_the_same_bytes() {
+    let app = TestApp::spawn().await;
+    people_template(&app).await;
+    let (store, url) = container().await;
+    let dest = create(
+        &app,
+        json!({"kind": "azure_blob", "container_url": url, "prefix": "imports/",
+               "credential": {"connection_string": "UseDevelopmentStorage=true"},
+               "templates": ["people"]}),
+    )
+    .await;
+    let dest_id = dest["id"].as_str().expect("id").to_owned();
+    let templated = upload(&app, "people.csv", CSV, &[("template", "people")]).await;
+    let plain = upload(&app, "plain.csv", CSV, &[]).await;
+    let file = templated["source_file"]["id"].as_str().expect("id").to_owned();
+    let w = worker(&app, "200ms,400ms,800ms");
+    let delivered = delivery_in(&app, &dest_id, &file, "DELIVERED", Some(1)).await;
+    assert_eq!(delivered["error"], Value::Null);
+
+    let folder = format!("imports/people/{file}");
+    let mut names = store.list_names().await.expect("list");
+    names.sort();
+    assert_eq!(names, [format!("{folder}/0.parquet"), format!("{folder}/manifest.json")]);
+    let parquet = download(&store, &format!("{folder}/0.parquet")).await;
+    let manifest: Value =
+        serde_json::from_slice(&download(&store, &format!("{folder}/manifest.json")).await)
+            .expect("a JSON manifest");
+    assert_eq!(manifest["file_id"], file.as_str());
+    assert_eq!(manifest["task_id"], templated["task"]["id"]);
+    assert_eq!((&manifest["template"], &manifest["revision"]), (&json!("people"), &json!(0)));
+    let sheet = &manifest["sheets"][0];
+    assert_eq!(sheet["path"], format!("{folder}/0.parquet"));
+    assert_eq!(sheet["rows"], 3);
+    assert_eq!(sheet["bytes"].as_u64(), Some(parquet.len() as u64));
+    assert_eq!(sheet["sha256"], sha256_hex(&parquet), "the digest recomputed");
+
+    // pyarrow reads what the rows endpoint serves, typed.
+    let read = pyarrow(&parquet);
+    assert_eq!(read["columns"], json!([["id", "int64"], ["name", "string"]]));
+    let served: Vec<Value> = rows_of(&app, &file).await.into_iter().map(|r| r["values"].clone()).collect();
+    assert_eq!(read["rows"].as_array().expect("rows"), &served);
+    assert_eq!(served[2], json!([3, "=1+1"]));
+    let export = app
+        .client
+        .get(app.url(&format!("/api/v1/files/{file}/rows/export?format=parquet")))
+        .send()
+        .await
+        .expect("export");
+    assert_eq!(export.bytes().await.expect("body").to_vec(), parquet, "the export's bytes");
+
+    // The event, with the manifest.
+    let (_, feed) = app.get_json("/api/v1/events?limit=1000").await;
+    let event = feed["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["type"] == "file.delivered")
+        .cloned()
+        .expect("a file.delivered event");
+    assert_eq!(event["data"]["destination_id"], dest_id.as_str());
+    assert_eq!(event["data"]["source_file_id"], file.as_str());
+    assert_eq!(event["data"]["manifest"], manifest);
+
+    // Delivered again: the same bytes under the same names.
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        &format!("/api/v1/destinations/{dest_id}/redeliver"),
+        Some(json!({"file_id": file})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    delivery_in(&app, &dest_id, &file, "DELIVERED", Some(2)).await;
+    w.stop().await;
+    assert_eq!(download(&store, &format!("{folder}/0.parquet")).await, parquet);
+    let again: Value =
+        serde_json::from_slice(&download(&store, &format!("{folder}/manifest.json")).await)
+            .expect("manifest");
+    assert_eq!(again, manifest);
+    // The untemplated file was not for this destination.
+    let plain_id = plain["source_file"]["id"].as_str().expect("id");
+    let listed = super::deliveries(&app, &dest_id).await;
+    assert!(listed.iter().all(|d| d["file_id"] != plain_id), "{listed:?}");
+    assert_eq!(listed.len(), 1);
+}
+
+#[tokio::test]
+async fn a_missing_container_is_retried_with_its_error_shown_until_it_exists() {
+    let app = TestApp::spawn().await;
+    let (store, url) = container().await;
+    let missing = format!("{url}x");
+    let dest = create(
+        &app,
+        json!({"kind": "azure_blob", "container_url": missing, "format": "csv",
+               "credential": {"connection_string": "UseDevelopmentStorage=true"}}),
+    )
+    .await;
+    let dest_id = dest["id"].as_str().expect("id").to_owned();
+    let up = upload(&app, "plain.csv", CSV, &[]).await;
+    let file = up["source_file"]["id"].as_str().expect("id").to_owned();
+    let w = worker(&app, "300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms");
+    let failed = delivery_in(&app, &dest_id, &file, "FAILED", None).await;
+    assert!(
+        failed["error"].as_str().is_some_and(|e| e.contains("ContainerNotFound")),
+        "{failed}"
+    );
+    let missing_store = BlobStore::new(&shared::storage::StorageConfig::from_connection_string(
+        "UseDevelopmentStorage=true",
+        format!("{}x", store.container_name()),
+        "",
+    ))
+    .expect("client");
+    missing_store.ensure_container().await.expect("create it now");
+    let done = delivery_in(&app, &dest_id, &file, "DELIVERED", None).await;
+    w.stop().await;
+    assert!(done["attempts"].as_i64().is_some_and(|n| n >= 2), "{done}");
+    let csv = download(&missing_store, &format!("untemplated/{file}/0.csv")).await;
+    // The export's bytes, formula-safe as the export is.
+    let (status, export) = app
+        .get_text(&format!("/api/v1/files/{file}/rows/export?format=csv"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(String::from_utf8(csv).expect("utf-8"), export);
+    assert!(export.contains("'=1+1"), "{export}");
+}

@@ -1,0 +1,105 @@
+//! `webhook_rows` to a real receiver: chunk k of n in order, each signed per Standard Webhooks
+//! (the official Python verifier accepts every one) with `webhook-id`
+//! `<file_id>.<destination_id>.<sheet>.<chunk>`; a receiver that answers 500 gets the same
+//! chunk again, with the same id, and the delivery resumes there, not at the first chunk.
+
+use harness::app::TestApp;
+use harness::receiver::{Answer, Receiver};
+use serde_json::{json, Value};
+
+use super::{create, delivery_in, rows_of, upload, worker};
+
+const CSV: &str = "id,name\n1,Ada\n2,Grace\n3,Edsger\n4,Barbara\n5,Donald\n";
+
+/// The official Python verifier's verdict on each request.
+async fn verified(secret: &str, received: &[harness::receiver::Received]) -> Vec<bool> {
+    let cases: Vec<Value> = received
+        .iter()
+        .map(|r| {
+            json!({"secret": secret, "body": String::from_utf8(r.body.to_vec()).expect("utf-8"),
+                   "headers": {"webhook-id": r.header("webhook-id"),
+                               "webhook-timestamp": r.header("webhook-timestamp"),
+                               "webhook-signature": r.header("webhook-signature")}})
+        })
+        .collect();
+    let python = harness::venvs::python(
+        "SHEETRELAY_WEBHOOKS_PYTHON",
+        "webhooks-venv",
+        "standardwebhooks",
+    );
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("webhooks/verify.py");
+    let mut child = std::process::Command::new(python)
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the verifier");
+    std::io::Write::write_all(
+        &mut child.stdin.take().expect("stdin"),
+        Value::from(cases).to_string().as_bytes(),
+    )
+    .expect("write the cases");
+    let out = child.wait_with_output().expect("the verifier ends");
+    let verdicts: Vec<Value> = serde_json::from_slice(&out.stdout).expect("verdicts");
+    verdicts.iter().map(|v| v["ok"] == true).collect()
+}
+
+#[tokio::test]
+async fn rows_arrive_in_signed_chunks_in_order_and_resume_at_the_chunk_refused() {
+    let app = TestApp::spawn().await;
+    let receiver = Receiver::start().await;
+    // The first chunk is taken, the second refused once, then everything is taken.
+    receiver.script(vec![Answer::Status(200), Answer::Status(500)], Answer::Status(204));
+    let dest = create(
+        &app,
+        json!({"kind": "webhook_rows", "url": receiver.url(), "chunk_size": 2}),
+    )
+    .await;
+    let (dest_id, secret) = (
+        dest["id"].as_str().expect("id").to_owned(),
+        dest["secret"].as_str().expect("secret").to_owned(),
+    );
+    let up = upload(&app, "people.csv", CSV, &[]).await;
+    let file = up["source_file"]["id"].as_str().expect("id").to_owned();
+    let w = worker(&app, "200ms,400ms,800ms");
+    let done = delivery_in(&app, &dest_id, &file, "DELIVERED", None).await;
+    w.stop().await;
+    assert_eq!((done["chunks"].as_i64(), done["chunks_acked"].as_i64()), (Some(3), Some(3)));
+    assert_eq!(done["attempts"], 2, "{done}");
+
+    let got = receiver.received();
+    let ids: Vec<&str> = got.iter().map(|r| r.header("webhook-id")).collect();
+    let id = |k: u32| format!("{file}.{dest_id}.0.{k}");
+    assert_eq!(ids, [id(1), id(2), id(2), id(3)], "chunk 1 is not sent again");
+    let bodies: Vec<Value> = got.iter().map(|r| r.json()).collect();
+    assert_eq!(bodies[1], bodies[2], "the same chunk on the retry");
+    let chunks: Vec<(i64, i64)> = bodies
+        .iter()
+        .map(|b| (b["chunk"].as_i64().unwrap_or(0), b["chunks"].as_i64().unwrap_or(0)))
+        .collect();
+    assert_eq!(chunks, [(1, 3), (2, 3), (2, 3), (3, 3)]);
+    assert!(bodies.iter().all(|b| b["rows_total"] == 5 && b["sheet"] == 0 && b["file_id"] == file.as_str()));
+    // Every row once, in order, with the values the rows endpoint serves.
+    let sent: Vec<Value> = [&bodies[0], &bodies[2], &bodies[3]]
+        .iter()
+        .flat_map(|b| b["rows"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let served = rows_of(&app, &file).await;
+    assert_eq!(sent.len(), served.len());
+    for (s, r) in sent.iter().zip(&served) {
+        assert_eq!(s["row"], r["index"]);
+        assert_eq!(s["values"], json!({"id": r["values"][0], "name": r["values"][1]}));
+    }
+    assert_eq!(verified(&secret, &got).await, [true; 4], "the official verifier");
+    // A file.delivered event names the destination, without a manifest.
+    let (_, feed) = app.get_json("/api/v1/events?limit=1000").await;
+    let event = feed["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["type"] == "file.delivered")
+        .cloned()
+        .expect("a file.delivered event");
+    assert_eq!(event["data"]["destination_id"], dest_id.as_str());
+    assert!(event["data"].get("manifest").is_none(), "{event}");
+}
