@@ -14,11 +14,11 @@ use shared::config::{from_args, parse_duration, DatabaseConfig, TelemetryConfig}
 use shared::storage::StorageConfig;
 
 pub use crate::consumer::config::ConsumerConfig;
+pub use crate::destinations::config::DestinationsConfig;
 pub use crate::maintenance::config::LifecycleConfig;
 use crate::parse::isolate::{ChildArgs, CHILD_SUBCOMMAND};
 use crate::parse::ParseLimits;
 pub use crate::relay::config::RelayConfig;
-pub use crate::destinations::config::DestinationsConfig;
 pub use crate::webhooks::config::WebhooksConfig;
 
 /// Outbox relay (Postgres → Azure Queue Storage) and queue consumer (queue → parsed rows).

@@ -24,11 +24,11 @@ use uuid::Uuid;
 use super::query;
 use crate::auth::Principal;
 use crate::corrections::overlay::Overlay;
-use encode::SheetEncoder as Export;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{AppQuery, PathId};
 use crate::sheets::parsed_sheet;
 use crate::state::AppState;
+use encode::SheetEncoder as Export;
 
 /// Pieces converted ahead of the client.
 const CHANNEL_PIECES: usize = 4;

@@ -394,11 +394,7 @@ pub async fn redeliver(
 }
 
 /// Deletes up to `limit` delivered or dead rows not changed for `older_than`; how many.
-pub async fn prune(
-    db: impl PgExecutor<'_>,
-    older_than: Duration,
-    limit: i64,
-) -> sqlx::Result<u64> {
+pub async fn prune(db: impl PgExecutor<'_>, older_than: Duration, limit: i64) -> sqlx::Result<u64> {
     let done = sqlx::query!(
         r#"DELETE FROM destination_deliveries WHERE id IN (
                SELECT id FROM destination_deliveries

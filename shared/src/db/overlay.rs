@@ -6,11 +6,11 @@
 
 use std::collections::HashMap;
 
-use futures::stream::{BoxStream, StreamExt as _};
-use serde_json::value::RawValue;
 use crate::db;
 use crate::db::corrections::OverlayRow;
 use crate::db::rows::Row;
+use futures::stream::{BoxStream, StreamExt as _};
+use serde_json::value::RawValue;
 use sqlx::PgPool;
 use uuid::Uuid;
 

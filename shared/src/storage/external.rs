@@ -210,7 +210,8 @@ fn check_credential(credential: &ContainerCredential, endpoint: &Url) -> Result<
             }
         }
         ContainerCredential::ConnectionString(cs) => {
-            let parsed = ConnectionString::parse(cs).map_err(|e| invalid("credential", e.to_string()))?;
+            let parsed =
+                ConnectionString::parse(cs).map_err(|e| invalid("credential", e.to_string()))?;
             if same_endpoint(&parsed.blob_endpoint, endpoint) {
                 Ok(())
             } else {
@@ -299,7 +300,11 @@ mod tests {
             Err(("container_url", false))
         );
         assert_eq!(
-            refused("https://acct.blob.core.windows.net/lake?sig=x", sas(), false),
+            refused(
+                "https://acct.blob.core.windows.net/lake?sig=x",
+                sas(),
+                false
+            ),
             Err(("container_url", false))
         );
         assert_eq!(
@@ -341,8 +346,7 @@ mod tests {
             ContainerCredential::ConnectionString("UseDevelopmentStorage=true".into()),
             ContainerCredential::ManagedIdentity(true),
         ] {
-            let back =
-                ContainerCredential::from_stored(c.kind(), c.secret().map(str::to_owned));
+            let back = ContainerCredential::from_stored(c.kind(), c.secret().map(str::to_owned));
             assert_eq!(back, Some(c));
         }
         assert_eq!(ContainerCredential::from_stored("sas", None), None);

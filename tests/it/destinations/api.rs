@@ -41,14 +41,19 @@ async fn a_destination_shows_its_secret_once_and_its_credential_never() {
     assert_eq!(status, StatusCode::OK);
     let text = list.to_string();
     assert_eq!(list["destinations"].as_array().map(Vec::len), Some(2));
-    assert!(!text.contains(secret) && !text.contains("c2VjcmV0"), "{list}");
+    assert!(
+        !text.contains(secret) && !text.contains("c2VjcmV0"),
+        "{list}"
+    );
     // Sealed in the database: neither the SAS nor the secret is stored as text.
     let stored: Vec<Vec<u8>> =
         sqlx::query_scalar("SELECT sealed_secret FROM destinations ORDER BY created_at")
             .fetch_all(&app.db)
             .await
             .expect("sealed");
-    assert!(stored.iter().all(|s| !s.windows(8).any(|w| w == b"c2VjcmV0")));
+    assert!(stored
+        .iter()
+        .all(|s| !s.windows(8).any(|w| w == b"c2VjcmV0")));
 
     let id = rows["id"].as_str().expect("id");
     let path = format!("/api/v1/destinations/{id}");
@@ -60,7 +65,10 @@ async fn a_destination_shows_its_secret_once_and_its_credential_never() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{changed}");
-    assert_eq!((changed["chunk_size"].as_i64(), &changed["enabled"]), (Some(10), &json!(false)));
+    assert_eq!(
+        (changed["chunk_size"].as_i64(), &changed["enabled"]),
+        (Some(10), &json!(false))
+    );
     assert!(changed.get("secret").is_none());
     let (status, body) = call(&app, Method::PATCH, &path, Some(json!({"prefix": "x/"}))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
@@ -130,7 +138,10 @@ async fn bad_destinations_are_refused_with_a_pointer_at_each_problem() {
         json!({"kind": "webhook_rows", "url": "https://example.com/rows", "chunk_size": 10001}),
     )
     .await;
-    assert_eq!((status, &error["details"][0]["pointer"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("/chunk_size")));
+    assert_eq!(
+        (status, &error["details"][0]["pointer"]),
+        (StatusCode::UNPROCESSABLE_ENTITY, &json!("/chunk_size"))
+    );
 }
 
 #[tokio::test]
@@ -159,14 +170,18 @@ async fn a_tenant_has_at_most_its_cap_of_destinations() {
     let first = create(&app, made.clone()).await;
     assert_eq!(first["credential"], "managed_identity");
     let (status, error) = refused(&app, made).await;
-    assert_eq!((status, &error["code"]), (StatusCode::CONFLICT, &json!("too_many_destinations")));
+    assert_eq!(
+        (status, &error["code"]),
+        (StatusCode::CONFLICT, &json!("too_many_destinations"))
+    );
 }
 
 #[tokio::test]
 async fn an_import_session_may_not_touch_destinations() {
     let app = TestApp::spawn().await;
     super::people_template(&app).await;
-    let session = json!({"template": "people", "allowed_origins": ["https://app.example.com"]});
+    let session = json!({"template": "people", "end_user": {"id": "u-1"},
+                         "allowed_origins": ["https://app.example.com"]});
     let (status, session) = call(&app, Method::POST, "/api/v1/sessions", Some(session)).await;
     assert_eq!(status, StatusCode::CREATED, "{session}");
     let client = harness::app::authenticated_client(session["token"].as_str().expect("token"));

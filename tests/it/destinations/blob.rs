@@ -32,30 +32,40 @@ fn pyarrow(bytes: &[u8]) -> Value {
         .arg(&path)
         .output()
         .expect("run pyarrow");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[tokio::test]
 async fn a_templated_upload_lands_as_parquet_with_its_manifest_and_again_with_the_same_bytes() {
     let app = TestApp::spawn().await;
     people_template(&app).await;
-    let (store, url) = container().await;
+    let (store, url, cs) = container(&app).await;
     let dest = create(
         &app,
         json!({"kind": "azure_blob", "container_url": url, "prefix": "imports/",
-               "credential": {"connection_string": "UseDevelopmentStorage=true"},
+               "credential": {"connection_string": cs},
                "templates": ["people"]}),
     )
     .await;
     let dest_id = dest["id"].as_str().expect("id").to_owned();
     let templated = upload(&app, "people.csv", CSV, &[("template", "people")]).await;
     let plain = upload(&app, "plain.csv", CSV, &[]).await;
-    let file = templated["source_file"]["id"].as_str().expect("id").to_owned();
+    let file = templated["source_file"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
     let w = worker(&app, "200ms,400ms,800ms");
     let delivered = delivery_in(&app, &dest_id, &file, "DELIVERED", Some(1)).await;
     assert_eq!(delivered["error"], Value::Null);
@@ -63,24 +73,44 @@ async fn a_templated_upload_lands_as_parquet_with_its_manifest_and_again_with_th
     let folder = format!("imports/people/{file}");
     let mut names = store.list_names().await.expect("list");
     names.sort();
-    assert_eq!(names, [format!("{folder}/0.parquet"), format!("{folder}/manifest.json")]);
+    assert_eq!(
+        names,
+        [
+            format!("{folder}/0.parquet"),
+            format!("{folder}/manifest.json")
+        ]
+    );
     let parquet = download(&store, &format!("{folder}/0.parquet")).await;
     let manifest: Value =
         serde_json::from_slice(&download(&store, &format!("{folder}/manifest.json")).await)
             .expect("a JSON manifest");
     assert_eq!(manifest["file_id"], file.as_str());
     assert_eq!(manifest["task_id"], templated["task"]["id"]);
-    assert_eq!((&manifest["template"], &manifest["revision"]), (&json!("people"), &json!(0)));
+    assert_eq!(
+        (&manifest["template"], &manifest["revision"]),
+        (&json!("people"), &json!(0))
+    );
     let sheet = &manifest["sheets"][0];
     assert_eq!(sheet["path"], format!("{folder}/0.parquet"));
     assert_eq!(sheet["rows"], 3);
     assert_eq!(sheet["bytes"].as_u64(), Some(parquet.len() as u64));
-    assert_eq!(sheet["sha256"], sha256_hex(&parquet), "the digest recomputed");
+    assert_eq!(
+        sheet["sha256"],
+        sha256_hex(&parquet),
+        "the digest recomputed"
+    );
 
     // pyarrow reads what the rows endpoint serves, typed.
     let read = pyarrow(&parquet);
-    assert_eq!(read["columns"], json!([["id", "int64"], ["name", "string"]]));
-    let served: Vec<Value> = rows_of(&app, &file).await.into_iter().map(|r| r["values"].clone()).collect();
+    assert_eq!(
+        read["columns"],
+        json!([["id", "int64"], ["name", "string"]])
+    );
+    let served: Vec<Value> = rows_of(&app, &file)
+        .await
+        .into_iter()
+        .map(|r| r["values"].clone())
+        .collect();
     assert_eq!(read["rows"].as_array().expect("rows"), &served);
     assert_eq!(served[2], json!([3, "=1+1"]));
     let export = app
@@ -89,7 +119,11 @@ async fn a_templated_upload_lands_as_parquet_with_its_manifest_and_again_with_th
         .send()
         .await
         .expect("export");
-    assert_eq!(export.bytes().await.expect("body").to_vec(), parquet, "the export's bytes");
+    assert_eq!(
+        export.bytes().await.expect("body").to_vec(),
+        parquet,
+        "the export's bytes"
+    );
 
     // The event, with the manifest.
     let (_, feed) = app.get_json("/api/v1/events?limit=1000").await;
@@ -115,7 +149,10 @@ async fn a_templated_upload_lands_as_parquet_with_its_manifest_and_again_with_th
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     delivery_in(&app, &dest_id, &file, "DELIVERED", Some(2)).await;
     w.stop().await;
-    assert_eq!(download(&store, &format!("{folder}/0.parquet")).await, parquet);
+    assert_eq!(
+        download(&store, &format!("{folder}/0.parquet")).await,
+        parquet
+    );
     let again: Value =
         serde_json::from_slice(&download(&store, &format!("{folder}/manifest.json")).await)
             .expect("manifest");
@@ -123,37 +160,48 @@ async fn a_templated_upload_lands_as_parquet_with_its_manifest_and_again_with_th
     // The untemplated file was not for this destination.
     let plain_id = plain["source_file"]["id"].as_str().expect("id");
     let listed = super::deliveries(&app, &dest_id).await;
-    assert!(listed.iter().all(|d| d["file_id"] != plain_id), "{listed:?}");
+    assert!(
+        listed.iter().all(|d| d["file_id"] != plain_id),
+        "{listed:?}"
+    );
     assert_eq!(listed.len(), 1);
 }
 
 #[tokio::test]
 async fn a_missing_container_is_retried_with_its_error_shown_until_it_exists() {
     let app = TestApp::spawn().await;
-    let (store, url) = container().await;
+    let (store, url, cs) = container(&app).await;
     let missing = format!("{url}x");
     let dest = create(
         &app,
         json!({"kind": "azure_blob", "container_url": missing, "format": "csv",
-               "credential": {"connection_string": "UseDevelopmentStorage=true"}}),
+               "credential": {"connection_string": cs}}),
     )
     .await;
     let dest_id = dest["id"].as_str().expect("id").to_owned();
     let up = upload(&app, "plain.csv", CSV, &[]).await;
     let file = up["source_file"]["id"].as_str().expect("id").to_owned();
-    let w = worker(&app, "300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms");
+    let w = worker(
+        &app,
+        "300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms",
+    );
     let failed = delivery_in(&app, &dest_id, &file, "FAILED", None).await;
     assert!(
-        failed["error"].as_str().is_some_and(|e| e.contains("ContainerNotFound")),
+        failed["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("ContainerNotFound")),
         "{failed}"
     );
     let missing_store = BlobStore::new(&shared::storage::StorageConfig::from_connection_string(
-        "UseDevelopmentStorage=true",
+        cs,
         format!("{}x", store.container_name()),
         "",
     ))
     .expect("client");
-    missing_store.ensure_container().await.expect("create it now");
+    missing_store
+        .ensure_container()
+        .await
+        .expect("create it now");
     let done = delivery_in(&app, &dest_id, &file, "DELIVERED", None).await;
     w.stop().await;
     assert!(done["attempts"].as_i64().is_some_and(|n| n >= 2), "{done}");

@@ -18,7 +18,12 @@ use shared::storage::{BlobStore, StorageConfig};
 const WAIT: Duration = Duration::from_secs(30);
 
 /// `method path` with a JSON body (or none) as the default tenant: status and body.
-async fn call(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+async fn call(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
     crate::webhooks::call(app, &app.client, method, path, body).await
 }
 
@@ -29,17 +34,34 @@ async fn create(app: &TestApp, body: Value) -> Value {
     created
 }
 
-/// A fresh container in Azurite, created, and its path-style URL.
-async fn container() -> (BlobStore, String) {
+/// A fresh container in the tests' Azurite, created: its client, its path-style URL, and the
+/// connection string that opens it.
+async fn container(app: &TestApp) -> (BlobStore, String, String) {
+    let cs = app
+        .config
+        .storage
+        .connection_string
+        .clone()
+        .expect("a connection string");
+    let endpoint = shared::storage::ConnectionString::parse(&cs)
+        .expect("parses")
+        .blob_endpoint;
     let name = format!("dest-{}", uuid::Uuid::new_v4().simple());
     let store = BlobStore::new(&StorageConfig::from_connection_string(
-        "UseDevelopmentStorage=true",
+        cs.clone(),
         name.clone(),
         "",
     ))
     .expect("a blob client");
-    store.ensure_container().await.expect("create the container");
-    (store, format!("http://127.0.0.1:10000/devstoreaccount1/{name}"))
+    store
+        .ensure_container()
+        .await
+        .expect("create the container");
+    (
+        store,
+        format!("{}/{name}", endpoint.as_str().trim_end_matches('/')),
+        cs,
+    )
 }
 
 /// The `people` template: an integer id and a name.

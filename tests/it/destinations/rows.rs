@@ -49,7 +49,10 @@ async fn rows_arrive_in_signed_chunks_in_order_and_resume_at_the_chunk_refused()
     let app = TestApp::spawn().await;
     let receiver = Receiver::start().await;
     // The first chunk is taken, the second refused once, then everything is taken.
-    receiver.script(vec![Answer::Status(200), Answer::Status(500)], Answer::Status(204));
+    receiver.script(
+        vec![Answer::Status(200), Answer::Status(500)],
+        Answer::Status(204),
+    );
     let dest = create(
         &app,
         json!({"kind": "webhook_rows", "url": receiver.url(), "chunk_size": 2}),
@@ -64,21 +67,35 @@ async fn rows_arrive_in_signed_chunks_in_order_and_resume_at_the_chunk_refused()
     let w = worker(&app, "200ms,400ms,800ms");
     let done = delivery_in(&app, &dest_id, &file, "DELIVERED", None).await;
     w.stop().await;
-    assert_eq!((done["chunks"].as_i64(), done["chunks_acked"].as_i64()), (Some(3), Some(3)));
+    assert_eq!(
+        (done["chunks"].as_i64(), done["chunks_acked"].as_i64()),
+        (Some(3), Some(3))
+    );
     assert_eq!(done["attempts"], 2, "{done}");
 
     let got = receiver.received();
     let ids: Vec<&str> = got.iter().map(|r| r.header("webhook-id")).collect();
     let id = |k: u32| format!("{file}.{dest_id}.0.{k}");
-    assert_eq!(ids, [id(1), id(2), id(2), id(3)], "chunk 1 is not sent again");
+    assert_eq!(
+        ids,
+        [id(1), id(2), id(2), id(3)],
+        "chunk 1 is not sent again"
+    );
     let bodies: Vec<Value> = got.iter().map(|r| r.json()).collect();
     assert_eq!(bodies[1], bodies[2], "the same chunk on the retry");
     let chunks: Vec<(i64, i64)> = bodies
         .iter()
-        .map(|b| (b["chunk"].as_i64().unwrap_or(0), b["chunks"].as_i64().unwrap_or(0)))
+        .map(|b| {
+            (
+                b["chunk"].as_i64().unwrap_or(0),
+                b["chunks"].as_i64().unwrap_or(0),
+            )
+        })
         .collect();
     assert_eq!(chunks, [(1, 3), (2, 3), (2, 3), (3, 3)]);
-    assert!(bodies.iter().all(|b| b["rows_total"] == 5 && b["sheet"] == 0 && b["file_id"] == file.as_str()));
+    assert!(bodies
+        .iter()
+        .all(|b| b["rows_total"] == 5 && b["sheet"] == 0 && b["file_id"] == file.as_str()));
     // Every row once, in order, with the values the rows endpoint serves.
     let sent: Vec<Value> = [&bodies[0], &bodies[2], &bodies[3]]
         .iter()
@@ -88,9 +105,16 @@ async fn rows_arrive_in_signed_chunks_in_order_and_resume_at_the_chunk_refused()
     assert_eq!(sent.len(), served.len());
     for (s, r) in sent.iter().zip(&served) {
         assert_eq!(s["row"], r["index"]);
-        assert_eq!(s["values"], json!({"id": r["values"][0], "name": r["values"][1]}));
+        assert_eq!(
+            s["values"],
+            json!({"id": r["values"][0], "name": r["values"][1]})
+        );
     }
-    assert_eq!(verified(&secret, &got).await, [true; 4], "the official verifier");
+    assert_eq!(
+        verified(&secret, &got).await,
+        [true; 4],
+        "the official verifier"
+    );
     // A file.delivered event names the destination, without a manifest.
     let (_, feed) = app.get_json("/api/v1/events?limit=1000").await;
     let event = feed["events"]

@@ -148,7 +148,8 @@ async fn write_sheet(
     let mut out = Blocks::new(store.block_writer(path));
     out.buf = encoder.header();
     let written = async {
-        let mut chunks = overlay::latest_chunks(cx.db, file_id, sheet.sheet_index, overlay.as_ref());
+        let mut chunks =
+            overlay::latest_chunks(cx.db, file_id, sheet.sheet_index, overlay.as_ref());
         while let Some(chunk) = chunks.next().await {
             encoder.chunk(&chunk?, &mut out.buf)?;
             out.stage_full().await?;
@@ -194,7 +195,10 @@ impl Blocks {
     async fn stage(&mut self, block: Vec<u8>) -> anyhow::Result<()> {
         self.sha.update(&block);
         self.len += block.len() as u64;
-        let writer = self.writer.as_mut().context("the blob is already written")?;
+        let writer = self
+            .writer
+            .as_mut()
+            .context("the blob is already written")?;
         writer.stage(Bytes::from(block)).await?;
         writer.check()?;
         Ok(())
@@ -207,7 +211,10 @@ impl Blocks {
             let last = std::mem::take(&mut self.buf);
             self.stage(last).await?;
         }
-        let writer = self.writer.as_mut().context("the blob is already written")?;
+        let writer = self
+            .writer
+            .as_mut()
+            .context("the blob is already written")?;
         writer.commit(content_type).await?;
         self.writer = None;
         let digest = std::mem::take(&mut self.sha).finalize();

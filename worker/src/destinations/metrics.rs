@@ -25,13 +25,18 @@ pub fn register() {
 
 /// One delivery attempt.
 pub fn delivery(d: &Claimed, sent: &Sent) {
-    let kind = KINDS.into_iter().find(|k| *k == d.kind).unwrap_or("azure_blob");
+    let kind = KINDS
+        .into_iter()
+        .find(|k| *k == d.kind)
+        .unwrap_or("azure_blob");
     match &sent.result {
         Ok(done) => {
             counter!(names::DESTINATION_DELIVERIES, "kind" => kind, "outcome" => "delivered")
                 .increment(1);
             counter!(names::DESTINATION_BYTES, "kind" => kind).increment(done.bytes);
-            let lag = (chrono::Utc::now() - d.queued_at).to_std().unwrap_or_default();
+            let lag = (chrono::Utc::now() - d.queued_at)
+                .to_std()
+                .unwrap_or_default();
             histogram!(names::DESTINATION_LAG, "kind" => kind).record(lag.as_secs_f64());
         }
         Err(_) => {
@@ -39,5 +44,8 @@ pub fn delivery(d: &Claimed, sent: &Sent) {
                 .increment(1);
         }
     }
-    tracing::debug!(took_ms = sent.took.as_millis() as u64, "destination delivery attempt");
+    tracing::debug!(
+        took_ms = sent.took.as_millis() as u64,
+        "destination delivery attempt"
+    );
 }

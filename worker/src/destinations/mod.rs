@@ -245,7 +245,10 @@ impl Work for Deliveries<'_> {
 
 /// What one destination's batch writes: each delivery's outcome, the destination's health and
 /// the report.
-fn plan(batch: &[(Claimed, Option<Sent>)], work: &Deliveries<'_>) -> (Vec<Outcome>, Health, Report) {
+fn plan(
+    batch: &[(Claimed, Option<Sent>)],
+    work: &Deliveries<'_>,
+) -> (Vec<Outcome>, Health, Report) {
     let schedule = &work.cx.hooks.retry_schedule;
     let mut report = Report::default();
     let (mut answered, mut tried) = (false, false);

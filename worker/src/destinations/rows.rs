@@ -59,17 +59,22 @@ pub async fn deliver(cx: &Context<'_>, d: &Claimed) -> anyhow::Result<Delivered>
             continue; // every chunk of this sheet was acknowledged
         }
         let columns = sheet.columns();
-        let overlay = Overlay::load(cx.db, d.source_file_id, sheet.sheet_index, sheet.row_count)
-            .await?;
+        let overlay =
+            Overlay::load(cx.db, d.source_file_id, sheet.sheet_index, sheet.row_count).await?;
         for k in 1..=chunks {
             index += 1;
             if index <= acked {
                 continue;
             }
             let page = (Some((k - 1) * size - 1).filter(|a| *a >= 0), size);
-            let rows =
-                overlay::latest_page(cx.db, d.source_file_id, sheet.sheet_index, overlay.as_ref(), page)
-                    .await?;
+            let rows = overlay::latest_page(
+                cx.db,
+                d.source_file_id,
+                sheet.sheet_index,
+                overlay.as_ref(),
+                page,
+            )
+            .await?;
             let body = serde_json::to_vec(&Chunk {
                 file_id: d.source_file_id,
                 task_id: d.task_id,
@@ -126,7 +131,9 @@ async fn send(
     } else {
         anyhow::bail!(
             "chunk {id}: {}",
-            answer.error.unwrap_or_else(|| answer.outcome.as_str().to_owned())
+            answer
+                .error
+                .unwrap_or_else(|| answer.outcome.as_str().to_owned())
         )
     }
 }

@@ -85,7 +85,10 @@ pub fn templates(p: &mut Problems, templates: Option<&[String]>) -> Option<Vec<S
     }
     for (i, name) in list.iter().enumerate() {
         if name.is_empty() || name.len() > 200 {
-            p.add(&format!("/templates/{i}"), "a template name is 1 to 200 bytes");
+            p.add(
+                &format!("/templates/{i}"),
+                "a template name is 1 to 200 bytes",
+            );
         }
     }
     let mut names = list.to_vec();

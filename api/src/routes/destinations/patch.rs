@@ -57,12 +57,23 @@ pub async fn patch_destination(
     };
     for (field, given) in foreign {
         if *given {
-            p.add(&format!("/{field}"), format!("a {} destination has no {field}", current.kind));
+            p.add(
+                &format!("/{field}"),
+                format!("a {} destination has no {field}", current.kind),
+            );
         }
     }
-    let prefix = request.prefix.as_deref().map(|x| checks::prefix(&mut p, Some(x)));
-    let format = request.format.as_deref().map(|x| checks::format(&mut p, Some(x)));
-    let chunk_size = request.chunk_size.map(|x| checks::chunk_size(&mut p, Some(x)));
+    let prefix = request
+        .prefix
+        .as_deref()
+        .map(|x| checks::prefix(&mut p, Some(x)));
+    let format = request
+        .format
+        .as_deref()
+        .map(|x| checks::format(&mut p, Some(x)));
+    let chunk_size = request
+        .chunk_size
+        .map(|x| checks::chunk_size(&mut p, Some(x)));
     let templates = checks::templates(&mut p, request.templates.as_deref());
     let description = match &request.description {
         Some(d) if d.is_empty() => Some(""),
@@ -74,13 +85,18 @@ pub async fn patch_destination(
         (true, Some(container_url), Some(credential)) => {
             if let Some(c) = checks::container(&state, &mut p, &container_url, credential).await? {
                 let key = sealing_key(&state)?;
-                sealed = c.credential.secret().map(|s| key.seal_bytes(id, s.as_bytes()));
+                sealed = c
+                    .credential
+                    .secret()
+                    .map(|s| key.seal_bytes(id, s.as_bytes()));
                 credential_kind = Some(c.credential.kind());
                 url = Some(c.url());
             }
         }
         (true, Some(_), None) => p.add("/credential", "a new container_url needs its credential"),
-        (true, None, Some(_)) => p.add("/container_url", "a new credential needs its container_url"),
+        (true, None, Some(_)) => {
+            p.add("/container_url", "a new credential needs its container_url")
+        }
         _ => {}
     }
     if !blob {
