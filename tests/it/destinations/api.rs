@@ -78,8 +78,13 @@ async fn a_destination_shows_its_secret_once_and_its_credential_never() {
     assert_eq!(status, StatusCode::NO_CONTENT);
     let (status, _) = call(&app, Method::GET, &path, None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    // Another tenant sees none of them.
+    // Another tenant sees none of them, nor one by its id.
     let other = app.client_for("other-tenant").await;
+    let blob_path = format!("/api/v1/destinations/{}", blob["id"].as_str().expect("id"));
+    for method in [Method::GET, Method::DELETE] {
+        let (status, _) = crate::webhooks::call(&app, &other, method, &blob_path, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
     let (_, theirs) =
         crate::webhooks::call(&app, &other, Method::GET, "/api/v1/destinations", None).await;
     assert_eq!(theirs["destinations"], json!([]));
