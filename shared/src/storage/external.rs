@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(c.endpoint.as_str(), "https://acct.blob.core.windows.net/");
         assert_eq!(c.container, "lake");
         assert_eq!(c.url(), "https://acct.blob.core.windows.net/lake");
-        assert_eq!(format!("{c:?}").contains("sig=abc"), false, "{c:?}");
+        assert!(!format!("{c:?}").contains("sig=abc"), "{c:?}");
         assert!(c.store().is_ok());
     }
 
