@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
-use super::deliveries::{Health, Settled};
+use super::deliveries::{FailedColumns, Health, Settled};
 use super::Due;
 
 /// A claimed delivery with its destination and what the delivery needs of its file.
@@ -212,34 +212,21 @@ pub async fn record(
 
 /// Sets failed and deferred rows `FAILED` (or `DEAD`), due again after their delay.
 async fn mark_failed(conn: &mut PgConnection, outcomes: &[Outcome]) -> sqlx::Result<()> {
-    let (mut ids, mut revisions, mut delays, mut dead, mut tried, mut errors) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
-    for o in outcomes {
-        let (retry_in, is_dead, was_tried, error) = match &o.settled {
-            Settled::Delivered => continue,
-            Settled::Failed {
-                retry_in,
-                dead,
-                error,
-            } => (retry_in, *dead, true, error),
-            Settled::Deferred { retry_in, error } => (retry_in, false, false, error),
-        };
-        ids.push(o.id);
-        revisions.push(o.revision);
-        delays.push(retry_in.as_secs_f64());
-        dead.push(is_dead);
-        tried.push(was_tried);
-        errors.push(error.clone());
-    }
+    let FailedColumns {
+        ids,
+        delays,
+        dead,
+        tried,
+        errors,
+    } = FailedColumns::of(outcomes.iter().map(|o| (o.id, &o.settled)));
     if ids.is_empty() {
         return Ok(());
     }
+    let revisions: Vec<i32> = outcomes
+        .iter()
+        .filter(|o| o.settled != Settled::Delivered)
+        .map(|o| o.revision)
+        .collect();
     sqlx::query!(
         r#"UPDATE destination_deliveries d
            SET status = CASE WHEN u.dead THEN 'DEAD'::destination_delivery_status

@@ -20,26 +20,6 @@ async fn download(store: &BlobStore, name: &str) -> Vec<u8> {
     out
 }
 
-/// pyarrow's reading of Parquet `bytes` (the Parquet test's reader).
-fn pyarrow(bytes: &[u8]) -> Value {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("sheet.parquet");
-    std::fs::write(&path, bytes).expect("write");
-    let python = harness::venvs::python("SHEETRELAY_PARQUET_PYTHON", "parquet-venv", "pyarrow");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("parquet/read.py");
-    let out = std::process::Command::new(python)
-        .arg(script)
-        .arg(&path)
-        .output()
-        .expect("run pyarrow");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
-}
-
 fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
@@ -101,7 +81,7 @@ async fn a_templated_upload_lands_as_parquet_with_its_manifest_and_again_with_th
     );
 
     // pyarrow reads what the rows endpoint serves, typed.
-    let read = pyarrow(&parquet);
+    let read = crate::parquet::read(&parquet);
     assert_eq!(
         read["columns"],
         json!([["id", "int64"], ["name", "string"]])
@@ -126,14 +106,7 @@ async fn a_templated_upload_lands_as_parquet_with_its_manifest_and_again_with_th
     );
 
     // The event, with the manifest.
-    let (_, feed) = app.get_json("/api/v1/events?limit=1000").await;
-    let event = feed["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .find(|e| e["type"] == "file.delivered")
-        .cloned()
-        .expect("a file.delivered event");
+    let event = super::delivered_event(&app).await;
     assert_eq!(event["data"]["destination_id"], dest_id.as_str());
     assert_eq!(event["data"]["source_file_id"], file.as_str());
     assert_eq!(event["data"]["manifest"], manifest);
@@ -213,4 +186,33 @@ async fn a_missing_container_is_retried_with_its_error_shown_until_it_exists() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(String::from_utf8(csv).expect("utf-8"), export);
     assert!(export.contains("'=1+1"), "{export}");
+}
+
+#[tokio::test]
+async fn a_destination_failing_for_its_disable_time_is_disabled_and_says_so() {
+    let app = TestApp::spawn().await;
+    let (_store, url, cs) = container(&app).await;
+    let dest = create(
+        &app,
+        json!({"kind": "azure_blob", "container_url": format!("{url}-gone"),
+               "credential": {"connection_string": cs}}),
+    )
+    .await;
+    let dest_id = dest["id"].as_str().expect("id").to_owned();
+    upload(&app, "plain.csv", CSV, &[]).await;
+    let mut cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
+    cfg.webhooks.retry_schedule =
+        worker::webhooks::RetrySchedule::parse("200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms")
+            .expect("a schedule");
+    cfg.destinations.disable_after = std::time::Duration::from_millis(500);
+    let w = harness::worker::RunningWorker::start(cfg);
+    let path = format!("/api/v1/destinations/{dest_id}");
+    let disabled = harness::worker::eventually_some(super::WAIT, "disabled", || async {
+        let (_, d) = call(&app, Method::GET, &path, None).await;
+        (d["disabled_reason"] == "failing").then_some(d)
+    })
+    .await;
+    w.stop().await;
+    assert_eq!(disabled["enabled"], false);
+    assert!(disabled["failing_since"].is_string() && disabled["disabled_at"].is_string());
 }

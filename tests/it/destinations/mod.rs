@@ -135,3 +135,15 @@ async fn destinations_stored(app: &TestApp) -> i64 {
         .await
         .expect("count")
 }
+
+/// The tenant's `file.delivered` event in the feed (there is one).
+async fn delivered_event(app: &TestApp) -> Value {
+    let (_, feed) = app.get_json("/api/v1/events?limit=1000").await;
+    feed["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["type"] == "file.delivered")
+        .cloned()
+        .expect("a file.delivered event")
+}

@@ -116,14 +116,75 @@ async fn rows_arrive_in_signed_chunks_in_order_and_resume_at_the_chunk_refused()
         "the official verifier"
     );
     // A file.delivered event names the destination, without a manifest.
-    let (_, feed) = app.get_json("/api/v1/events?limit=1000").await;
-    let event = feed["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .find(|e| e["type"] == "file.delivered")
-        .cloned()
-        .expect("a file.delivered event");
+    let event = super::delivered_event(&app).await;
     assert_eq!(event["data"]["destination_id"], dest_id.as_str());
     assert!(event["data"].get("manifest").is_none(), "{event}");
+}
+
+#[tokio::test]
+async fn a_rejected_file_completed_by_a_correction_is_delivered_at_its_revision() {
+    let app = TestApp::spawn().await;
+    let receiver = Receiver::start().await;
+    let template = json!({"schema": {"fields": [{"name": "id", "type": "integer"},
+                                                {"name": "name", "type": "string"}]},
+                          "on_invalid": "reject_file"});
+    let (status, body) = app.put_json("/api/v1/templates/people", &template).await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{body}");
+    let dest = create(
+        &app,
+        json!({"kind": "webhook_rows", "url": receiver.url(), "templates": ["people"]}),
+    )
+    .await;
+    let dest_id = dest["id"].as_str().expect("id").to_owned();
+    let up = upload(
+        &app,
+        "p.csv",
+        "id,name\n1,Ada\nx,Bob\n",
+        &[("template", "people")],
+    )
+    .await;
+    let file = up["source_file"]["id"].as_str().expect("id").to_owned();
+    let task = app
+        .run_worker_until_final(up["task"]["id"].as_str().expect("task"))
+        .await;
+    assert_eq!(task["status"], "FAILED", "{task}");
+    assert_eq!(
+        super::deliveries(&app, &dest_id).await,
+        Vec::<Value>::new(),
+        "nothing to deliver"
+    );
+
+    let (status, body) = app
+        .patch_json(
+            &format!("/api/v1/files/{file}/corrections"),
+            &json!({"corrections": [{"sheet": 0, "row": 3, "field": "id", "value": "2"}]}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    // Queued by the revision's own transaction, at its revision.
+    let queued = super::deliveries(&app, &dest_id).await;
+    assert_eq!(queued.len(), 1, "{queued:?}");
+    assert_eq!(
+        (&queued[0]["status"], &queued[0]["revision"]),
+        (&json!("PENDING"), &json!(1))
+    );
+
+    let w = worker(&app, "200ms,400ms,800ms");
+    delivery_in(&app, &dest_id, &file, "DELIVERED", Some(1)).await;
+    w.stop().await;
+    let got = receiver.received();
+    assert_eq!(got.len(), 1);
+    let rows: Vec<Value> = got[0].json()["rows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let values: Vec<Value> = rows.iter().map(|r| r["values"].clone()).collect();
+    assert_eq!(
+        values,
+        [
+            json!({"id": 1, "name": "Ada"}),
+            json!({"id": 2, "name": "Bob"})
+        ]
+    );
+    assert_eq!(rows_of(&app, &file).await.len(), 2);
 }

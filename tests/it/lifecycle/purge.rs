@@ -45,7 +45,7 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
     owned
 }
 
-/// Gives `client`'s tenant a webhook endpoint, limits, a remembered mapping and a learned
+/// Gives `client`'s tenant a webhook endpoint, a destination, limits, a remembered mapping and a learned
 /// column name.
 async fn furnish(app: &TestApp, client: &reqwest::Client, tenant: &str) {
     let resp = client
@@ -54,6 +54,13 @@ async fn furnish(app: &TestApp, client: &reqwest::Client, tenant: &str) {
         .send()
         .await
         .expect("create webhook");
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let resp = client
+        .post(app.url("/api/v1/destinations"))
+        .json(&json!({"kind": "webhook_rows", "url": "https://rows.example.test/in"}))
+        .send()
+        .await
+        .expect("create a destination");
     assert_eq!(resp.status(), StatusCode::CREATED);
     let (ok, _, err) = api(app, &["tenants", "set", tenant, "--upload-rate", "50/s"]);
     assert!(ok, "{err}");
