@@ -15,7 +15,6 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use futures::StreamExt as _;
 use serde::Deserialize;
-use shared::db;
 use sqlx::PgPool;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -23,12 +22,12 @@ use uuid::Uuid;
 
 use super::query;
 use crate::auth::Principal;
-use crate::corrections::overlay::Overlay;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{AppQuery, PathId};
 use crate::sheets::parsed_sheet;
 use crate::state::AppState;
 use encode::SheetEncoder as Export;
+use shared::db::overlay::{self, Overlay};
 
 /// Pieces converted ahead of the client.
 const CHANNEL_PIECES: usize = 4;
@@ -182,25 +181,15 @@ async fn produce(
             None
         }
     };
-    let mut chunks = db::rows::chunks(&db, id, sheet_index);
-    let mut whole = true;
+    let mut chunks = overlay::latest_chunks(&db, id, sheet_index, overlay.as_ref());
     while let Some(chunk) = chunks.next().await {
-        let chunk = match (&overlay, chunk) {
-            (Some(o), Ok(c)) => o
-                .chunk(c.first_row, &c.rows)
-                .map_err(|e| sqlx::Error::Decode(e.into())),
-            (_, chunk) => chunk.map(|c| c.rows),
-        };
         let failed = chunk.is_err();
         // A closed channel: the encoder stopped (client gone, or a chunk it could not encode).
         if chunk_tx.send(chunk).await.is_err() || failed {
-            whole = false;
             break;
         }
     }
-    if let (true, Some(rows)) = (whole, overlay.as_ref().and_then(Overlay::trailing)) {
-        let _ = chunk_tx.send(Ok(rows)).await;
-    }
+    drop(chunks);
     drop(chunk_tx);
     if let Err(e) = encoder.await {
         tracing::error!(source_file_id = %id, error = %e, "the export's encoder panicked");
