@@ -188,3 +188,46 @@ async fn a_rejected_file_completed_by_a_correction_is_delivered_at_its_revision(
     );
     assert_eq!(rows_of(&app, &file).await.len(), 2);
 }
+
+#[tokio::test]
+async fn a_worker_stopped_mid_delivery_leaves_the_next_worker_the_first_chunk_not_acknowledged() {
+    let app = TestApp::spawn().await;
+    let receiver = Receiver::start().await;
+    // Chunk 1 is taken; chunk 2 never answered while the first worker runs.
+    receiver.script(vec![Answer::Status(200), Answer::Hang], Answer::Status(200));
+    let dest = create(
+        &app,
+        json!({"kind": "webhook_rows", "url": receiver.url(), "chunk_size": 2}),
+    )
+    .await;
+    let dest_id = dest["id"].as_str().expect("id").to_owned();
+    let up = upload(&app, "people.csv", CSV, &[]).await;
+    let file = up["source_file"]["id"].as_str().expect("id").to_owned();
+    let mut cfg = harness::worker::run_config(&app.config.database.url, app.config.storage.clone());
+    cfg.webhooks.timeout = std::time::Duration::from_secs(120);
+    cfg.shutdown_grace = std::time::Duration::from_millis(500);
+    let first = harness::worker::RunningWorker::start(cfg);
+    receiver.wait_for(2, super::WAIT).await;
+    let held = delivery_in(&app, &dest_id, &file, "DELIVERING", Some(0)).await;
+    assert_eq!(held["chunks_acked"], 1, "chunk 1 was acknowledged: {held}");
+    // Stopped with chunk 2 in flight: handed back, not counted as an attempt.
+    first.stop().await;
+    let released = delivery_in(&app, &dest_id, &file, "PENDING", Some(0)).await;
+    assert_eq!(released["chunks_acked"], 1);
+
+    let second = worker(&app, "200ms,400ms,800ms");
+    let done = delivery_in(&app, &dest_id, &file, "DELIVERED", Some(1)).await;
+    second.stop().await;
+    assert_eq!(done["chunks_acked"], 3);
+    let ids: Vec<String> = receiver
+        .received()
+        .iter()
+        .map(|r| r.header("webhook-id").to_owned())
+        .collect();
+    let id = |k: u32| format!("{file}.{dest_id}.0.{k}");
+    assert_eq!(
+        ids,
+        [id(1), id(2), id(2), id(3)],
+        "resumed at chunk 2, with its id"
+    );
+}
