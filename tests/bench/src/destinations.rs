@@ -42,6 +42,7 @@ pub async fn run(rows: u64) -> anyhow::Result<Run> {
     ];
     let mut worker = env::spawn_worker(&env, "webhooks", false, &settings)?;
     let pid = worker.id().context("worker pid")?;
+    crate::events::wait_for_listener(&env, "destination_deliveries").await?;
     let result = measure(
         &env,
         (&tenant, file_id, rows),
