@@ -59,7 +59,7 @@ pub async fn run(rows: u64) -> anyhow::Result<Run> {
         receiver.received().len()
     );
     run.note(format!(
-        "destinations: the export scenario's {rows}-row, 12-column sheet delivered by target/release/worker --role webhooks (DESTINATION_* defaults) to an Azurite container as Parquet, twice (the second a redelivery: same sha256 required), then to a local receiver as webhook_rows at chunk {CHUNK}; rows/s = rows / (redeliver committed → DELIVERED read, polled every 20 ms); worker RSS = VmRSS sampled every 10 ms through both blob deliveries"
+        "destinations: the export scenario's {rows}-row, 12-column sheet delivered by target/release/worker --role webhooks (DESTINATION_* defaults) to an Azurite container as Parquet, twice (the second a redelivery: same sha256 required), then to a local receiver as webhook_rows at chunk {CHUNK}; rows/s = rows / (redeliver committed → DELIVERED read, polled every 20 ms), the first delivery and the redelivery apart; worker RSS = VmRSS sampled every 10 ms through both blob deliveries"
     ));
     Ok(run)
 }
@@ -203,16 +203,20 @@ async fn measure(
     );
     let webhook = deliver(env, tenant, rows_dest, file).await?;
     let mut run = Run::default();
-    let blob_secs = first.min(second);
     run.put(
         "parquet_to_azurite_rows_per_s",
         "rows/s",
-        rows as f64 / blob_secs,
+        rows as f64 / first,
+    );
+    run.put(
+        "parquet_redelivery_rows_per_s",
+        "rows/s",
+        rows as f64 / second,
     );
     run.put(
         "parquet_to_azurite_mib_per_s",
         "MiB/s",
-        bytes as f64 / MB / blob_secs,
+        bytes as f64 / MB / first,
     );
     run.put("parquet_size_mib", "MiB", bytes as f64 / MB);
     run.put("webhook_rows_per_s", "rows/s", rows as f64 / webhook);

@@ -34,6 +34,7 @@ use uuid::Uuid;
 use crate::bounds::Budget;
 use crate::claim::{self, with_db_retry, LoopConfig, Report, Work};
 use crate::webhooks::config::WebhooksConfig;
+use crate::webhooks::RetrySchedule;
 use crate::Shutdown;
 pub use config::DestinationsConfig;
 
@@ -217,7 +218,11 @@ impl Work for Deliveries<'_> {
         let Some(destination_id) = batch.first().map(|(d, _)| d.destination_id) else {
             return Ok(Report::default());
         };
-        let (outcomes, health, report) = plan(&batch, self);
+        let (outcomes, health, report) = plan(
+            &batch,
+            &self.cx.hooks.retry_schedule,
+            self.cfg.disable_after,
+        );
         let disabled = with_db_retry(abort, || async {
             let mut tx = self.cx.db.begin().await?;
             let disabled =
@@ -247,9 +252,9 @@ impl Work for Deliveries<'_> {
 /// the report.
 fn plan(
     batch: &[(Claimed, Option<Sent>)],
-    work: &Deliveries<'_>,
+    schedule: &RetrySchedule,
+    disable_after: Duration,
 ) -> (Vec<Outcome>, Health, Report) {
-    let schedule = &work.cx.hooks.retry_schedule;
     let mut report = Report::default();
     let (mut answered, mut tried) = (false, false);
     let mut first_error: Option<(Duration, String)> = None;
@@ -299,9 +304,94 @@ fn plan(
     let health = if answered {
         Health::Answering
     } else if tried {
-        Health::Failing(work.cfg.disable_after)
+        Health::Failing(disable_after)
     } else {
         Health::Unknown
     };
     (outcomes, health, report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claimed(failures: i32) -> Claimed {
+        Claimed {
+            id: Uuid::new_v4(),
+            destination_id: Uuid::nil(),
+            source_file_id: Uuid::new_v4(),
+            task_id: Uuid::new_v4(),
+            revision: 2,
+            chunks_acked: 0,
+            attempts: failures,
+            failures,
+            queued_at: chrono::Utc::now(),
+            tenant_id: "t".into(),
+            kind: "azure_blob".into(),
+            url: "https://a.blob.core.windows.net/c".into(),
+            prefix: String::new(),
+            format: Some("parquet".into()),
+            chunk_size: None,
+            credential_kind: Some("managed_identity".into()),
+            sealed_secret: None,
+        }
+    }
+
+    fn sent(result: Result<Delivered, String>) -> Option<Sent> {
+        Some(Sent {
+            result,
+            took: Duration::from_millis(3),
+        })
+    }
+
+    #[test]
+    fn a_failure_is_retried_on_the_schedule_and_defers_its_untried_siblings() {
+        let schedule = RetrySchedule::parse("10s,100s").expect("schedule");
+        let batch = vec![
+            (claimed(0), sent(Err("ContainerNotFound".into()))),
+            (claimed(0), None),
+            (claimed(2), sent(Err("ContainerNotFound".into()))),
+        ];
+        let (outcomes, health, report) = plan(&batch, &schedule, Duration::from_secs(60));
+        assert_eq!(health, Health::Failing(Duration::from_secs(60)));
+        assert_eq!((report.failed, report.deferred, report.dead), (1, 1, 1));
+        let Settled::Failed {
+            retry_in,
+            dead: false,
+            ..
+        } = &outcomes[0].settled
+        else {
+            panic!("{:?}", outcomes[0]);
+        };
+        assert!(*retry_in >= Duration::from_secs(9) && *retry_in <= Duration::from_secs(11));
+        assert_eq!(
+            outcomes[1].settled,
+            Settled::Deferred {
+                retry_in: *retry_in,
+                error: "ContainerNotFound".into()
+            }
+        );
+        assert!(matches!(
+            outcomes[2].settled,
+            Settled::Failed { dead: true, .. }
+        ));
+        assert!(outcomes.iter().all(|o| o.revision == 2));
+    }
+
+    #[test]
+    fn a_delivery_carries_its_manifest_and_makes_the_destination_answering() {
+        let schedule = RetrySchedule::parse("10s").expect("schedule");
+        let manifest = serde_json::json!({"sheets": []});
+        let batch = vec![(
+            claimed(0),
+            sent(Ok(Delivered {
+                manifest: Some(manifest.clone()),
+                bytes: 10,
+            })),
+        )];
+        let (outcomes, health, report) = plan(&batch, &schedule, Duration::from_secs(60));
+        assert_eq!((health, report.sent), (Health::Answering, 1));
+        assert_eq!(outcomes[0].settled, Settled::Delivered);
+        assert_eq!(outcomes[0].manifest, Some(manifest));
+    }
 }
