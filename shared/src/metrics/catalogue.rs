@@ -94,7 +94,7 @@ catalogue! {
     TASK_RESCUES = "sheetrelay_task_rescues_total", Counter, [], "worker (consumer)",
         "Tasks taken over from a consumer whose lease expired (it died or stalled)";
     LOOP_RESTARTS = "sheetrelay_worker_loop_restarts_total", Counter, ["loop"], "worker",
-        "Loops (`relay`, `consumer`, `webhooks`, `maintenance`) that failed and were started again while the others went on";
+        "Loops (`relay`, `consumer`, `webhooks`, `destinations`, `maintenance`) that failed and were started again while the others went on";
     WEBHOOK_ATTEMPTS = "sheetrelay_webhook_attempts_total", Counter, ["outcome"], "worker (webhooks)",
         "Webhook requests, by outcome: `delivered` (2xx), `failed` (another status), `timeout`, `unreachable` (no answer, or an address not allowed), `gone` (410)";
     WEBHOOK_DELIVERIES = "sheetrelay_webhook_deliveries_total", Counter, ["outcome"], "worker (webhooks)",
