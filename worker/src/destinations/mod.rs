@@ -42,6 +42,9 @@ pub use config::DestinationsConfig;
 #[derive(Debug)]
 pub struct Sent {
     result: Result<Delivered, String>,
+    /// The attempt stopped because its row was queued again or removed ([`rows::Superseded`]):
+    /// not a failure of the destination.
+    superseded: bool,
     took: Duration,
 }
 
@@ -165,7 +168,7 @@ impl Work for Deliveries<'_> {
     /// Any failure: a destination's deliveries fail together (a missing container, an expired
     /// SAS, a receiver that is down), so its others wait for the next step.
     fn is_down(sent: &Sent) -> bool {
-        sent.result.is_err()
+        sent.result.is_err() && !sent.superseded
     }
 
     fn span(&self, d: &Claimed) -> tracing::Span {
@@ -197,6 +200,7 @@ impl Work for Deliveries<'_> {
             "webhook_rows" => rows::deliver(&self.cx, d).await,
             other => Err(anyhow::anyhow!("unknown destination kind {other}")),
         };
+        let superseded = matches!(&result, Err(e) if e.is::<rows::Superseded>());
         let result = result.map_err(|e| {
             tracing::warn!(destination_id = %d.destination_id, source_file_id = %d.source_file_id,
                 error = format!("{e:#}"), "destination delivery failed");
@@ -204,6 +208,7 @@ impl Work for Deliveries<'_> {
         });
         let sent = Sent {
             result,
+            superseded,
             took: started.elapsed(),
         };
         metrics::delivery(d, &sent);
@@ -260,13 +265,18 @@ fn plan(
     let mut first_error: Option<(Duration, String)> = None;
     let mut outcomes = Vec::with_capacity(batch.len());
     for (d, sent) in batch {
-        let settled = match sent.as_ref().map(|s| &s.result) {
-            Some(Ok(_)) => {
+        let settled = match sent.as_ref().map(|s| (&s.result, s.superseded)) {
+            // Its row changed under it: whatever is written here is not applied.
+            Some((Err(error), true)) => Settled::Deferred {
+                retry_in: Duration::ZERO,
+                error: error.clone(),
+            },
+            Some((Ok(_), _)) => {
                 answered = true;
                 report.sent += 1;
                 Settled::Delivered
             }
-            Some(Err(error)) => {
+            Some((Err(error), false)) => {
                 tried = true;
                 let step = schedule.after(d.failures + 1);
                 let retry_in = step.unwrap_or_else(|| schedule.last());
@@ -340,6 +350,7 @@ mod tests {
     fn sent(result: Result<Delivered, String>) -> Option<Sent> {
         Some(Sent {
             result,
+            superseded: false,
             took: Duration::from_millis(3),
         })
     }
@@ -393,5 +404,20 @@ mod tests {
         assert_eq!((health, report.sent), (Health::Answering, 1));
         assert_eq!(outcomes[0].settled, Settled::Delivered);
         assert_eq!(outcomes[0].manifest, Some(manifest));
+    }
+
+    #[test]
+    fn a_superseded_attempt_says_nothing_about_the_destination() {
+        let schedule = RetrySchedule::parse("10s").expect("schedule");
+        let mut stopped = sent(Err("superseded".into()));
+        if let Some(s) = stopped.as_mut() {
+            s.superseded = true;
+        }
+        assert!(!Deliveries::is_down(stopped.as_ref().expect("sent")));
+        let (outcomes, health, report) =
+            plan(&[(claimed(0), stopped)], &schedule, Duration::from_secs(60));
+        assert_eq!(health, Health::Unknown);
+        assert_eq!((report.failed, report.dead), (0, 0));
+        assert!(matches!(outcomes[0].settled, Settled::Deferred { .. }));
     }
 }

@@ -17,6 +17,13 @@ use uuid::Uuid;
 use super::{sheets, Context, Delivered};
 use crate::webhooks::client::{self, Outcome};
 
+/// The delivery row is no longer this attempt's (a new revision or a redelivery queued it
+/// again, or its destination or file was deleted): the attempt stops, and its outcome is not the
+/// destination's failure.
+#[derive(Debug, thiserror::Error)]
+#[error("superseded: the delivery was queued again (or removed) while it ran")]
+pub struct Superseded;
+
 /// One request's body: the contract's shape.
 #[derive(Debug, Serialize)]
 struct Chunk<'a> {
@@ -49,7 +56,7 @@ pub async fn deliver(cx: &Context<'_>, d: &Claimed) -> anyhow::Result<Delivered>
     let total = i32::try_from(per_sheet.iter().sum::<i64>()).context("too many chunks")?;
     let mut acked = d.chunks_acked.min(total);
     if !destination_deliveries::progress(cx.db, d.id, d.revision, total, acked).await? {
-        anyhow::bail!("superseded: the delivery was queued again while it ran");
+        return Err(Superseded.into());
     }
     let mut bytes = 0u64;
     let mut index = 0i32;
@@ -105,7 +112,7 @@ pub async fn deliver(cx: &Context<'_>, d: &Claimed) -> anyhow::Result<Delivered>
             send(cx, d, &secret, &id, body).await?;
             acked = index;
             if !destination_deliveries::progress(cx.db, d.id, d.revision, total, acked).await? {
-                anyhow::bail!("superseded: the delivery was queued again while it ran");
+                return Err(Superseded.into());
             }
         }
     }
