@@ -15,7 +15,8 @@ pub struct Purge {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-/// Whether `tenant` owns anything at all: a key, a file, a template, a webhook, a destination, a remembered
+/// Whether `tenant` owns anything at all: a key, a file, a template, a webhook, a destination,
+/// a remembered
 /// mapping or learned column name, an event, or limits of its own.
 pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<bool> {
     sqlx::query_scalar!(
@@ -97,8 +98,9 @@ pub async fn files_left(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<i
 
 /// Deletes up to `limit` rows `tenant` owns besides its files (call once it has none: its
 /// templates are what its files were checked against), one table per call, the ones that grow
-/// first: events (with their deliveries), webhook attempts, then endpoints, destinations (with their deliveries), remembered
-/// mappings, learned column names, template versions and API keys, and last its limits, usage and upload bucket.
+/// first: events (with their deliveries), webhook attempts, then endpoints, destinations (with
+/// their deliveries), remembered mappings, learned column names, template versions and API
+/// keys, and last its limits, usage and upload bucket.
 /// Returns how many it deleted; 0 means nothing is left.
 pub async fn delete_owned(db: &sqlx::PgPool, tenant: &str, limit: i64) -> sqlx::Result<u64> {
     let steps = [
