@@ -16,8 +16,7 @@ pub struct Purge {
 }
 
 /// Whether `tenant` owns anything at all: a key, a file, a template, a webhook, a destination,
-/// a remembered
-/// mapping or learned column name, an event, or limits of its own.
+/// a remembered mapping or learned column name, an event, or limits of its own.
 pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<bool> {
     sqlx::query_scalar!(
         r#"SELECT EXISTS (SELECT 1 FROM api_keys WHERE tenant_id = $1)
