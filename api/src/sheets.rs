@@ -4,7 +4,7 @@
 use shared::db;
 use shared::db::rows::SheetColumns;
 use shared::db::source_files::SourceFile;
-use shared::domain::{column_type, ColumnType, TaskStatus};
+use shared::domain::TaskStatus;
 use uuid::Uuid;
 
 use crate::auth::Principal;
@@ -41,26 +41,4 @@ pub(crate) async fn parsed_sheet(
     Ok((file, sheet, columns))
 }
 
-/// A stored row as the contract shows it: each value typed by its column, and as many values
-/// as the sheet has columns (rows read before a longer, ragged row were stored shorter).
-pub(crate) fn typed(
-    values: serde_json::Value,
-    types: &[ColumnType],
-    width: usize,
-) -> Vec<serde_json::Value> {
-    let mut values = match values {
-        serde_json::Value::Array(values) => values,
-        other => vec![other],
-    };
-    if values.len() < width {
-        values.resize(width, serde_json::Value::Null);
-    }
-    values
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| match types.get(i) {
-            Some(&ty) => column_type::render(v, ty),
-            None => v,
-        })
-        .collect()
-}
+pub(crate) use encode::typed;

@@ -544,6 +544,11 @@ pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config:
             ..ParseConfig::default()
         },
         webhooks: WorkerEnv::webhooks_config(),
+        destinations: worker::config::DestinationsConfig {
+            lease: Duration::from_secs(5),
+            poll_interval: Duration::from_secs(1),
+            ..worker::config::DestinationsConfig::default()
+        },
         lifecycle: worker::maintenance::LifecycleConfig::default(),
     }
 }

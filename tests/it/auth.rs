@@ -22,6 +22,7 @@ fn routes(file: &str, task: &str) -> Vec<(Method, String)> {
             .replace("{source_file_id}", file)
             .replace("{task_id}", task)
             .replace("{webhook_id}", file)
+            .replace("{destination_id}", file)
             .replace("{upload_id}", file)
             .replace("{session_id}", file)
             .replace("{name}", "invoices");
@@ -207,6 +208,7 @@ async fn a_tenant_cannot_see_page_export_or_delete_another_tenants_files() {
             || path.starts_with("/api/v1/templates")
             || path.starts_with("/api/v1/events")
             || path.starts_with("/api/v1/webhooks")
+            || path.starts_with("/api/v1/destinations")
             // Resumable uploads need their tus headers: tests/it/resumable/ checks another
             // tenant's key on a real upload.
             || path.starts_with("/api/v1/uploads")

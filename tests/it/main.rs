@@ -6,6 +6,7 @@ mod configuration;
 mod consumer;
 mod corrections;
 mod deploy;
+mod destinations;
 mod edge;
 mod entra;
 mod events;

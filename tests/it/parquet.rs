@@ -14,7 +14,7 @@ fn python() -> PathBuf {
 }
 
 /// pyarrow's reading of `bytes`.
-fn read(bytes: &[u8]) -> Value {
+pub(crate) fn read(bytes: &[u8]) -> Value {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("export.parquet");
     std::fs::write(&path, bytes).expect("write");

@@ -14,6 +14,7 @@ use shared::config::{from_args, parse_duration, DatabaseConfig, TelemetryConfig}
 use shared::storage::StorageConfig;
 
 pub use crate::consumer::config::ConsumerConfig;
+pub use crate::destinations::config::DestinationsConfig;
 pub use crate::maintenance::config::LifecycleConfig;
 use crate::parse::isolate::{ChildArgs, CHILD_SUBCOMMAND};
 use crate::parse::ParseLimits;
@@ -52,7 +53,8 @@ pub enum Role {
     Relay,
     /// Only the queue consumer.
     Consumer,
-    /// Only webhook delivery (needs WEBHOOK_SECRET_KEY, and no Azure Storage).
+    /// Only webhook and destination delivery (needs WEBHOOK_SECRET_KEY, and no Azure Storage
+    /// of its own).
     Webhooks,
 }
 
@@ -121,6 +123,9 @@ pub struct RunConfig {
 
     #[command(flatten)]
     pub webhooks: WebhooksConfig,
+
+    #[command(flatten)]
+    pub destinations: DestinationsConfig,
 
     #[command(flatten)]
     pub lifecycle: LifecycleConfig,

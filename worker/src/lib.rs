@@ -1,10 +1,12 @@
 //! The worker: an outbox relay (Postgres → Azure Queue Storage), a queue consumer (queue → parse
-//! → rows) and webhook delivery (events → their endpoints), run side by side under one
-//! supervisor ([`supervisor`]). The relay and webhook delivery are both a claim loop
-//! ([`claim`]); the housekeeping (retention, purges, partitions, expiries) runs in the
+//! → rows), webhook delivery (events → their endpoints) and destination delivery (finished
+//! files' rows → the tenants' containers and row webhooks), run side by side under one
+//! supervisor ([`supervisor`]). The relay, webhook and destination delivery are each a claim
+//! loop ([`claim`]); the housekeeping (retention, purges, partitions, expiries) runs in the
 //! maintenance loop, a file per job ([`maintenance`]). Each loop owns its settings and metrics;
 //! the relay and the consumer of one process share a [`link::Link`]. `main` is a thin shell
-//! around [`run`]; tests drive [`relay::run_once`], [`webhooks::run_once`] and
+//! around [`run`]; tests drive [`relay::run_once`], [`webhooks::run_once`],
+//! [`destinations::run_once`] and
 //! [`consumer::Consumer::run_once`] directly.
 
 // Product functions stay short enough to read at once (clippy's default, 100 lines); the
@@ -16,6 +18,7 @@ pub mod claim;
 pub mod config;
 pub mod consumer;
 pub mod hooks;
+pub mod destinations;
 pub mod link;
 pub mod maintenance;
 pub mod metrics;

@@ -134,6 +134,13 @@ async fn read_gauges(sources: Sources, stop: CancellationToken) {
                 }
                 Err(e) => tracing::debug!(error = %e, "could not read the webhook backlog"),
             }
+            match db::destination_deliveries::backlog(db).await {
+                Ok(b) => {
+                    gauge!(names::DESTINATION_OLDEST_WAITING).set(b.oldest_waiting_secs);
+                    gauge!(names::DESTINATIONS_DISABLED).set(b.disabled_failing as f64);
+                }
+                Err(e) => tracing::debug!(error = %e, "could not read the destinations' backlog"),
+            }
         }
         if let Some(db) = &sources.outbox {
             match db::outbox::backlog(db).await {

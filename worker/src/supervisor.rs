@@ -157,7 +157,8 @@ fn loops(
     }
     if cfg.role.runs_webhooks() {
         let budget = budget_of(cfg.role == crate::config::Role::Webhooks);
-        loops.push(webhooks_loop(cfg, db, budget));
+        loops.push(webhooks_loop(cfg, db, Arc::clone(&budget)));
+        loops.push(destinations_loop(cfg, db, budget));
     }
     if !maintenance::jobs(cfg).is_empty() {
         let (db, cfg, drain) = (db.clone(), Arc::new(cfg.clone()), cfg.drain);
@@ -216,6 +217,22 @@ fn webhooks_loop(cfg: &RunConfig, db: &PgPool, budget: Arc<Budget>) -> Loop {
     Loop::new("webhooks", move |shutdown| {
         crate::webhooks::run(
             db.clone(),
+            webhooks_cfg.clone(),
+            shutdown,
+            drain,
+            Arc::clone(&budget),
+        )
+    })
+}
+
+/// The destination delivery loop: beside webhook delivery, with its keys and retry schedule.
+fn destinations_loop(cfg: &RunConfig, db: &PgPool, budget: Arc<Budget>) -> Loop {
+    let (db, drain) = (db.clone(), cfg.drain);
+    let (destinations_cfg, webhooks_cfg) = (cfg.destinations.clone(), cfg.webhooks.clone());
+    Loop::new("destinations", move |shutdown| {
+        crate::destinations::run(
+            db.clone(),
+            destinations_cfg.clone(),
             webhooks_cfg.clone(),
             shutdown,
             drain,

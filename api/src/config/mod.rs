@@ -202,6 +202,10 @@ pub struct WebhooksConfig {
     #[arg(long = "webhook-max-endpoints", env = "WEBHOOK_MAX_ENDPOINTS", default_value_t = 50,
           value_parser = clap::value_parser!(i64).range(1..=10_000))]
     pub max_endpoints: i64,
+    /// Most destinations (`/api/v1/destinations`) one tenant may have
+    #[arg(long = "destination-max-per-tenant", env = "DESTINATION_MAX_PER_TENANT", default_value_t = 20,
+          value_parser = clap::value_parser!(i64).range(1..=1_000))]
+    pub max_destinations: i64,
 }
 
 /// Each tenant's limits, unless `api tenants set` gave it its own.

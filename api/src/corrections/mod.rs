@@ -11,7 +11,7 @@
 
 mod counts;
 mod keys;
-pub mod overlay;
+pub use shared::db::overlay;
 mod recheck;
 mod revise;
 

@@ -51,6 +51,8 @@ shared::code_enum! {
         TemplateLimitReached => "template_limit_reached",
         /// The tenant has `WEBHOOK_MAX_ENDPOINTS` webhook endpoints.
         TooManyWebhooks => "too_many_webhooks",
+        /// The tenant has `DESTINATION_MAX_PER_TENANT` destinations.
+        TooManyDestinations => "too_many_destinations",
         /// A mapping sent for a task that is not waiting in `NEEDS_REVIEW`.
         NotInReview => "not_in_review",
         /// A layout override for a task that is being parsed, or that failed for a reason
@@ -91,6 +93,9 @@ shared::code_enum! {
         /// Corrections naming an unknown field, a row that is not in the file's error report,
         /// or a file without a template (with `details`).
         InvalidCorrection => "invalid_correction",
+        /// A destination with a bad container URL, credential, format, chunk size or template
+        /// filter (with `details`).
+        InvalidDestination => "invalid_destination",
         /// The tenant started more uploads than its rate allows.
         RateLimited => "rate_limited",
         /// The tenant holds as many live import sessions as allowed.

@@ -65,6 +65,11 @@ pub enum ApiError {
     /// request.
     #[error("the corrections are invalid: {} problem(s)", .0.len())]
     InvalidCorrection(Vec<template::Problem>),
+    /// A destination that cannot be made as asked (a bad container URL, credential shape,
+    /// format, chunk size or template filter): every problem, each with its JSON pointer into
+    /// the request.
+    #[error("the destination is invalid: {} problem(s)", .0.len())]
+    InvalidDestination(Vec<template::Problem>),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -173,6 +178,10 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 ApiErrorCode::InvalidCorrection,
             ),
+            ApiError::InvalidDestination(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ApiErrorCode::InvalidDestination,
+            ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ApiErrorCode::InternalError,
@@ -220,7 +229,8 @@ impl IntoResponse for ApiError {
             ApiError::InvalidTemplate(problems)
             | ApiError::InvalidMapping(problems)
             | ApiError::InvalidLayout(problems)
-            | ApiError::InvalidCorrection(problems) => Some(
+            | ApiError::InvalidCorrection(problems)
+            | ApiError::InvalidDestination(problems) => Some(
                 problems
                     .iter()
                     .map(|p| ProblemDetail {

@@ -21,11 +21,11 @@ use uuid::Uuid;
 use super::export::content_disposition;
 use super::query;
 use crate::auth::Principal;
-use crate::csv_safe;
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::extract::AppQuery;
 use crate::extract::PathId;
 use crate::state::AppState;
+use encode::csv_safe;
 
 const DEFAULT_LIMIT: i64 = 100;
 

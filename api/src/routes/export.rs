@@ -6,7 +6,7 @@
 //! that reads slowly slows the query down instead of filling memory.
 //! Values are typed by column exactly as the rows endpoint types them ([`encode`]); CSV text
 //! that a spreadsheet would run as a formula is written with a `'` in front
-//! ([`crate::csv_safe`]).
+//! ([`encode::csv_safe`]).
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -15,7 +15,6 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use futures::StreamExt as _;
 use serde::Deserialize;
-use shared::db;
 use sqlx::PgPool;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -23,13 +22,12 @@ use uuid::Uuid;
 
 use super::query;
 use crate::auth::Principal;
-use crate::corrections::overlay::Overlay;
-use crate::encode::parquet::ParquetEncoder;
-use crate::encode::text::{Encoder, TextFormat};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{AppQuery, PathId};
 use crate::sheets::parsed_sheet;
 use crate::state::AppState;
+use encode::SheetEncoder as Export;
+use shared::db::overlay::{self, Overlay};
 
 /// Pieces converted ahead of the client.
 const CHANNEL_PIECES: usize = 4;
@@ -89,25 +87,13 @@ pub async fn export_rows(
     let format = q.format.unwrap_or_default();
     let (file, sheet, columns) = parsed_sheet(&state, &principal, id, sheet_index).await?;
 
-    let (content_type, extension) = match format {
-        ExportFormat::Csv => ("text/csv; charset=utf-8", "csv"),
-        ExportFormat::Ndjson => ("application/x-ndjson", "ndjson"),
-        ExportFormat::Parquet => ("application/vnd.apache.parquet", "parquet"),
+    let format = match format {
+        ExportFormat::Csv => encode::Format::Csv,
+        ExportFormat::Ndjson => encode::Format::Ndjson,
+        ExportFormat::Parquet => encode::Format::Parquet,
     };
-    let export = match format {
-        ExportFormat::Parquet => Export::Parquet(Box::new(ParquetEncoder::new(
-            &columns.names,
-            &columns.types,
-        ))),
-        ExportFormat::Csv | ExportFormat::Ndjson => Export::Text(Encoder {
-            format: match format {
-                ExportFormat::Ndjson => TextFormat::Ndjson,
-                _ => TextFormat::Csv,
-            },
-            types: columns.types,
-            columns: columns.names,
-        }),
-    };
+    let (content_type, extension) = (format.content_type(), format.as_str());
+    let export = Export::new(format, columns.names, columns.types);
     let disposition = content_disposition(&file.file_name, &sheet.name, extension);
     let (tx, rx) = tokio::sync::mpsc::channel(CHANNEL_PIECES);
     let stalled = CancellationToken::new();
@@ -171,39 +157,6 @@ impl Sink {
     }
 }
 
-/// What turns the stored chunks into the download.
-enum Export {
-    Text(Encoder),
-    /// Boxed: the writer holds its row group state, far larger than the text encoder.
-    Parquet(Box<ParquetEncoder>),
-}
-
-impl Export {
-    /// The bytes before the first row (CSV's header row).
-    fn header(&self) -> Vec<u8> {
-        match self {
-            Export::Text(e) => e.header(),
-            Export::Parquet(_) => Vec::new(),
-        }
-    }
-
-    fn chunk(&mut self, rows_json: &str, out: &mut Vec<u8>) -> std::io::Result<()> {
-        match self {
-            Export::Text(e) => e.chunk(rows_json, out),
-            Export::Parquet(e) => e.chunk(rows_json, out),
-        }
-    }
-
-    /// The bytes after the last row (Parquet's last row group and footer).
-    fn finish(self, out: &mut Vec<u8>) -> std::io::Result<()> {
-        match self {
-            Export::Text(e) => out.extend_from_slice(e.finish()),
-            Export::Parquet(e) => (*e).finish(out)?,
-        }
-        Ok(())
-    }
-}
-
 /// Reads the sheet's chunks and has them encoded; stops when the client goes away or stalls.
 /// A chunk that cannot be read or encoded ends the body with an error after the chunks before it.
 ///
@@ -228,25 +181,15 @@ async fn produce(
             None
         }
     };
-    let mut chunks = db::rows::chunks(&db, id, sheet_index);
-    let mut whole = true;
+    let mut chunks = overlay::latest_chunks(&db, id, sheet_index, overlay.as_ref());
     while let Some(chunk) = chunks.next().await {
-        let chunk = match (&overlay, chunk) {
-            (Some(o), Ok(c)) => o
-                .chunk(c.first_row, &c.rows)
-                .map_err(|e| sqlx::Error::Decode(e.into())),
-            (_, chunk) => chunk.map(|c| c.rows),
-        };
         let failed = chunk.is_err();
         // A closed channel: the encoder stopped (client gone, or a chunk it could not encode).
         if chunk_tx.send(chunk).await.is_err() || failed {
-            whole = false;
             break;
         }
     }
-    if let (true, Some(rows)) = (whole, overlay.as_ref().and_then(Overlay::trailing)) {
-        let _ = chunk_tx.send(Ok(rows)).await;
-    }
+    drop(chunks);
     drop(chunk_tx);
     if let Err(e) = encoder.await {
         tracing::error!(source_file_id = %id, error = %e, "the export's encoder panicked");

@@ -3,6 +3,7 @@
 //! answer bad input with the contract's JSON error body rather than axum's plain-text rejections.
 
 pub mod corrections;
+pub mod destinations;
 pub mod errors;
 pub mod events;
 pub mod export;
@@ -66,6 +67,17 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(webhooks::rotate_secret))
         .routes(routes!(webhooks::replay))
         .routes(routes!(webhooks::list_attempts))
+        .routes(routes!(
+            destinations::create_destination,
+            destinations::list_destinations
+        ))
+        .routes(routes!(
+            destinations::get_destination,
+            destinations::patch_destination,
+            destinations::delete_destination
+        ))
+        .routes(routes!(destinations::list_deliveries))
+        .routes(routes!(destinations::redeliver))
         .routes(routes!(sessions::create_session))
         .routes(routes!(sessions::delete_session))
         .routes(routes!(templates::list_templates))

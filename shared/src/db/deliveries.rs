@@ -322,24 +322,13 @@ async fn mark_delivered(conn: &mut PgConnection, settled: &[(Uuid, Settled)]) ->
 /// an attempt for a failure and a deferral otherwise; how many were still ours.
 async fn mark_failed(conn: &mut PgConnection, settled: &[(Uuid, Settled)]) -> sqlx::Result<u64> {
     let mut updated = 0;
-    let (mut ids, mut delays, mut dead, mut tried, mut errors) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (id, s) in settled {
-        let (retry_in, is_dead, was_tried, error) = match s {
-            Settled::Delivered => continue,
-            Settled::Failed {
-                retry_in,
-                dead,
-                error,
-            } => (retry_in, *dead, true, error),
-            Settled::Deferred { retry_in, error } => (retry_in, false, false, error),
-        };
-        ids.push(*id);
-        delays.push(retry_in.as_secs_f64());
-        dead.push(is_dead);
-        tried.push(was_tried);
-        errors.push(error.clone());
-    }
+    let FailedColumns {
+        ids,
+        delays,
+        dead,
+        tried,
+        errors,
+    } = FailedColumns::of(settled.iter().map(|(id, s)| (*id, s)));
     if !ids.is_empty() {
         updated = sqlx::query!(
             r#"UPDATE webhook_deliveries d
@@ -364,6 +353,41 @@ async fn mark_failed(conn: &mut PgConnection, settled: &[(Uuid, Settled)]) -> sq
         .rows_affected();
     }
     Ok(updated)
+}
+
+/// The failed and deferred rows of a batch as the columns of one `unnest`: each row's id, delay
+/// in seconds, whether it is dead, whether it was tried (an attempt spent) and its error. The
+/// webhook and destination deliveries settle their rows alike.
+#[derive(Debug, Default)]
+pub(super) struct FailedColumns {
+    pub ids: Vec<Uuid>,
+    pub delays: Vec<f64>,
+    pub dead: Vec<bool>,
+    pub tried: Vec<bool>,
+    pub errors: Vec<String>,
+}
+
+impl FailedColumns {
+    pub(super) fn of<'a>(settled: impl Iterator<Item = (Uuid, &'a Settled)>) -> Self {
+        let mut c = Self::default();
+        for (id, s) in settled {
+            let (retry_in, is_dead, was_tried, error) = match s {
+                Settled::Delivered => continue,
+                Settled::Failed {
+                    retry_in,
+                    dead,
+                    error,
+                } => (retry_in, *dead, true, error),
+                Settled::Deferred { retry_in, error } => (retry_in, false, false, error),
+            };
+            c.ids.push(id);
+            c.delays.push(retry_in.as_secs_f64());
+            c.dead.push(is_dead);
+            c.tried.push(was_tried);
+            c.errors.push(error.clone());
+        }
+        c
+    }
 }
 
 /// Records what the batch says about the endpoint's health; whether that disabled it.

@@ -6,6 +6,8 @@
 pub mod api_keys;
 pub mod corrections;
 pub mod deliveries;
+pub mod destination_deliveries;
+pub mod destinations;
 pub mod event_log;
 pub mod events;
 pub mod hooks;
@@ -15,6 +17,7 @@ pub mod learned_columns;
 pub mod learned_values;
 pub mod limits;
 pub mod outbox;
+pub mod overlay;
 pub mod partitions;
 pub mod purges;
 pub mod remembered_mappings;

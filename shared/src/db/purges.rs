@@ -15,14 +15,15 @@ pub struct Purge {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-/// Whether `tenant` owns anything at all: a key, a file, a template, a webhook, a remembered
-/// mapping, learned column name or value, an event, or limits of its own.
+/// Whether `tenant` owns anything at all: a key, a file, a template, a webhook, a destination,
+/// a remembered mapping, learned column name or value, an event, or limits of its own.
 pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<bool> {
     sqlx::query_scalar!(
         r#"SELECT EXISTS (SELECT 1 FROM api_keys WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM source_files WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM templates WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM webhook_endpoints WHERE tenant_id = $1)
+               OR EXISTS (SELECT 1 FROM destinations WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM remembered_mappings WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM learned_columns WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM learned_values WHERE tenant_id = $1)
@@ -97,8 +98,9 @@ pub async fn files_left(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<i
 
 /// Deletes up to `limit` rows `tenant` owns besides its files (call once it has none: its
 /// templates are what its files were checked against), one table per call, the ones that grow
-/// first: events (with their deliveries), webhook attempts, then endpoints, remembered
-/// mappings, learned column names, template versions and API keys, and last its limits, usage and upload bucket.
+/// first: events (with their deliveries), webhook attempts, then endpoints, destinations (with
+/// their deliveries), remembered mappings, learned column names, template versions and API
+/// keys, and last its limits, usage and upload bucket.
 /// Returns how many it deleted; 0 means nothing is left.
 pub async fn delete_owned(db: &sqlx::PgPool, tenant: &str, limit: i64) -> sqlx::Result<u64> {
     let steps = [
@@ -118,6 +120,12 @@ pub async fn delete_owned(db: &sqlx::PgPool, tenant: &str, limit: i64) -> sqlx::
         sqlx::query!(
             "DELETE FROM webhook_endpoints WHERE id IN (
                  SELECT id FROM webhook_endpoints WHERE tenant_id = $1 LIMIT $2)",
+            tenant,
+            limit
+        ),
+        sqlx::query!(
+            "DELETE FROM destinations WHERE id IN (
+                 SELECT id FROM destinations WHERE tenant_id = $1 LIMIT $2)",
             tenant,
             limit
         ),

@@ -78,6 +78,19 @@ pub async fn find_sheet(
     .await
 }
 
+/// Every parsed sheet of a file, in index order.
+pub async fn sheets(db: impl PgExecutor<'_>, source_file_id: Uuid) -> sqlx::Result<Vec<Sheet>> {
+    sqlx::query_as!(
+        Sheet,
+        r#"SELECT sheet_index, name, hidden, row_count, columns AS "columns: Json<Vec<String>>",
+                  column_types AS "column_types: Json<Vec<ColumnType>>"
+           FROM parsed_sheets WHERE source_file_id = $1 ORDER BY sheet_index"#,
+        source_file_id
+    )
+    .fetch_all(db)
+    .await
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub row_index: i64,

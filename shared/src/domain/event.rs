@@ -21,6 +21,8 @@ crate::code_enum! {
         FileDeleted => "file.deleted",
         #[serde(rename = "file.corrected")]
         FileCorrected => "file.corrected",
+        #[serde(rename = "file.delivered")]
+        FileDelivered => "file.delivered",
     }
 }
 

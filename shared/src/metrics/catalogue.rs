@@ -94,7 +94,7 @@ catalogue! {
     TASK_RESCUES = "sheetrelay_task_rescues_total", Counter, [], "worker (consumer)",
         "Tasks taken over from a consumer whose lease expired (it died or stalled)";
     LOOP_RESTARTS = "sheetrelay_worker_loop_restarts_total", Counter, ["loop"], "worker",
-        "Loops (`relay`, `consumer`, `webhooks`, `maintenance`) that failed and were started again while the others went on";
+        "Loops (`relay`, `consumer`, `webhooks`, `destinations`, `maintenance`) that failed and were started again while the others went on";
     WEBHOOK_ATTEMPTS = "sheetrelay_webhook_attempts_total", Counter, ["outcome"], "worker (webhooks)",
         "Webhook requests, by outcome: `delivered` (2xx), `failed` (another status), `timeout`, `unreachable` (no answer, or an address not allowed), `gone` (410)";
     WEBHOOK_DELIVERIES = "sheetrelay_webhook_deliveries_total", Counter, ["outcome"], "worker (webhooks)",
@@ -107,6 +107,16 @@ catalogue! {
         "Webhook endpoints the worker disabled, by reason: `gone` (answered 410), `failing` (every request failed for WEBHOOK_DISABLE_AFTER), counted every 15 s";
     WEBHOOK_OLDEST_UNDELIVERED = "sheetrelay_webhook_oldest_undelivered_age_seconds", Gauge, [], "worker (webhooks)",
         "Age of the oldest event still waiting for delivery to an enabled endpoint (0 when none waits), read every 15 s";
+    DESTINATION_DELIVERIES = "sheetrelay_destination_deliveries_total", Counter, ["kind", "outcome"], "worker (destinations)",
+        "Destination delivery attempts, by kind (`azure_blob`, `webhook_rows`) and outcome: `delivered`, `failed` (retried on WEBHOOK_RETRY_SCHEDULE, or dead after it)";
+    DESTINATION_BYTES = "sheetrelay_destination_bytes_total", Counter, ["kind"], "worker (destinations)",
+        "Bytes written by finished destination deliveries (blobs and manifest, or request bodies)";
+    DESTINATION_LAG = "sheetrelay_destination_completion_to_delivery_seconds", Histogram, ["kind"], "worker (destinations)",
+        "From the change that queued a delivery (a task COMPLETED, a corrections revision, a redelivery) to its delivery";
+    DESTINATIONS_DISABLED = "sheetrelay_destinations_disabled", Gauge, [], "worker (destinations)",
+        "Destinations the worker disabled because every delivery failed for DESTINATION_DISABLE_AFTER, counted every 15 s";
+    DESTINATION_OLDEST_WAITING = "sheetrelay_destination_oldest_waiting_age_seconds", Gauge, [], "worker (destinations)",
+        "Age of the oldest delivery still waiting for an enabled destination (0 when none waits), read every 15 s";
 }
 
 /// The catalogue entry of `name`.

@@ -9,6 +9,7 @@ pub mod block_writer;
 pub mod config;
 pub mod connection_string;
 pub mod error;
+pub mod external;
 pub mod metered;
 pub mod queue;
 pub mod shared_key;

@@ -96,10 +96,16 @@ impl SealingKey {
 
     /// Seals `secret` for endpoint `endpoint_id`: version, nonce, ciphertext and tag.
     pub fn seal(&self, endpoint_id: Uuid, secret: &SigningSecret) -> Vec<u8> {
+        self.seal_bytes(endpoint_id, &secret.0)
+    }
+
+    /// Seals any secret bytes for `owner_id` the same way: a destination's storage credential
+    /// (a SAS or a connection string) is kept like a signing secret.
+    pub fn seal_bytes(&self, endpoint_id: Uuid, secret: &[u8]) -> Vec<u8> {
         let mut nonce = [0u8; NONCE_LEN];
         #[allow(clippy::expect_used)]
         aws_lc_rs::rand::fill(&mut nonce).expect("the system random number generator works");
-        let mut sealed = secret.0.clone();
+        let mut sealed = secret.to_vec();
         #[allow(clippy::expect_used)]
         self.0
             .seal_in_place_append_tag(
@@ -117,6 +123,11 @@ impl SealingKey {
 
     /// Opens what [`SealingKey::seal`] sealed for the same endpoint.
     pub fn open(&self, endpoint_id: Uuid, sealed: &[u8]) -> Result<SigningSecret, Unsealable> {
+        self.open_bytes(endpoint_id, sealed).map(SigningSecret)
+    }
+
+    /// Opens what [`SealingKey::seal_bytes`] sealed for the same owner.
+    pub fn open_bytes(&self, endpoint_id: Uuid, sealed: &[u8]) -> Result<Vec<u8>, Unsealable> {
         let (&version, rest) = sealed.split_first().ok_or(Unsealable)?;
         if version != SEALED_V1 || rest.len() < NONCE_LEN {
             return Err(Unsealable);
@@ -128,7 +139,7 @@ impl SealingKey {
             .0
             .open_in_place(nonce, Aad::from(endpoint_id.as_bytes()), &mut buf)
             .map_err(|_| Unsealable)?;
-        Ok(SigningSecret(plain.to_vec()))
+        Ok(plain.to_vec())
     }
 }
 

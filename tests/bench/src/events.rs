@@ -288,18 +288,24 @@ async fn pending_tasks(env: &WorkerEnv, n: usize) -> anyhow::Result<Vec<Uuid>> {
 
 /// The worker is up once its delivery loop LISTENs.
 async fn wait_until_listening(env: &WorkerEnv) -> anyhow::Result<()> {
+    wait_for_listener(env, "webhook_deliveries").await
+}
+
+/// Waits until a worker's loop listens on `channel`: it is up and connected.
+pub(crate) async fn wait_for_listener(env: &WorkerEnv, channel: &str) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let listening = env::count(
-            &env.db,
-            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN%webhook_deliveries%'",
+        let listening: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' || $1 || '%'",
         )
+        .bind(channel)
+        .fetch_one(&env.db)
         .await?;
         if listening > 0 {
             return Ok(());
         }
         if Instant::now() > deadline {
-            bail!("the webhooks worker did not start listening");
+            bail!("no worker started listening on {channel}");
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -37,7 +37,11 @@ pub async fn run(stack: &Stack, rows: u64, rounds: usize) -> anyhow::Result<Run>
 
 /// Uploads `file` straight to the container, records it as the api would, and lets a
 /// `worker run` child parse it; returns the source file id once its task is COMPLETED.
-async fn parsed(env: &harness::worker::WorkerEnv, file: &Path, rows: u64) -> anyhow::Result<Uuid> {
+pub(crate) async fn parsed(
+    env: &harness::worker::WorkerEnv,
+    file: &Path,
+    rows: u64,
+) -> anyhow::Result<Uuid> {
     let (blob_name, size) = env::upload_file(env, file, "csv").await?;
     let mut tx = env.db.begin().await?;
     let (_, task_id) =

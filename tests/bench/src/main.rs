@@ -26,6 +26,8 @@
 //!                                                    # in one request, storage per revision
 //! cargo run -p bench --release -- hooks              # rows/s through a validation hook
 //!                                                    # answering in 5 ms at batch 1,000
+//! cargo run -p bench --release -- destinations     # a 1M-row sheet to Azurite as Parquet and
+//!                                                    # to a receiver as row webhooks
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -35,6 +37,7 @@
 mod body;
 mod bulk;
 mod corrections;
+mod destinations;
 mod env;
 mod event_log;
 mod events;
@@ -88,6 +91,7 @@ const SCENARIOS: &[&str] = &[
     "event-log",
     "corrections",
     "hooks",
+    "destinations",
 ];
 
 struct Options {
@@ -217,6 +221,8 @@ fn max_runs(name: &str) -> usize {
         "telemetry-overhead" => 9,
         // Ten kills and a thousand scaled uploads in one run.
         "jobs" => 1,
+        // A 1M-row sheet parsed, then delivered three times.
+        "destinations" => 1,
         // 10M rows generated and deleted per run.
         "purge" => 1,
         // Three uploads of a large file (1 GiB by default) in one run.
@@ -335,6 +341,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
             parse::run(stack, &sizes).await
         }
         "export" => export::run(stack, q(50_000, 1_000_000), 3).await,
+        "destinations" => destinations::run(q(50_000, 1_000_000)).await,
         "jobs" => {
             let sizes = jobs::Sizes {
                 starts: q(3, 10) as usize,

@@ -19,6 +19,7 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
         "api_keys",
         "templates",
         "webhook_endpoints",
+        "destinations",
         "remembered_mappings",
         "learned_columns",
         "learned_values",
@@ -45,8 +46,8 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
     owned
 }
 
-/// Gives `client`'s tenant a webhook endpoint, limits, a remembered mapping, a learned column
-/// name and a learned value.
+/// Gives `client`'s tenant a webhook endpoint, a destination, limits, a remembered mapping, a
+/// learned column name and a learned value.
 async fn furnish(app: &TestApp, client: &reqwest::Client, tenant: &str) {
     let resp = client
         .post(app.url("/api/v1/webhooks"))
@@ -54,6 +55,13 @@ async fn furnish(app: &TestApp, client: &reqwest::Client, tenant: &str) {
         .send()
         .await
         .expect("create webhook");
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let resp = client
+        .post(app.url("/api/v1/destinations"))
+        .json(&json!({"kind": "webhook_rows", "url": "https://rows.example.test/in"}))
+        .send()
+        .await
+        .expect("create a destination");
     assert_eq!(resp.status(), StatusCode::CREATED);
     let (ok, _, err) = api(app, &["tenants", "set", tenant, "--upload-rate", "50/s"]);
     assert!(ok, "{err}");

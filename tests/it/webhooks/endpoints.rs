@@ -10,12 +10,13 @@ use uuid::Uuid;
 
 use super::{call, create, register};
 
-const ALL_TYPES: [&str; 5] = [
+const ALL_TYPES: [&str; 6] = [
     "task.completed",
     "task.failed",
     "task.needs_review",
     "file.deleted",
     "file.corrected",
+    "file.delivered",
 ];
 
 async fn sealed_secrets(app: &TestApp, id: &str) -> (Vec<u8>, Option<Vec<u8>>) {

@@ -5,10 +5,12 @@
 //! timeout ([`review_timeout`]) and the data lifecycle: per-tenant retention ([`retention`]),
 //! tenant purges ([`purge`]), the row store's monthly partitions ([`row_store`]) and the
 //! orphan-blob sweep ([`orphans`]). Where webhook delivery runs: the event log's daily
-//! partitions ([`event_log`]). Retention and purges remove files the same way ([`removal`]), at
+//! partitions ([`event_log`]) and the pruning of finished destination deliveries
+//! ([`destination_deliveries`]). Retention and purges remove files the same way ([`removal`]), at
 //! a [`Pace`] of one short statement at a time.
 
 pub mod config;
+pub mod destination_deliveries;
 pub mod event_log;
 pub mod orphans;
 pub mod outbox_retention;
@@ -121,6 +123,16 @@ pub fn jobs(cfg: &RunConfig) -> Vec<Job> {
                 event_log::job(&db, w.events_retention, w.attempts_retention)
                     .await
                     .map(drop)
+            },
+        ));
+        jobs.push(Job::new(
+            "destination deliveries retention",
+            cfg.webhooks.purge_interval,
+            |db, cfg| async move {
+                destination_deliveries::purge(&db, cfg.destinations.retention)
+                    .await
+                    .map(drop)
+                    .map_err(Into::into)
             },
         ));
     }

@@ -9,9 +9,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use shared::failure;
-use shared::webhooks::{address, is_public};
+use shared::telemetry::propagation;
+use shared::webhooks::{address, is_public, signature, SigningSecret};
 
 use super::schedule;
 
@@ -99,6 +100,29 @@ pub fn build(
         .pool_max_idle_per_host(per_endpoint)
         .user_agent(concat!("sheetrelay-webhooks/", env!("CARGO_PKG_VERSION")))
         .build()?)
+}
+
+/// The Standard Webhooks headers of one request: `webhook-id`, `webhook-timestamp` (now) and
+/// `webhook-signature` with every secret in `secrets`, plus the current trace's `traceparent`.
+/// Event deliveries, row deliveries and validation hooks sign alike.
+pub fn signed_headers(secrets: &[SigningSecret], id: &str, body: &[u8]) -> HeaderMap {
+    let timestamp = chrono::Utc::now().timestamp();
+    let mut headers = HeaderMap::new();
+    let mut set = |name: &'static str, value: String| {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            headers.insert(HeaderName::from_static(name), v);
+        }
+    };
+    set("webhook-id", id.to_owned());
+    set("webhook-timestamp", timestamp.to_string());
+    set(
+        "webhook-signature",
+        signature::header(secrets, id, timestamp, body),
+    );
+    if let Some(traceparent) = propagation::current_traceparent() {
+        set("traceparent", traceparent);
+    }
+    headers
 }
 
 /// POSTs `body` to `url` with `headers`; never reads more of the answer than its head (a huge

@@ -20,13 +20,11 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use chrono::Utc;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use shared::db::deliveries::{self, Attempt, Delivery, Health, Settled};
 use shared::db::Due;
 use shared::domain::EventView;
 use shared::telemetry::propagation;
-use shared::webhooks::{signature, SealingKey, SigningSecret};
+use shared::webhooks::{SealingKey, SigningSecret};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -213,23 +211,7 @@ impl Work for Deliveries<'_> {
             Ok(b) => b,
             Err(e) => unreachable!("an event view serialises: {e}"),
         };
-        let id = d.event_id.to_string();
-        let timestamp = Utc::now().timestamp();
-        let mut headers = HeaderMap::new();
-        let mut set = |name: &'static str, value: String| {
-            if let Ok(v) = HeaderValue::from_str(&value) {
-                headers.insert(HeaderName::from_static(name), v);
-            }
-        };
-        set("webhook-id", id.clone());
-        set("webhook-timestamp", timestamp.to_string());
-        set(
-            "webhook-signature",
-            signature::header(&secrets, &id, timestamp, &body),
-        );
-        if let Some(traceparent) = propagation::current_traceparent() {
-            set("traceparent", traceparent);
-        }
+        let headers = client::signed_headers(&secrets, &d.event_id.to_string(), &body);
         if d.attempts == 0 {
             metrics::first_attempt(d.event_created_at);
         }
@@ -399,6 +381,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::Utc;
 
     fn delivery(failures: i32) -> Delivery {
         Delivery {

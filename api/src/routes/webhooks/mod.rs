@@ -326,7 +326,7 @@ fn not_found(id: Uuid) -> ApiError {
 }
 
 /// The key that seals secrets; without it no secret can be made.
-fn sealing_key(state: &AppState) -> Result<&SealingKey, ApiError> {
+pub(crate) fn sealing_key(state: &AppState) -> Result<&SealingKey, ApiError> {
     state
         .webhooks
         .keys
@@ -341,7 +341,7 @@ fn sealing_key(state: &AppState) -> Result<&SealingKey, ApiError> {
 
 /// `422 unsafe_url` unless the URL is one a webhook may go to, its host resolved now (a name
 /// that does not resolve cannot be shown to be public).
-async fn checked_url(state: &AppState, url: &str) -> Result<String, ApiError> {
+pub(crate) async fn checked_url(state: &AppState, url: &str) -> Result<String, ApiError> {
     let unsafe_url = |message: String| ApiError::Refused {
         status: StatusCode::UNPROCESSABLE_ENTITY,
         code: ApiErrorCode::UnsafeUrl,
@@ -385,7 +385,7 @@ fn event_types(requested: Option<&[EventType]>) -> Vec<String> {
         .collect()
 }
 
-fn checked_description(description: Option<&str>) -> Result<Option<&str>, ApiError> {
+pub(crate) fn checked_description(description: Option<&str>) -> Result<Option<&str>, ApiError> {
     match description {
         Some(d) if d.chars().count() > MAX_DESCRIPTION => Err(ApiError::bad_request(
             ApiErrorCode::InvalidParameter,

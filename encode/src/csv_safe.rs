@@ -9,7 +9,7 @@
 
 /// What the caller knows of a text's bytes, which spares the fast path a scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Holds {
+pub enum Holds {
     /// Any bytes.
     Anything,
     /// No `"`, CR or LF (a JSON string stored without escapes), so only a `,` calls for quotes.
@@ -18,7 +18,7 @@ pub(crate) enum Holds {
 
 /// Whether a spreadsheet could run `text` as a formula, or it begins with the `'` this rule
 /// adds: then it is written with a `'` in front, quoted.
-pub(crate) fn needs_prefix(text: &[u8]) -> bool {
+pub fn needs_prefix(text: &[u8]) -> bool {
     match text.first() {
         Some(b'=' | b'@' | b'\t' | b'\r' | b'\'') => true,
         Some(b'+' | b'-') => !is_plain_number(text),
@@ -28,7 +28,7 @@ pub(crate) fn needs_prefix(text: &[u8]) -> bool {
 
 /// Writes `text` as one CSV field: with a `'` in front and quoted when [`needs_prefix`] says
 /// so, otherwise as RFC 4180 asks (quoted when it holds a `,`, `"`, CR or LF), quotes doubled.
-pub(crate) fn write_text(out: &mut Vec<u8>, text: &[u8], holds: Holds) {
+pub fn write_text(out: &mut Vec<u8>, text: &[u8], holds: Holds) {
     if needs_prefix(text) {
         out.extend_from_slice(b"\"'");
         write_doubling_quotes(out, text);

@@ -68,7 +68,7 @@ enum Scalar<'a> {
 }
 
 /// Turns stored chunks into a Parquet file.
-pub(crate) struct ParquetEncoder {
+pub struct ParquetEncoder {
     /// Made at the first batch, whose values choose each column's encoding.
     writer: Option<ArrowWriter<Vec<u8>>>,
     schema: SchemaRef,

@@ -6,10 +6,11 @@
 
 use std::collections::HashMap;
 
+use crate::db;
+use crate::db::corrections::OverlayRow;
+use crate::db::rows::Row;
+use futures::stream::{BoxStream, StreamExt as _};
 use serde_json::value::RawValue;
-use shared::db;
-use shared::db::corrections::OverlayRow;
-use shared::db::rows::Row;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -136,5 +137,39 @@ impl Overlay {
             .map(|j| j.values.to_string())
             .collect();
         (!rows.is_empty()).then(|| format!("[{}]", rows.join(",")))
+    }
+}
+
+/// Every row of one sheet as the latest revision has it, as stored chunks (the JSON text of an
+/// array of rows), in order: the stored chunks with `overlay` applied, then its trailing rows.
+/// What an export and a destination encode, so both give the same bytes for one revision.
+pub fn latest_chunks<'a>(
+    db: &'a PgPool,
+    source_file_id: Uuid,
+    sheet: i32,
+    overlay: Option<&'a Overlay>,
+) -> BoxStream<'a, sqlx::Result<String>> {
+    let stored = db::rows::chunks(db, source_file_id, sheet).map(move |chunk| match overlay {
+        Some(o) => chunk.and_then(|c| {
+            o.chunk(c.first_row, &c.rows)
+                .map_err(|e| sqlx::Error::Decode(e.into()))
+        }),
+        None => chunk.map(|c| c.rows),
+    });
+    let trailing = futures::stream::iter(overlay.and_then(Overlay::trailing).map(Ok));
+    stored.chain(trailing).boxed()
+}
+
+/// Up to `limit` rows of the sheet after `after`, as the latest revision has them.
+pub async fn latest_page(
+    db: &PgPool,
+    source_file_id: Uuid,
+    sheet: i32,
+    overlay: Option<&Overlay>,
+    (after, limit): (Option<i64>, i64),
+) -> sqlx::Result<Vec<Row>> {
+    match overlay {
+        Some(o) => o.page(db, source_file_id, sheet, after, limit).await,
+        None => db::rows::page(db, source_file_id, sheet, after, limit).await,
     }
 }

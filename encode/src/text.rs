@@ -26,17 +26,17 @@ use shared::domain::ColumnType;
 
 use super::cells::{Cell, Cells};
 use crate::csv_safe::{self, Holds};
-use crate::sheets::typed;
+use crate::typed;
 
 /// The text formats this encoder writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TextFormat {
+pub enum TextFormat {
     Csv,
     Ndjson,
 }
 
 /// Turns stored chunks into CSV or NDJSON.
-pub(crate) struct Encoder {
+pub struct Encoder {
     pub format: TextFormat,
     pub types: Vec<ColumnType>,
     pub columns: Vec<String>,
