@@ -118,7 +118,8 @@ pub struct Change<'a> {
     pub credential_kind: Option<&'a str>,
     /// With `credential_kind`: the new sealed secret (`None` for a managed identity).
     pub sealed_secret: Option<&'a [u8]>,
-    pub templates: Option<&'a [String]>,
+    /// `Some(None)`: no filter any more (every template's files).
+    pub templates: Option<Option<&'a [String]>>,
     pub description: Option<&'a str>,
     pub enabled: Option<bool>,
 }
@@ -140,7 +141,7 @@ pub async fn update(
                    chunk_size = COALESCE($6, chunk_size),
                    sealed_secret = CASE WHEN $7::text IS NULL THEN sealed_secret ELSE $8 END,
                    credential_kind = COALESCE($7, credential_kind),
-                   templates = COALESCE($9, templates),
+                   templates = CASE WHEN $12 THEN NULL ELSE COALESCE($9, templates) END,
                    description = CASE WHEN $10::text IS NULL THEN description
                                       ELSE NULLIF($10, '') END,
                    enabled = COALESCE($11, enabled),
@@ -171,9 +172,10 @@ pub async fn update(
         change.chunk_size,
         change.credential_kind,
         change.sealed_secret,
-        change.templates,
+        change.templates.flatten(),
         change.description,
-        change.enabled
+        change.enabled,
+        change.templates == Some(None)
     )
     .fetch_optional(db)
     .await

@@ -74,6 +74,28 @@ async fn a_destination_shows_its_secret_once_and_its_credential_never() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(body["error"]["details"][0]["pointer"], "/prefix");
 
+    // The blob destination's template filter: left out, kept; null, gone (every file again).
+    let blob_path = format!("/api/v1/destinations/{}", blob["id"].as_str().expect("id"));
+    let (status, kept) = call(
+        &app,
+        Method::PATCH,
+        &blob_path,
+        Some(json!({"prefix": "y/"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{kept}");
+    assert_eq!(kept["templates"], json!(["people"]), "{kept}");
+    let (status, all) = call(
+        &app,
+        Method::PATCH,
+        &blob_path,
+        Some(json!({"templates": null})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{all}");
+    assert_eq!(all["templates"], Value::Null, "{all}");
+    assert_eq!(all["prefix"], "y/", "{all}");
+
     let (status, _) = call(&app, Method::DELETE, &path, None).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     let (status, _) = call(&app, Method::GET, &path, None).await;

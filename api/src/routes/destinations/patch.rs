@@ -74,7 +74,11 @@ pub async fn patch_destination(
     let chunk_size = request
         .chunk_size
         .map(|x| checks::chunk_size(&mut p, Some(x)));
-    let templates = checks::templates(&mut p, request.templates.as_deref());
+    // `Some(None)`: the filter goes, every template's files are taken again.
+    let templates = request
+        .templates
+        .as_ref()
+        .map(|t| checks::templates(&mut p, t.as_deref()));
     let description = match &request.description {
         Some(d) if d.is_empty() => Some(""),
         Some(d) => checked_description(Some(d))?,
@@ -112,7 +116,7 @@ pub async fn patch_destination(
         chunk_size,
         credential_kind,
         sealed_secret: sealed.as_deref(),
-        templates: templates.as_deref(),
+        templates: templates.as_ref().map(Option::as_deref),
         description,
         enabled: request.enabled,
     };

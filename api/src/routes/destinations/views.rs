@@ -51,12 +51,25 @@ pub struct PatchDestination {
     pub format: Option<String>,
     pub url: Option<String>,
     pub chunk_size: Option<i32>,
-    pub templates: Option<Vec<String>>,
+    /// Left out: unchanged; `null`: every template's files again; a list: only those.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub templates: Option<Option<Vec<String>>>,
     /// An empty string removes it.
     pub description: Option<String>,
     /// `false` stops deliveries (they wait); `true` starts them again, also after the worker
     /// disabled the destination.
     pub enabled: Option<bool>,
+}
+
+/// A field that is present, even as `null` (`Some(None)`), told apart from one left out (`None`,
+/// by `#[serde(default)]`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 /// A destination. Its credential or secret is never shown.
