@@ -125,6 +125,38 @@ async fn mapped_values_are_applied_learned_and_read_the_next_file_without_a_revi
     assert_eq!(task["status"], "COMPLETED", "{task}");
     assert_eq!(rows(&app, &next_file).await, rows(&app, &file_id).await);
 
+    // A correction is read as an upload is: a learned text typed into a bad cell is its value.
+    let resp = app
+        .upload_with(
+            "states.csv",
+            b"id,state,paid\n1,Calif.,Y\n2,Nevada,N\n".to_vec(),
+            &[("template", "states")],
+        )
+        .await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let body: Value = resp.json().await.expect("upload body");
+    let (bad_task, bad_file) = (
+        body["task"]["id"].as_str().expect("task id").to_owned(),
+        body["source_file"]["id"]
+            .as_str()
+            .expect("file id")
+            .to_owned(),
+    );
+    let task = app.run_worker_until_completed(&bad_task).await;
+    assert_eq!(task["result"]["validation"]["errors_total"], 1, "{task}");
+    let (status, answer) = app
+        .patch_json(
+            &format!("/api/v1/files/{bad_file}/corrections"),
+            &json!({"corrections": [{"sheet": 0, "row": 3, "field": "state", "value": "N.Y."}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["validation"]["errors_total"], 0, "{answer}");
+    assert_eq!(
+        rows(&app, &bad_file).await,
+        [json!([1, "CA", true]), json!([2, "NY", false])]
+    );
+
     // Deleting the template forgets what it learned.
     let resp = app
         .client

@@ -151,12 +151,15 @@ pub async fn apply(
     let stored = db::templates::of_file(&mut *tx, id)
         .await?
         .ok_or_else(no_template)?;
-    let template = state
+    // With the values people mapped in reviews, as every parse applies them.
+    let learned = db::learned_values::of_template(&mut *tx, tenant_id, &stored.name).await?;
+    let mut template = state
         .compiler
         .compile(stored.schema)
         .await
         .map_err(ApiError::Internal)?
         .map_err(|_| ApiError::Internal(anyhow::anyhow!("the file's template does not compile")))?;
+    template.learn_values(&learned);
     let file = FileCtx {
         id,
         template: &template,
