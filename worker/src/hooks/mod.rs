@@ -104,10 +104,15 @@ pub async fn check(
     errors: &mut Vec<ErrorRecord>,
 ) -> anyhow::Result<Result<Spool, Unavailable>> {
     let schema = run.template.schema.clone();
-    let compiled = tokio::task::spawn_blocking(move || template::compile(&schema))
+    let mut compiled = tokio::task::spawn_blocking(move || template::compile(&schema))
         .await
         .context("compiling the template for its hooks")?
         .map_err(|_| anyhow::anyhow!("the file's template does not compile"))?;
+    // Written-back values are read as the parse read the file: with the values learned in reviews.
+    let learned = db::learned_values::of_template(run.db, run.tenant_id, &run.template.name)
+        .await
+        .context("reading the learned values")?;
+    compiled.learn_values(&learned);
     let mut merge = Merge::new(&compiled, validation, errors, run.max_errors as usize);
     let mut batch = 0u32;
     let kept: HashSet<u32> = db::hooks::kept_batches(run.db, run.task_id)
