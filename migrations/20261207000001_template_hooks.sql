@@ -1,7 +1,16 @@
+-- The tables below are altered or given a foreign key and a trigger; an upload's and a
+-- consumer's transactions write `source_files`, then `tasks`, then the report. Lock them in that
+-- order first, so a migration run while they write waits for them instead of deadlocking (seen:
+-- the report's constraints locked, then `tasks` waited for by the migration while a consumer
+-- holding `tasks` waited for the report).
+LOCK TABLE source_files IN SHARE ROW EXCLUSIVE MODE;
+LOCK TABLE tasks IN SHARE ROW EXCLUSIVE MODE;
+
 -- A template's validation hooks (contract v1.3): the application's endpoints that check each
 -- batch of an upload's rows, as the api accepted them ([`shared::domain::hook`]). At most ten a
 -- version, so a template's row stays small. A default of '[]' with NOT NULL is a catalogue
 -- change only (Postgres 11+ keeps the default in the catalogue), no rewrite of `templates`.
+
 ALTER TABLE templates ADD COLUMN hooks jsonb NOT NULL DEFAULT '[]'::jsonb
     CHECK (jsonb_typeof(hooks) = 'array' AND jsonb_array_length(hooks) <= 10);
 
