@@ -272,7 +272,8 @@ async function save() {
     out.replaceChildren(head, list);
     $('errors-report').hidden = answer.validation.errors_total === 0;
     // The preview shows the file again (its rows may have joined), and with it this report,
-    // read again from the server.
+    // read again from the server: busy until then, so nobody edits a grid about to be redrawn.
+    $('errors-report').setAttribute('aria-busy', 'true');
     if (hooks.corrected) hooks.corrected(file);
     else if (answer.validation.errors_total > 0) show(file);
   } catch (error) {
