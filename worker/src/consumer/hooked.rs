@@ -117,6 +117,7 @@ impl Consumer {
             source_file_id: fetched.source_file_id,
             tenant_id: &fetched.tenant_id,
             template: stored,
+            values: &job.values,
             metadata: fetched.metadata.as_ref(),
             end_user: fetched.end_user.as_ref(),
             max_errors: job.max_errors,

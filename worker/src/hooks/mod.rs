@@ -88,6 +88,8 @@ pub struct Run<'a> {
     pub source_file_id: Uuid,
     pub tenant_id: &'a str,
     pub template: &'a db::templates::FileTemplate,
+    /// The values learned in reviews that the parse was given with the file.
+    pub values: &'a template::ValueMaps,
     pub metadata: Option<&'a serde_json::Value>,
     pub end_user: Option<&'a serde_json::Value>,
     /// The report's cap on error records.
@@ -109,10 +111,7 @@ pub async fn check(
         .context("compiling the template for its hooks")?
         .map_err(|_| anyhow::anyhow!("the file's template does not compile"))?;
     // Written-back values are read as the parse read the file: with the values learned in reviews.
-    let learned = db::learned_values::of_template(run.db, run.tenant_id, &run.template.name)
-        .await
-        .context("reading the learned values")?;
-    compiled.learn_values(&learned);
+    compiled.learn_values(run.values);
     let mut merge = Merge::new(&compiled, validation, errors, run.max_errors as usize);
     let mut batch = 0u32;
     let kept: HashSet<u32> = db::hooks::kept_batches(run.db, run.task_id)
