@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shared::db::source_files::SourceFile;
 use shared::db::tasks::Task;
+use shared::domain::origin::Origin;
 use shared::domain::{ColumnType, FileFormat};
 pub use shared::task_view::{TaskDetailView, TaskView};
 use uuid::Uuid;
@@ -27,6 +28,9 @@ pub struct SourceFileView {
     /// The end user an import session uploaded it for (`id`, `name`, `email`); null otherwise.
     #[schema(value_type = Option<Object>)]
     pub end_user: Option<serde_json::Value>,
+    /// The Blob source it was imported from (`source_id`, `blob`, `etag`); null for an HTTP
+    /// upload.
+    pub origin: Option<Origin>,
 }
 
 impl From<&SourceFile> for SourceFileView {
@@ -41,6 +45,7 @@ impl From<&SourceFile> for SourceFileView {
             created_at: f.created_at,
             metadata: f.metadata.clone(),
             end_user: f.end_user.clone(),
+            origin: f.origin.as_ref().map(|o| o.0.clone()),
         }
     }
 }

@@ -4,6 +4,7 @@
 // Functions short enough to read at once (with the workspace's lints, from Cargo.toml).
 #![warn(clippy::too_many_lines)]
 
+pub mod blob_events;
 pub mod codes;
 pub mod config;
 pub mod db;

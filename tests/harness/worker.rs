@@ -334,6 +334,10 @@ impl WorkerEnv {
             )
             .env("QUEUE_NAME", &self.storage.queue_name)
             .env("BLOB_CONTAINER", &self.storage.blob_container)
+            .env(
+                "SOURCE_EVENTS_QUEUE",
+                format!("{}-src", self.storage.queue_name),
+            )
             .env("RELAY_POLL_INTERVAL", "1s")
             .env("RELAY_BACKOFF_BASE", "200ms")
             .env("RELAY_BACKOFF_CAP", "2s")
@@ -414,6 +418,7 @@ async fn insert_upload(
             template: None,
             metadata: None,
             session: None,
+            origin: None,
         },
         task_id: upload.task_id,
         message_id: upload.outbox_id,
@@ -527,6 +532,7 @@ where
 /// A `worker run` configuration for the in-process [`worker::run`]: fast test settings, parse
 /// children from the built binary.
 pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config::RunConfig {
+    let events_queue = format!("{}-src", storage.queue_name);
     worker::config::RunConfig {
         role: worker::config::Role::All,
         drain: false,
@@ -548,6 +554,15 @@ pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config:
             lease: Duration::from_secs(5),
             poll_interval: Duration::from_secs(1),
             ..worker::config::DestinationsConfig::default()
+        },
+        sources: worker::config::SourcesConfig {
+            // Each test's own events queue: workers of other tests must not take its events.
+            events_queue,
+            lease: Duration::from_secs(5),
+            poll_interval: Duration::from_millis(500),
+            import_poll_interval: Duration::from_secs(1),
+            retry_after: Duration::from_millis(500),
+            ..worker::config::SourcesConfig::default()
         },
         lifecycle: worker::maintenance::LifecycleConfig::default(),
     }

@@ -40,6 +40,7 @@ mod rows;
 mod scaler;
 mod services;
 mod sessions;
+mod sources;
 mod storage;
 mod template_faults;
 mod templates;

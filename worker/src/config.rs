@@ -19,6 +19,7 @@ pub use crate::maintenance::config::LifecycleConfig;
 use crate::parse::isolate::{ChildArgs, CHILD_SUBCOMMAND};
 use crate::parse::ParseLimits;
 pub use crate::relay::config::RelayConfig;
+pub use crate::sources::config::SourcesConfig;
 pub use crate::webhooks::config::WebhooksConfig;
 
 /// Outbox relay (Postgres → Azure Queue Storage) and queue consumer (queue → parsed rows).
@@ -56,6 +57,9 @@ pub enum Role {
     /// Only webhook and destination delivery (needs WEBHOOK_SECRET_KEY, and no Azure Storage
     /// of its own).
     Webhooks,
+    /// Only Blob sources: listing, Event Grid's events queue and importing (needs
+    /// WEBHOOK_SECRET_KEY, which opens the sources' credentials).
+    Sources,
 }
 
 impl Role {
@@ -71,16 +75,20 @@ impl Role {
         matches!(self, Role::All | Role::Webhooks)
     }
 
+    pub fn runs_sources(self) -> bool {
+        matches!(self, Role::All | Role::Sources)
+    }
+
     /// Whether the loops need Azure Storage (the queue, the blobs).
     pub fn uses_storage(self) -> bool {
-        self.runs_relay() || self.runs_consumer()
+        self.runs_relay() || self.runs_consumer() || self.runs_sources()
     }
 }
 
 /// `worker run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunConfig {
-    /// Which loops to run: all, relay, consumer or webhooks
+    /// Which loops to run: all, relay, consumer, webhooks or sources
     #[arg(long, env = "WORKER_ROLE", value_enum, default_value_t = Role::All)]
     pub role: Role,
 
@@ -126,6 +134,9 @@ pub struct RunConfig {
 
     #[command(flatten)]
     pub destinations: DestinationsConfig,
+
+    #[command(flatten)]
+    pub sources: SourcesConfig,
 
     #[command(flatten)]
     pub lifecycle: LifecycleConfig,

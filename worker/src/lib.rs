@@ -26,8 +26,10 @@ pub mod outbox_cli;
 pub mod parse;
 pub mod relay;
 pub mod retry;
+pub mod sources;
 pub mod supervisor;
 pub mod task_cli;
+pub mod tenant_container;
 pub mod webhooks;
 
 use tokio_util::sync::CancellationToken;

@@ -123,6 +123,10 @@ fn loops(
         }
         _ => relay_done.cancel(),
     }
+    if let (true, Some(storage)) = (cfg.role.runs_sources(), &storage) {
+        let budget = budget_of(cfg.role == crate::config::Role::Sources);
+        loops.push(sources_loop(cfg, db, storage, budget));
+    }
     if let (true, Some(storage)) = (cfg.role.runs_consumer(), storage) {
         let consumer = Consumer::new(
             db.clone(),
@@ -241,7 +245,34 @@ fn destinations_loop(cfg: &RunConfig, db: &PgPool, budget: Arc<Budget>) -> Loop 
     })
 }
 
-/// The storage clients of the relay and the consumer.
+/// The Blob sources loop: listing, the events queue and importing into the uploads container.
+fn sources_loop(cfg: &RunConfig, db: &PgPool, storage: &Storage, budget: Arc<Budget>) -> Loop {
+    let events = match cfg.sources.events_queue.as_str() {
+        "" => None,
+        name => match QueueClient::new(&cfg.storage, name) {
+            Ok(queue) => Some(queue),
+            Err(e) => {
+                tracing::error!(error = %e, queue = name, "SOURCE_EVENTS_QUEUE cannot be read; \
+                    sources are found by listing only");
+                None
+            }
+        },
+    };
+    let sources = crate::sources::Sources {
+        db: db.clone(),
+        cfg: cfg.sources.clone(),
+        keys: cfg.webhooks.keys.clone(),
+        uploads: storage.blobs.clone(),
+        events,
+    };
+    let drain = cfg.drain;
+    Loop::new("sources", move |shutdown| {
+        let (sources, budget) = (sources.clone(), Arc::clone(&budget));
+        async move { sources.run(shutdown, drain, budget).await }
+    })
+}
+
+/// The storage clients of the relay, the consumer and Blob sources.
 struct Storage {
     queue: QueueClient,
     poison: QueueClient,

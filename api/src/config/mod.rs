@@ -206,6 +206,10 @@ pub struct WebhooksConfig {
     #[arg(long = "destination-max-per-tenant", env = "DESTINATION_MAX_PER_TENANT", default_value_t = 20,
           value_parser = clap::value_parser!(i64).range(1..=1_000))]
     pub max_destinations: i64,
+    /// Most Blob sources (`/api/v1/sources`) one tenant may have
+    #[arg(long = "source-max-per-tenant", env = "SOURCE_MAX_PER_TENANT", default_value_t = 20,
+          value_parser = clap::value_parser!(i64).range(1..=1_000))]
+    pub max_sources: i64,
 }
 
 /// Each tenant's limits, unless `api tenants set` gave it its own.

@@ -53,6 +53,11 @@ shared::code_enum! {
         TooManyWebhooks => "too_many_webhooks",
         /// The tenant has `DESTINATION_MAX_PER_TENANT` destinations.
         TooManyDestinations => "too_many_destinations",
+        /// The tenant has `SOURCE_MAX_PER_TENANT` Blob sources.
+        TooManySources => "too_many_sources",
+        /// A Blob source for a container and prefix that another source watches (one prefix
+        /// starts with the other).
+        SourceTaken => "source_taken",
         /// A mapping sent for a task that is not waiting in `NEEDS_REVIEW`.
         NotInReview => "not_in_review",
         /// A layout override for a task that is being parsed, or that failed for a reason
@@ -96,6 +101,9 @@ shared::code_enum! {
         /// A destination with a bad container URL, credential, format, chunk size or template
         /// filter (with `details`).
         InvalidDestination => "invalid_destination",
+        /// A Blob source with a bad container URL, prefix, credential or setting (with
+        /// `details`).
+        InvalidSource => "invalid_source",
         /// The tenant started more uploads than its rate allows.
         RateLimited => "rate_limited",
         /// The tenant holds as many live import sessions as allowed.

@@ -70,6 +70,10 @@ pub enum ApiError {
     /// the request.
     #[error("the destination is invalid: {} problem(s)", .0.len())]
     InvalidDestination(Vec<template::Problem>),
+    /// A Blob source that cannot be made as asked (a bad container URL, prefix, credential
+    /// shape or setting): every problem, each with its JSON pointer into the request.
+    #[error("the source is invalid: {} problem(s)", .0.len())]
+    InvalidSource(Vec<template::Problem>),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -182,6 +186,10 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 ApiErrorCode::InvalidDestination,
             ),
+            ApiError::InvalidSource(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ApiErrorCode::InvalidSource,
+            ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ApiErrorCode::InternalError,
@@ -230,7 +238,8 @@ impl IntoResponse for ApiError {
             | ApiError::InvalidMapping(problems)
             | ApiError::InvalidLayout(problems)
             | ApiError::InvalidCorrection(problems)
-            | ApiError::InvalidDestination(problems) => Some(
+            | ApiError::InvalidDestination(problems)
+            | ApiError::InvalidSource(problems) => Some(
                 problems
                     .iter()
                     .map(|p| ProblemDetail {

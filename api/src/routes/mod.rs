@@ -15,6 +15,7 @@ pub mod page;
 pub mod resumable;
 pub mod rows;
 pub mod sessions;
+pub mod sources;
 pub mod tasks;
 pub mod templates;
 pub mod upload;
@@ -78,6 +79,17 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(destinations::list_deliveries))
         .routes(routes!(destinations::redeliver))
+        .routes(routes!(sources::create_source, sources::list_sources))
+        .routes(routes!(
+            sources::get_source,
+            sources::patch_source,
+            sources::delete_source
+        ))
+        .routes(routes!(sources::list_blobs))
+        .routes(
+            routes!(sources::post_events, sources::options_events)
+                .layer(DefaultBodyLimit::max(sources::MAX_EVENTS_BYTES)),
+        )
         .routes(routes!(sessions::create_session))
         .routes(routes!(sessions::delete_session))
         .routes(routes!(templates::list_templates))

@@ -96,6 +96,7 @@ pub(crate) async fn record(
         }),
         metadata,
         session,
+        origin: None,
     };
     // The upload's trace continues through the relay and the consumer (see
     // shared::telemetry::propagation).

@@ -16,6 +16,7 @@ pub struct Purge {
 }
 
 /// Whether `tenant` owns anything at all: a key, a file, a template, a webhook, a destination,
+/// a Blob source,
 /// a remembered mapping, learned column name or value, an event, or limits of its own.
 pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<bool> {
     sqlx::query_scalar!(
@@ -24,6 +25,7 @@ pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Resul
                OR EXISTS (SELECT 1 FROM templates WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM webhook_endpoints WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM destinations WHERE tenant_id = $1)
+               OR EXISTS (SELECT 1 FROM sources WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM remembered_mappings WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM learned_columns WHERE tenant_id = $1)
                OR EXISTS (SELECT 1 FROM learned_values WHERE tenant_id = $1)
@@ -37,10 +39,17 @@ pub async fn owns_anything(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Resul
     .await
 }
 
-/// Records (or reopens) the purge of `tenant` and revokes its keys, in the caller's
-/// transaction: the keys stop working when it commits, before any file is touched.
+/// Records (or reopens) the purge of `tenant`, revokes its keys and stops its Blob sources, in
+/// the caller's transaction: the keys stop working and no file is imported any more when it
+/// commits, before any file is touched.
 pub async fn request(conn: &mut PgConnection, tenant: &str) -> sqlx::Result<Purge> {
     revoke_keys(&mut *conn, tenant).await?;
+    sqlx::query!(
+        "UPDATE sources SET enabled = false WHERE tenant_id = $1",
+        tenant
+    )
+    .execute(&mut *conn)
+    .await?;
     sqlx::query_as!(
         Purge,
         r#"INSERT INTO tenant_purges (tenant_id) VALUES ($1)
@@ -99,7 +108,7 @@ pub async fn files_left(db: impl PgExecutor<'_>, tenant: &str) -> sqlx::Result<i
 /// Deletes up to `limit` rows `tenant` owns besides its files (call once it has none: its
 /// templates are what its files were checked against), one table per call, the ones that grow
 /// first: events (with their deliveries), webhook attempts, then endpoints, destinations (with
-/// their deliveries), remembered mappings, learned column names, template versions and API
+/// their deliveries), sources (with what they found), remembered mappings, learned column names, template versions and API
 /// keys, and last its limits, usage and upload bucket.
 /// Returns how many it deleted; 0 means nothing is left.
 pub async fn delete_owned(db: &sqlx::PgPool, tenant: &str, limit: i64) -> sqlx::Result<u64> {
@@ -126,6 +135,12 @@ pub async fn delete_owned(db: &sqlx::PgPool, tenant: &str, limit: i64) -> sqlx::
         sqlx::query!(
             "DELETE FROM destinations WHERE id IN (
                  SELECT id FROM destinations WHERE tenant_id = $1 LIMIT $2)",
+            tenant,
+            limit
+        ),
+        sqlx::query!(
+            "DELETE FROM sources WHERE id IN (
+                 SELECT id FROM sources WHERE tenant_id = $1 LIMIT $2)",
             tenant,
             limit
         ),

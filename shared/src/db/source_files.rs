@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::tasks::Task;
 use crate::domain::layout_override::LayoutOverride;
+use crate::domain::origin::Origin;
 use crate::domain::review::Review;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{FileFormat, TaskErrorCode, TaskStatus};
@@ -30,6 +31,8 @@ pub struct SourceFile {
     pub metadata: Option<serde_json::Value>,
     /// The end user an import session acted for (`id`, `name`, `email`).
     pub end_user: Option<serde_json::Value>,
+    /// The Blob source it was imported from; `None` for an HTTP upload.
+    pub origin: Option<Json<Origin>>,
 }
 
 pub struct NewSourceFile<'a> {
@@ -50,6 +53,8 @@ pub struct NewSourceFile<'a> {
     pub metadata: Option<&'a serde_json::Value>,
     /// The import session it was uploaded with, and that session's end user.
     pub session: Option<(Uuid, &'a serde_json::Value)>,
+    /// The Blob source it is imported from.
+    pub origin: Option<&'a Origin>,
 }
 
 /// An upload's template: the exact version, and what to do with invalid rows.
@@ -65,7 +70,8 @@ pub async fn find(db: impl PgExecutor<'_>, id: Uuid) -> sqlx::Result<Option<Sour
     sqlx::query_as!(
         SourceFile,
         r#"SELECT id, tenant_id, file_name, content_type, format AS "format: FileFormat", size_bytes, sha256, blob_name,
-                  idempotency_key, created_at, metadata, end_user
+                  idempotency_key, created_at, metadata, end_user,
+                  origin AS "origin: Json<Origin>"
            FROM source_files WHERE id = $1"#,
         id
     )
@@ -106,6 +112,7 @@ macro_rules! file_and_task {
             created_at: r.created_at,
             metadata: r.metadata,
             end_user: r.end_user,
+            origin: r.origin,
         };
         (file, task)
     }};
@@ -121,6 +128,7 @@ pub async fn find_with_task(
     let row = sqlx::query!(
         r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format AS "format: FileFormat", f.size_bytes,
                   f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
+                  f.origin AS "origin: Json<Origin>",
                   t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
                   t.error_code AS "error_code: TaskErrorCode",
                   t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,
@@ -147,7 +155,8 @@ pub async fn find_for_tenant(
     sqlx::query_as!(
         SourceFile,
         r#"SELECT id, tenant_id, file_name, content_type, format AS "format: FileFormat", size_bytes, sha256, blob_name,
-                  idempotency_key, created_at, metadata, end_user
+                  idempotency_key, created_at, metadata, end_user,
+                  origin AS "origin: Json<Origin>"
            FROM source_files WHERE id = $1 AND tenant_id = $2 AND deleting_at IS NULL"#,
         id,
         tenant_id
@@ -164,7 +173,8 @@ pub async fn find_by_idempotency_key(
     sqlx::query_as!(
         SourceFile,
         r#"SELECT id, tenant_id, file_name, content_type, format AS "format: FileFormat", size_bytes, sha256, blob_name,
-                  idempotency_key, created_at, metadata, end_user
+                  idempotency_key, created_at, metadata, end_user,
+                  origin AS "origin: Json<Origin>"
            FROM source_files WHERE tenant_id = $1 AND idempotency_key = $2"#,
         tenant_id,
         key
@@ -201,6 +211,7 @@ pub async fn list(
     let rows = sqlx::query!(
         r#"SELECT f.id, f.tenant_id, f.file_name, f.content_type, f.format AS "format: FileFormat", f.size_bytes,
                   f.sha256, f.blob_name, f.idempotency_key, f.created_at, f.metadata, f.end_user,
+                  f.origin AS "origin: Json<Origin>",
                   t.id AS task_id, t.status AS "status: TaskStatus", t.attempts,
                   t.error_code AS "error_code: TaskErrorCode",
                   t.error_message, t.result AS "result: Json<TaskResult>", t.lease_expires_at,

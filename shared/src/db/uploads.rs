@@ -23,6 +23,7 @@ use uuid::Uuid;
 use super::outbox::DEFAULT_MAX_ATTEMPTS;
 use super::source_files::{NewSourceFile, SourceFile};
 use super::tasks::Task;
+use crate::domain::origin::Origin;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{FileFormat, ParseTaskPayload, TaskErrorCode, TaskStatus, PARSE_TASK};
 
@@ -136,12 +137,12 @@ async fn insert_in_a_shard(
                INSERT INTO source_files
                    (id, file_name, content_type, format, size_bytes, sha256, blob_name,
                     idempotency_key, tenant_id, uploaded_by, template_name, template_version,
-                    on_invalid, usage_shard, metadata, session_id, end_user)
+                    on_invalid, usage_shard, metadata, session_id, end_user, origin)
                SELECT $1, $2, $3, $4, $5, $6, $7, $8, $14, $15, $17, $18, $19, shard, $21,
-                      $22, $23
+                      $22, $23, $24
                FROM shard
                RETURNING id, tenant_id, file_name, content_type, format, size_bytes, sha256,
-                         blob_name, idempotency_key, created_at, metadata, end_user
+                         blob_name, idempotency_key, created_at, metadata, end_user, origin
            ), task AS (
                INSERT INTO tasks (id, source_file_id, trace_id)
                SELECT $9, id, $16 FROM file
@@ -156,6 +157,7 @@ async fn insert_in_a_shard(
                   file.size_bytes AS "size_bytes!", file.sha256 AS "sha256!",
                   file.blob_name AS "blob_name!", file.idempotency_key,
                   file.created_at AS "file_created_at!", file.metadata, file.end_user,
+                  file.origin AS "origin: Json<Origin>",
                   task.id AS "task_id!", task.status AS "status!: TaskStatus",
                   task.attempts AS "attempts!",
                   task.error_code AS "error_code: TaskErrorCode", task.error_message,
@@ -185,6 +187,7 @@ async fn insert_in_a_shard(
         file.metadata,
         file.session.map(|(id, _)| id),
         file.session.map(|(_, end_user)| end_user),
+        file.origin.map(Json) as Option<Json<&Origin>>,
     )
     .fetch_optional(&mut *conn)
     .await?;
@@ -205,6 +208,7 @@ struct Inserted {
     file_created_at: DateTime<Utc>,
     metadata: Option<serde_json::Value>,
     end_user: Option<serde_json::Value>,
+    origin: Option<Json<Origin>>,
     task_id: Uuid,
     status: TaskStatus,
     attempts: i32,
@@ -232,6 +236,7 @@ impl From<Inserted> for Recorded {
             created_at: row.file_created_at,
             metadata: row.metadata,
             end_user: row.end_user,
+            origin: row.origin,
         };
         let task = Task {
             id: row.task_id,

@@ -14,6 +14,7 @@ pub mod key_index;
 pub mod layout_override;
 pub mod metadata;
 pub mod on_invalid;
+pub mod origin;
 pub mod review;
 pub mod status;
 pub mod task_result;

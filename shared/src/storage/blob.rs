@@ -10,8 +10,9 @@ use super::{
 };
 use azure_storage_blob::{
     models::{
-        BlobClientDownloadOptions, BlobContainerClientListBlobsOptions,
-        BlockBlobClientUploadOptions, ListBlobsIncludeItem,
+        BlobClientDeleteOptions, BlobClientDownloadOptions,
+        BlobClientGetPropertiesResultHeaders as _, BlobContainerClientListBlobsOptions,
+        BlockBlobClientUploadOptions, CopyStatus, ListBlobsIncludeItem,
     },
     BlobContainerClient, BlobContainerClientOptions,
 };
@@ -46,11 +47,24 @@ pub struct BlobPage {
     pub next: Option<String>,
 }
 
-/// A committed blob: its name and when it was created (`None` when the service did not say).
+/// A committed blob: its name, when it was created, its ETag and size (`None` when the service
+/// did not say), and whether a copy into it is still running (its bytes are not all there).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedBlob {
     pub name: String,
     pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub etag: Option<String>,
+    pub size: Option<u64>,
+    pub copying: bool,
+}
+
+/// What [`BlobStore::properties`] tells of a blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobFacts {
+    pub etag: String,
+    pub size: u64,
+    /// A copy into the blob is still running.
+    pub copying: bool,
 }
 
 /// One blob container. Cheap to clone: the SDK client and its connection pool are shared.
@@ -136,9 +150,20 @@ impl BlobStore {
         marker: Option<String>,
         max: u32,
     ) -> Result<BlobPage, StorageError> {
+        self.list_page_under("", marker, max).await
+    }
+
+    /// [`BlobStore::list_page`] of the blobs whose name starts with `prefix`.
+    pub async fn list_page_under(
+        &self,
+        prefix: &str,
+        marker: Option<String>,
+        max: u32,
+    ) -> Result<BlobPage, StorageError> {
         let options = BlobContainerClientListBlobsOptions {
             marker,
             maxresults: Some(i32::try_from(max).unwrap_or(i32::MAX)),
+            prefix: (!prefix.is_empty()).then(|| prefix.to_owned()),
             ..Default::default()
         };
         let mut pages = self.container.list_blobs(Some(options))?.into_pages();
@@ -151,14 +176,25 @@ impl BlobStore {
             .into_iter()
             .filter_map(|item| {
                 let name = item.name?;
+                let p = item.properties;
                 // Creation-Time, else Last-Modified (the same for a block blob written once).
-                let created_at = item
-                    .properties
+                let created_at = p
+                    .as_ref()
                     .and_then(|p| p.creation_time.or(p.last_modified))
                     .and_then(|t| {
                         chrono::DateTime::from_timestamp(t.unix_timestamp(), t.nanosecond())
                     });
-                Some(ListedBlob { name, created_at })
+                let copying = p
+                    .as_ref()
+                    .and_then(|p| p.copy_status.as_ref())
+                    .is_some_and(|c| *c == CopyStatus::Pending);
+                Some(ListedBlob {
+                    name,
+                    created_at,
+                    etag: p.as_ref().and_then(|p| p.etag.clone()).map(String::from),
+                    size: p.as_ref().and_then(|p| p.content_length),
+                    copying,
+                })
             })
             .collect();
         Ok(BlobPage {
@@ -322,6 +358,70 @@ impl BlobStore {
         }
         dst.flush().await.map_err(StorageError::Io)?;
         Ok(written)
+    }
+
+    /// The blob's ETag, size and copy state; `None` when there is no such blob.
+    pub async fn properties(&self, blob_name: &str) -> Result<Option<BlobFacts>, StorageError> {
+        let response = match self
+            .container
+            .blob_client(blob_name)
+            .get_properties(None)
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => match StorageError::from(e) {
+                e if e.is_not_found() => return Ok(None),
+                e => return Err(e),
+            },
+        };
+        Ok(Some(BlobFacts {
+            etag: response.etag()?.map(String::from).unwrap_or_default(),
+            size: response.content_length()?.unwrap_or_default(),
+            copying: response.copy_status()? == Some(CopyStatus::Pending),
+        }))
+    }
+
+    /// The bytes of the blob as it is at `etag`, as a stream; a `412` (or a `404`) when it was
+    /// overwritten (or deleted) since, before or while it is read.
+    pub async fn read_at(
+        &self,
+        blob_name: &str,
+        etag: &str,
+    ) -> Result<impl Stream<Item = Result<Bytes, StorageError>> + Send + Unpin, StorageError> {
+        let options = BlobClientDownloadOptions {
+            parallel: Some(DOWNLOAD_PARALLEL),
+            partition_size: Some(DOWNLOAD_PARTITION),
+            if_match: Some(etag.to_owned().into()),
+            ..Default::default()
+        };
+        let body = self
+            .container
+            .blob_client(blob_name)
+            .download(Some(options))
+            .await?
+            .body;
+        Ok(body.map_err(StorageError::from))
+    }
+
+    /// Deletes the blob if it still is as it was at `etag`; a blob that is gone, or was
+    /// overwritten since (a newer version someone still wants), is left as it is.
+    pub async fn delete_at(&self, blob_name: &str, etag: &str) -> Result<(), StorageError> {
+        let options = BlobClientDeleteOptions {
+            if_match: Some(format!("\"{}\"", etag.trim_matches('"')).into()),
+            ..Default::default()
+        };
+        match self
+            .container
+            .blob_client(blob_name)
+            .delete(Some(options))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => match StorageError::from(e) {
+                e if matches!(e.status(), Some(404 | 412)) => Ok(()),
+                e => Err(e),
+            },
+        }
     }
 
     /// Deletes the blob; a blob that does not exist counts as deleted.

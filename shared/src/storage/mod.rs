@@ -14,7 +14,7 @@ pub mod metered;
 pub mod queue;
 pub mod shared_key;
 
-pub use blob::{BlobPage, BlobStore, ListedBlob, UploadError};
+pub use blob::{BlobFacts, BlobPage, BlobStore, ListedBlob, UploadError};
 pub use block_writer::BlockWriter;
 pub use config::{CredentialKind, StorageConfig};
 pub use connection_string::{ConnectionAuth, ConnectionString, ConnectionStringError};

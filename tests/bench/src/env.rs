@@ -373,6 +373,7 @@ pub async fn insert_upload(
             template,
             metadata: None,
             session: None,
+            origin: None,
         },
         task_id,
         message_id: outbox_id,

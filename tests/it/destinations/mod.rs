@@ -36,7 +36,7 @@ async fn create(app: &TestApp, body: Value) -> Value {
 
 /// A fresh container in the tests' Azurite, created: its client, its path-style URL, and the
 /// connection string that opens it.
-async fn container(app: &TestApp) -> (BlobStore, String, String) {
+pub(crate) async fn container(app: &TestApp) -> (BlobStore, String, String) {
     let cs = app
         .config
         .storage
@@ -65,7 +65,7 @@ async fn container(app: &TestApp) -> (BlobStore, String, String) {
 }
 
 /// The `people` template: an integer id and a name.
-async fn people_template(app: &TestApp) {
+pub(crate) async fn people_template(app: &TestApp) {
     let template = json!({"schema": {"fields": [{"name": "id", "type": "integer"},
                                                 {"name": "name", "type": "string"}]}});
     let (status, body) = app.put_json("/api/v1/templates/people", &template).await;

@@ -20,6 +20,7 @@ async fn owned_by(app: &TestApp, tenant: &str) -> Vec<(&'static str, i64)> {
         "templates",
         "webhook_endpoints",
         "destinations",
+        "sources",
         "remembered_mappings",
         "learned_columns",
         "learned_values",
@@ -62,6 +63,15 @@ async fn furnish(app: &TestApp, client: &reqwest::Client, tenant: &str) {
         .send()
         .await
         .expect("create a destination");
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let resp = client
+        .post(app.url("/api/v1/sources"))
+        .json(&json!({"kind": "azure_blob",
+                      "container_url": format!("http://127.0.0.1:10000/devstoreaccount1/purge-{tenant}"),
+                      "credential": {"sas": "sv=2024-08-04&sp=rl&sig=AAAA"}}))
+        .send()
+        .await
+        .expect("create a source");
     assert_eq!(resp.status(), StatusCode::CREATED);
     let (ok, _, err) = api(app, &["tenants", "set", tenant, "--upload-rate", "50/s"]);
     assert!(ok, "{err}");
@@ -120,7 +130,7 @@ async fn a_purge_removes_everything_of_one_tenant_and_nothing_of_another() {
     let ours_before = remains_of(&app, ours).await;
     let default_before = owned_by(&app, "default").await;
     assert!(
-        owned_by(&app, "acme").await.len() >= 8,
+        owned_by(&app, "acme").await.len() >= 9,
         "acme owns something of each kind"
     );
 

@@ -17,12 +17,11 @@ use sha2::{Digest as _, Sha256};
 use shared::db::destination_deliveries::{Claimed, FileFacts};
 use shared::db::overlay::{self, Overlay};
 use shared::db::rows::Sheet;
-use shared::storage::external::{ContainerCredential, ExternalContainer};
 use shared::storage::{BlobStore, BlockWriter};
-use shared::webhooks::address;
 use uuid::Uuid;
 
 use super::{sheets, Context, Delivered};
+use crate::tenant_container;
 
 /// Size of one staged block (what the service's own uploads use).
 const BLOCK: usize = 4 * 1024 * 1024;
@@ -118,19 +117,13 @@ fn manifest<'a>(d: &Claimed, facts: &'a FileFacts, sheets: Vec<SheetEntry>) -> M
 
 /// The destination's container, its host checked to be public (again, now).
 async fn open(cx: &Context<'_>, d: &Claimed) -> anyhow::Result<BlobStore> {
-    let secret = sheets::secret(cx, d)?
-        .map(String::from_utf8)
-        .transpose()
-        .context("the stored credential is not text")?;
-    let credential = d
-        .credential_kind
-        .as_deref()
-        .and_then(|kind| ContainerCredential::from_stored(kind, secret))
-        .context("the destination's credential is incomplete")?;
-    let allow_private = cx.hooks.keys.allow_private_networks;
-    let container = ExternalContainer::parse(&d.url, credential, allow_private)?;
-    address::resolve_public(&container.endpoint, allow_private).await?;
-    Ok(container.store()?)
+    let stored = tenant_container::Stored {
+        owner: d.destination_id,
+        url: &d.url,
+        credential_kind: d.credential_kind.as_deref(),
+        sealed: d.sealed_secret.as_deref(),
+    };
+    tenant_container::open(&cx.hooks.keys, stored).await
 }
 
 /// Encodes one sheet into its blob, block by block; its length and SHA-256 (hex).

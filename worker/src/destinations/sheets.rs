@@ -9,14 +9,6 @@ use shared::webhooks::{SealingKey, SigningSecret};
 
 use super::Context;
 
-/// The destination's sealed credential, opened (`None` when it has none: a managed identity).
-pub fn secret(cx: &Context<'_>, d: &Claimed) -> anyhow::Result<Option<Vec<u8>>> {
-    let Some(sealed) = &d.sealed_secret else {
-        return Ok(None);
-    };
-    Ok(Some(key(cx)?.open_bytes(d.destination_id, sealed)?))
-}
-
 /// A `webhook_rows` destination's signing secret, opened.
 pub fn signing_secret(cx: &Context<'_>, d: &Claimed) -> anyhow::Result<SigningSecret> {
     let sealed = d

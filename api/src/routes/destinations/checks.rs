@@ -1,7 +1,8 @@
 //! What a destination request must be before anything is stored: every problem found at once,
 //! each with its JSON pointer (`422 invalid_destination`), after the URL rules that webhooks
 //! follow (`422 unsafe_url`). The container URL and credential are checked by
-//! [`shared::storage::external`], the module Blob sources use too.
+//! [`shared::storage::external`]. Blob sources check their container, prefix and credential
+//! here too.
 
 use shared::storage::external::{ContainerCredential, ExternalContainer};
 use template::Problem;
@@ -15,11 +16,23 @@ const MAX_TEMPLATES: usize = 100;
 pub const DEFAULT_CHUNK_SIZE: i32 = 1000;
 const FORMATS: [&str; 3] = ["parquet", "csv", "ndjson"];
 
-/// Problems gathered while checking one request.
-#[derive(Default)]
-pub struct Problems(Vec<Problem>);
+/// Problems gathered while checking one request, and the error they make (`422` with every
+/// problem in `details`).
+pub struct Problems(Vec<Problem>, fn(Vec<Problem>) -> ApiError);
+
+impl Default for Problems {
+    /// A destination's: `422 invalid_destination`.
+    fn default() -> Self {
+        Self(Vec::new(), ApiError::InvalidDestination)
+    }
+}
 
 impl Problems {
+    /// A Blob source's: `422 invalid_source`.
+    pub fn for_source() -> Self {
+        Self(Vec::new(), ApiError::InvalidSource)
+    }
+
     pub fn add(&mut self, pointer: &str, message: impl Into<String>) {
         self.0.push(Problem {
             pointer: pointer.to_owned(),
@@ -27,12 +40,12 @@ impl Problems {
         });
     }
 
-    /// `422 invalid_destination` with every problem, or nothing wrong.
+    /// The `422` with every problem, or nothing wrong.
     pub fn done(self) -> Result<(), ApiError> {
         if self.0.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::InvalidDestination(self.0))
+            Err((self.1)(self.0))
         }
     }
 }

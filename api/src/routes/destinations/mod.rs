@@ -7,9 +7,9 @@
 //! refused here (`403 forbidden`, [`crate::auth::session_scope`]). The deliveries themselves
 //! are the worker's (`worker::destinations`).
 
-mod checks;
+pub(crate) mod checks;
 mod patch;
-mod views;
+pub(crate) mod views;
 
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};

@@ -64,7 +64,7 @@ pub struct PatchDestination {
 
 /// A field that is present, even as `null` (`Some(None)`), told apart from one left out (`None`,
 /// by `#[serde(default)]`).
-fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Deserialize<'de>,
