@@ -1,7 +1,7 @@
 //! One tenant's traffic must not stop everyone's work: a webhook replay storm beside failing
 //! deliveries leaves the worker running and every event delivered; a deadlock injected into each
-//! of the worker's loops (a trigger in real Postgres that fails their statements with SQLSTATE
-//! `40P01`) is retried like any transient error; and a loop that fails outright is started
+//! of the worker's loops, Blob sources' listing and import included (a trigger in real Postgres
+//! that fails their statements with SQLSTATE `40P01`), is retried like any transient error; and a loop that fails outright is started
 //! again while the others go on.
 
 use std::time::Duration;
@@ -137,7 +137,27 @@ async fn a_deadlock_in_every_loop_is_retried_and_the_upload_is_parsed_and_announ
     register(&app, &receiver.url()).await;
     // The relay's claim, the consumer's task updates, webhook delivery's claim: each loses a
     // lock race three times.
-    for table in ["outbox_messages", "tasks", "webhook_deliveries"] {
+    // And a Blob source's listing and its imports.
+    let (store, url, cs) = crate::destinations::container(&app).await;
+    let (status, source) = call(
+        &app,
+        &app.client,
+        Method::POST,
+        "/api/v1/sources",
+        Some(json!({"kind": "azure_blob", "container_url": url,
+                    "credential": {"connection_string": cs}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{source}");
+    crate::sources::put(&store, "dropped.csv", b"id,name\n1,Ada\n").await;
+    let tables = [
+        "outbox_messages",
+        "tasks",
+        "webhook_deliveries",
+        "sources",
+        "source_blobs",
+    ];
+    for table in tables {
         inject(&app.db, table, "40P01", 3).await;
     }
     let worker = RunningWorker::start(run_config(
@@ -145,13 +165,24 @@ async fn a_deadlock_in_every_loop_is_retried_and_the_upload_is_parsed_and_announ
         app.config.storage.clone(),
     ));
     let task = upload(&app, "people.csv").await;
-    let got = receiver.wait_for(1, WAIT).await;
+    let got = receiver.wait_for(2, WAIT).await;
     assert!(worker.is_running());
     worker.stop().await;
 
-    assert_eq!(got[0].json()["data"]["task_id"], json!(task));
-    assert_eq!(got[0].json()["type"], "task.completed");
-    for table in ["outbox_messages", "tasks", "webhook_deliveries"] {
+    let announced = got
+        .iter()
+        .filter(|r| r.json()["data"]["task_id"] == json!(task))
+        .count();
+    assert_eq!(announced, 1, "the upload announced once");
+    assert!(got.iter().all(|r| r.json()["type"] == "task.completed"));
+    let imported: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM source_files WHERE origin->>'blob' = 'dropped.csv'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .expect("count");
+    assert_eq!(imported, 1, "the dropped blob imported once");
+    for table in tables {
         assert!(
             injected(&app.db, table).await > 3,
             "{table}: every injected deadlock was met and the loop went on past them"

@@ -2,10 +2,12 @@
 //! an Azurite container found by listing and imported once each, with their outcomes in the
 //! source's status ([`listing`]); Event Grid events in their real schema, duplicated, replayed
 //! and reordered, on the events queue and posted to the api, racing listings and two workers,
-//! still one task per blob version ([`events`]). Real Postgres, Azurite, api and worker.
+//! still one task per blob version ([`events`]); a worker killed mid-way, still one each
+//! ([`killed`]). Real Postgres, Azurite, api and worker.
 
 mod api;
 mod events;
+mod killed;
 mod listing;
 
 use std::time::Duration;
@@ -43,7 +45,7 @@ async fn create(app: &TestApp, url: &str, cs: &str, extra: Value) -> Value {
 }
 
 /// Writes `bytes` as the blob `name`; its ETag.
-async fn put(store: &BlobStore, name: &str, bytes: &[u8]) -> String {
+pub(crate) async fn put(store: &BlobStore, name: &str, bytes: &[u8]) -> String {
     let body = stream::iter([Ok::<_, std::convert::Infallible>(bytes::Bytes::from(
         bytes.to_vec(),
     ))]);

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::copy::unquoted;
 use super::import::UNREACHABLE;
 use super::SourcesConfig;
-use crate::retry::sleep_or_stop;
+use crate::retry::{sleep_or_stop, Backoff};
 use crate::{tenant_container, Shutdown};
 
 /// What listing needs.
@@ -45,10 +45,19 @@ impl Lister<'_> {
     }
 
     /// Lists due sources until stopped (or, draining, until none is due), then waits for the
-    /// next to come due.
+    /// next to come due. A failure to record a page (Postgres away, a lost lock race) is waited
+    /// out and the page listed again: the marker moves only with its page's blobs.
     pub async fn run(&self, shutdown: &Shutdown, drain: bool) -> anyhow::Result<()> {
+        let mut failing = Backoff::new(Duration::from_millis(200), self.cfg.poll_interval);
         while !shutdown.stop.is_cancelled() {
-            self.list_due(&shutdown.stop).await?;
+            match self.list_due(&shutdown.stop).await {
+                Ok(_) => failing.reset(),
+                Err(e) => {
+                    tracing::warn!(error = format!("{e:#}"), "listing sources failed; retrying");
+                    failing.wait(&shutdown.stop).await;
+                    continue;
+                }
+            }
             if drain {
                 return Ok(());
             }
