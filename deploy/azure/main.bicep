@@ -10,6 +10,11 @@
 // - the consumer: an event-driven Container Apps job (`worker run --role consumer --drain`),
 //   started by a KEDA azure-queue rule on the task queue that authenticates with the job's
 //   managed identity, scaled to zero when the queue is empty;
+// - Blob sources (docs/sources.md): an event-driven job (`worker run --role sources --drain`)
+//   started by a KEDA azure-queue rule on the queue Event Grid delivers `BlobCreated` events to,
+//   and the same command on a schedule every five minutes, the listing's safety net; an Event
+//   Grid subscription on each storage account in `watchedStorageAccounts` feeds that queue
+//   (modules/source-events.bicep);
 // - Postgres Flexible Server on a private network, a Storage account used with Entra ID only,
 //   a user-assigned identity per role with the storage roles it needs (modules/storage.bicep),
 //   and Log Analytics for the environment's logs.
@@ -85,6 +90,17 @@ param webhookSecretKey string
 param webhooksCpu string = '0.25'
 param webhooksMemory string = '0.5Gi'
 
+// Blob sources (docs/sources.md).
+@description('The queue Event Grid delivers BlobCreated events of watched containers to (SOURCE_EVENTS_QUEUE).')
+param sourceEventsQueue string = 'source-events'
+@description('Most sources job executions running at once.')
+@minValue(1)
+param sourcesMaxExecutions int = 5
+param sourcesCpu string = '0.5'
+param sourcesMemory string = '1Gi'
+@description('Storage accounts whose BlobCreated events go to the sources queue: [{ name, resourceGroup }] in this subscription. Sources may watch containers elsewhere too: they are listed every SOURCE_POLL_INTERVAL, or Event Grid pushes to the api.')
+param watchedStorageAccounts array = []
+
 module network 'modules/network.bicep' = {
   name: 'network'
   params: {
@@ -130,6 +146,13 @@ resource consumerIdentity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023
   location: location
 }
 
+// Blob sources copy blobs into the uploads container and read the events queue; a source with
+// `{"managed_identity": true}` opens the tenant's container as this identity.
+resource sourcesIdentity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+  name: '${name}-sources'
+  location: location
+}
+
 module storage 'modules/storage.bicep' = {
   name: 'storage'
   params: {
@@ -140,8 +163,22 @@ module storage 'modules/storage.bicep' = {
     apiPrincipalId: apiIdentity.properties.principalId
     relayPrincipalId: relayIdentity.properties.principalId
     consumerPrincipalId: consumerIdentity.properties.principalId
+    sourceEventsQueue: sourceEventsQueue
+    sourcesPrincipalId: sourcesIdentity.properties.principalId
   }
 }
+
+// Each watched account's BlobCreated events, into the sources queue.
+module sourceEvents 'modules/source-events.bicep' = [for watched in watchedStorageAccounts: {
+  name: 'source-events-${watched.name}'
+  scope: resourceGroup(watched.resourceGroup)
+  params: {
+    watchedAccountName: watched.name
+    location: location
+    queueAccountId: storage.outputs.accountId
+    queueName: sourceEventsQueue
+  }
+}]
 
 resource logs 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
   name: '${name}-logs'
@@ -450,6 +487,125 @@ resource consumer 'Microsoft.App/jobs@2025-01-01' = {
           resources: {
             cpu: json(consumerCpu)
             memory: consumerMemory
+          }
+        }
+      ]
+    }
+  }
+}
+
+// The sources role as a job on the events queue: one execution drains the queue, lists the
+// sources that are due and imports what it found, then exits 0.
+var sourcesEnv = [
+  { name: 'DATABASE_URL', secretRef: 'database-url' }
+  { name: 'AZURE_STORAGE_ACCOUNT', value: storage.outputs.accountName }
+  { name: 'AZURE_STORAGE_CREDENTIAL', value: 'managed-identity' }
+  { name: 'AZURE_CLIENT_ID', value: sourcesIdentity.properties.clientId }
+  { name: 'BLOB_CONTAINER', value: blobContainer }
+  { name: 'SOURCE_EVENTS_QUEUE', value: sourceEventsQueue }
+  { name: 'WEBHOOK_SECRET_KEY', secretRef: 'webhook-secret-key' }
+  { name: 'LOG_FORMAT', value: 'json' }
+  // Take no new work after this, finish what is held, exit 0: before replicaTimeout.
+  { name: 'WORKER_MAX_RUNTIME', value: '20m' }
+]
+
+resource sources 'Microsoft.App/jobs@2025-01-01' = {
+  name: '${name}-sources'
+  location: location
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${sourcesIdentity.id}': {}
+    }
+  }
+  dependsOn: [storage]
+  properties: {
+    environmentId: environment.id
+    workloadProfileName: 'Consumption'
+    configuration: {
+      triggerType: 'Event'
+      replicaTimeout: replicaTimeout
+      replicaRetryLimit: 0
+      secrets: secrets
+      registries: empty(registryServer) ? [] : [{ server: registryServer, identity: sourcesIdentity.id }]
+      eventTriggerConfig: {
+        parallelism: 1
+        replicaCompletionCount: 1
+        scale: {
+          minExecutions: 0
+          maxExecutions: sourcesMaxExecutions
+          pollingInterval: pollingInterval
+          rules: [
+            {
+              name: 'source-events'
+              type: 'azure-queue'
+              metadata: {
+                accountName: storage.outputs.accountName
+                queueName: sourceEventsQueue
+                queueLength: '100'
+              }
+              identity: sourcesIdentity.id
+            }
+          ]
+        }
+      }
+    }
+    template: {
+      containers: [
+        {
+          name: 'sources'
+          image: workerImage
+          command: [ '/usr/local/bin/worker' ]
+          args: [ 'run', '--role', 'sources', '--drain' ]
+          env: sourcesEnv
+          resources: {
+            cpu: json(sourcesCpu)
+            memory: sourcesMemory
+          }
+        }
+      ]
+    }
+  }
+}
+
+// The listing's safety net: the same run every five minutes, whether or not events came (an
+// event lost, a container Event Grid does not watch, events pushed to the api).
+resource sourcesSweep 'Microsoft.App/jobs@2025-01-01' = {
+  name: '${name}-sources-sweep'
+  location: location
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${sourcesIdentity.id}': {}
+    }
+  }
+  dependsOn: [storage]
+  properties: {
+    environmentId: environment.id
+    workloadProfileName: 'Consumption'
+    configuration: {
+      triggerType: 'Schedule'
+      replicaTimeout: replicaTimeout
+      replicaRetryLimit: 0
+      secrets: secrets
+      registries: empty(registryServer) ? [] : [{ server: registryServer, identity: sourcesIdentity.id }]
+      scheduleTriggerConfig: {
+        cronExpression: '*/5 * * * *'
+        parallelism: 1
+        replicaCompletionCount: 1
+      }
+    }
+    template: {
+      containers: [
+        {
+          name: 'sources'
+          image: workerImage
+          command: [ '/usr/local/bin/worker' ]
+          args: [ 'run', '--role', 'sources', '--drain' ]
+          env: sourcesEnv
+          resources: {
+            cpu: json(sourcesCpu)
+            memory: sourcesMemory
           }
         }
       ]

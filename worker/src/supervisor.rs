@@ -294,9 +294,10 @@ impl Storage {
         })
     }
 
-    /// Creates the queues, waiting for storage that is still starting (a container platform
-    /// starts everything at once): transient failures are retried until the signal (`false`),
-    /// anything else (bad credentials…) fails at once.
+    /// Creates the queues (or, for Blob sources alone, reaches the uploads container), waiting
+    /// for storage that is still starting (a container platform starts everything at once):
+    /// transient failures are retried until the signal (`false`), anything else (bad
+    /// credentials…) fails at once.
     async fn wait_until_ready(
         &self,
         cfg: &RunConfig,
@@ -305,9 +306,14 @@ impl Storage {
     ) -> anyhow::Result<bool> {
         let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
         loop {
-            let created = match self.queue.ensure_exists().await {
-                Ok(()) if cfg.role.runs_consumer() => self.poison.ensure_exists().await,
-                other => other,
+            let created = if cfg.role.runs_relay() || cfg.role.runs_consumer() {
+                match self.queue.ensure_exists().await {
+                    Ok(()) if cfg.role.runs_consumer() => self.poison.ensure_exists().await,
+                    other => other,
+                }
+            } else {
+                // Blob sources alone use no task queue: the uploads container they copy into.
+                self.blobs.ping().await
             };
             match created {
                 Ok(()) => {

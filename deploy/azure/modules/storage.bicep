@@ -12,6 +12,9 @@
 //   receives, deletes, extends a message's visibility during a long parse (Update Message, not
 //   in Message Processor) and sends poisoned messages on. The job's KEDA scale rule uses the
 //   same identity to read the task queue's length.
+// - sources: Storage Blob Data Contributor on the container (it writes the blobs it imports)
+//   and Storage Queue Data Contributor on the events queue (it creates it if missing, receives
+//   and deletes); the job's scale rule reads that queue's length as it.
 
 param name string
 param location string
@@ -20,6 +23,8 @@ param queueName string
 param apiPrincipalId string
 param relayPrincipalId string
 param consumerPrincipalId string
+param sourceEventsQueue string
+param sourcesPrincipalId string
 
 var roles = {
   blobDataContributor: 'ba92f5b4-2d11-453d-a403-e96b0029c9fe'
@@ -118,4 +123,30 @@ resource consumerPoisonQueue 'Microsoft.Authorization/roleAssignments@2022-04-01
   }
 }
 
+resource eventsQueue 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = {
+  parent: queueService
+  name: sourceEventsQueue
+}
+
+resource sourcesBlobs 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: container
+  name: guid(container.id, sourcesPrincipalId, roles.blobDataContributor)
+  properties: {
+    principalId: sourcesPrincipalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.blobDataContributor)
+  }
+}
+
+resource sourcesQueue 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: eventsQueue
+  name: guid(eventsQueue.id, sourcesPrincipalId, roles.queueDataContributor)
+  properties: {
+    principalId: sourcesPrincipalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.queueDataContributor)
+  }
+}
+
 output accountName string = account.name
+output accountId string = account.id

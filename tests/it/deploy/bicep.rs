@@ -106,8 +106,34 @@ fn bicep_param(text: &str, name: &str) -> (Option<f64>, Option<f64>) {
 
 fn main_bicep() -> (String, Vec<Resource>) {
     let text = read(&deploy_dir().join("azure/main.bicep"));
-    let resources = bicep_resources(&text);
+    let mut resources = bicep_resources(&text);
+    for r in &mut resources {
+        r.body = with_vars(&text, &r.body);
+    }
     (text, resources)
+}
+
+/// `body` with each `env: <var>` line replaced by the lines of `var <var> = [ … ]`, so that
+/// two jobs sharing one list of settings are read as each having them.
+fn with_vars(text: &str, body: &str) -> String {
+    body.lines()
+        .map(|line| {
+            let Some(var) = line.trim().strip_prefix("env: ") else {
+                return format!("{line}\n");
+            };
+            if var.starts_with('[') {
+                return format!("{line}\n");
+            }
+            let start = text
+                .find(&format!("var {var} = ["))
+                .unwrap_or_else(|| panic!("no var {var}"));
+            let block = &text[start..];
+            let end = block
+                .find("\n]")
+                .unwrap_or_else(|| panic!("var {var} is not closed"));
+            format!("{}\n", &block[..end])
+        })
+        .collect()
 }
 
 fn bicep_container(r: &Resource) -> (&'static str, Settings) {
@@ -137,7 +163,17 @@ fn the_bicep_apps_and_job_set_only_settings_the_binaries_read_and_run_real_comma
         })
         .collect();
     let symbols: Vec<&str> = containers.iter().map(|r| r.symbol.as_str()).collect();
-    assert_eq!(symbols, ["api", "relay", "webhooks", "consumer"]);
+    assert_eq!(
+        symbols,
+        [
+            "api",
+            "relay",
+            "webhooks",
+            "consumer",
+            "sources",
+            "sourcesSweep"
+        ]
+    );
     let mut roles = Vec::new();
     for r in &containers {
         let (binary, settings) = bicep_container(r);
@@ -189,9 +225,62 @@ fn the_bicep_apps_and_job_set_only_settings_the_binaries_read_and_run_real_comma
             "serve",
             "run --role relay",
             "run --role webhooks",
-            "run --role consumer --drain"
+            "run --role consumer --drain",
+            "run --role sources --drain",
+            "run --role sources --drain"
         ]
     );
+}
+
+#[test]
+fn the_bicep_sources_jobs_scale_on_the_events_queue_and_sweep_on_a_schedule() {
+    let (text, resources) = main_bicep();
+    let job = |symbol: &str| {
+        resources
+            .iter()
+            .find(|r| r.symbol == symbol)
+            .unwrap_or_else(|| panic!("no {symbol}"))
+    };
+    let events = job("sources");
+    let env = bicep_env(&events.body);
+    assert_eq!(bicep_value(&events.body, "triggerType"), Some("'Event'"));
+    let rules = &events.body[events.body.find("rules: [").expect("scale rules")..];
+    assert_eq!(bicep_value(rules, "type"), Some("'azure-queue'"));
+    // The scaler counts the queue the worker reads events from, as the job's identity.
+    assert_eq!(
+        bicep_value(rules, "queueName"),
+        Some(env["SOURCE_EVENTS_QUEUE"].as_str())
+    );
+    assert_eq!(
+        bicep_value(rules, "accountName"),
+        Some(env["AZURE_STORAGE_ACCOUNT"].as_str())
+    );
+    let identity = user_assigned_identity(&events.body);
+    assert_eq!(
+        bicep_value(rules, "identity"),
+        Some(format!("{identity}.id").as_str())
+    );
+    assert_eq!(
+        env["WEBHOOK_SECRET_KEY"], "'webhook-secret-key'",
+        "it opens credentials"
+    );
+    bicep_param(&text, "sourcesMaxExecutions");
+    // The sweep runs the same command on a schedule, as the same identity.
+    let sweep = job("sourcesSweep");
+    assert_eq!(bicep_value(&sweep.body, "triggerType"), Some("'Schedule'"));
+    assert!(bicep_value(&sweep.body, "cronExpression").is_some());
+    assert_eq!(user_assigned_identity(&sweep.body), identity);
+    assert_eq!(bicep_env(&sweep.body), env);
+    // The storage module makes the events queue and gives the identity its roles there.
+    let storage = read(&deploy_dir().join("azure/modules/storage.bicep"));
+    assert!(
+        storage.contains("name: sourceEventsQueue"),
+        "the events queue"
+    );
+    assert!(storage.contains("guid(eventsQueue.id, sourcesPrincipalId"));
+    let events_module = read(&deploy_dir().join("azure/modules/source-events.bicep"));
+    assert!(events_module.contains("'Microsoft.Storage.BlobCreated'"));
+    assert!(events_module.contains("endpointType: 'StorageQueue'"));
 }
 
 /// The symbol of the one user-assigned identity a resource runs as (`'${x.id}': {}`).

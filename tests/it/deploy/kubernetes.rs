@@ -116,6 +116,12 @@ fn pod_specs(m: &Manifests) -> Vec<(String, &Yaml)> {
             &d["spec"]["jobTargetRef"]["template"],
         ));
     }
+    for d in m.all("CronJob") {
+        out.push((
+            format!("CronJob/{}", scalar(&d["metadata"]["name"])),
+            &d["spec"]["jobTemplate"]["spec"]["template"],
+        ));
+    }
     out
 }
 
@@ -188,6 +194,7 @@ fn the_kubernetes_workloads_set_only_settings_the_binaries_read_and_run_real_com
     let expected = [
         "run --role consumer --drain",
         "run --role relay",
+        "run --role sources --drain",
         "run --role webhooks",
         "serve",
     ];
@@ -225,9 +232,7 @@ fn the_kubernetes_workloads_set_only_settings_the_binaries_read_and_run_real_com
 #[test]
 fn the_kubernetes_scaled_job_scales_on_its_queue_with_workload_identity_and_outlives_a_parse() {
     let m = Manifests::load();
-    let jobs = m.all("ScaledJob");
-    assert_eq!(jobs.len(), 1);
-    let job = jobs[0];
+    let job = m.one("ScaledJob", "sheetrelay-consumer");
     let template = &job["spec"]["jobTargetRef"]["template"];
     let c = &seq(&template["spec"]["containers"])[0];
     let settings = m.settings(c);
@@ -286,4 +291,48 @@ fn the_kubernetes_scaled_job_scales_on_its_queue_with_workload_identity_and_outl
         "activeDeadlineSeconds {deadline} ≤ the longest run, {needed} s"
     );
     assert_eq!(template["spec"]["restartPolicy"].as_str(), Some("Never"));
+}
+
+#[test]
+fn the_kubernetes_sources_scale_on_the_events_queue_and_sweep_on_a_schedule() {
+    let m = Manifests::load();
+    let job = m.one("ScaledJob", "sheetrelay-sources");
+    let template = &job["spec"]["jobTargetRef"]["template"];
+    let c = &seq(&template["spec"]["containers"])[0];
+    let settings = m.settings(c);
+    let effective = |name: &str| match settings.get(name) {
+        Some(Some(v)) => v.clone(),
+        _ => binaries()
+            .worker_run
+            .by_env(name)
+            .and_then(|o| o.default.clone())
+            .expect(name),
+    };
+    let trigger = &seq(&job["spec"]["triggers"])[0];
+    assert_eq!(trigger["type"].as_str(), Some("azure-queue"));
+    assert_eq!(
+        trigger["metadata"]["queueName"].as_str(),
+        Some(effective("SOURCE_EVENTS_QUEUE").as_str()),
+        "it scales on the queue the worker reads events from"
+    );
+    assert_eq!(
+        trigger["metadata"]["accountName"].as_str(),
+        Some(effective("AZURE_STORAGE_ACCOUNT").as_str())
+    );
+    assert!(
+        settings.contains_key("WEBHOOK_SECRET_KEY"),
+        "it opens credentials"
+    );
+    let sweep = m.one("CronJob", "sheetrelay-sources-sweep");
+    assert!(sweep["spec"]["schedule"].as_str().is_some());
+    let sweep_template = &sweep["spec"]["jobTemplate"]["spec"]["template"];
+    assert_eq!(
+        &seq(&sweep_template["spec"]["containers"])[0],
+        c,
+        "the sweep runs the ScaledJob's container"
+    );
+    assert_eq!(
+        sweep_template["spec"]["restartPolicy"].as_str(),
+        Some("Never")
+    );
 }

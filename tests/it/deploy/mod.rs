@@ -318,7 +318,10 @@ fn help_pages_are_read_as_the_binaries_print_them() {
     assert!(b.worker.subcommands.contains("run") && b.api.subcommands.contains("serve"));
     assert_eq!(b.worker_run.required, ["--database-url"]);
     let role = b.worker_run.by_flag("--role").expect("--role");
-    assert_eq!(role.values, ["all", "relay", "consumer", "webhooks"]);
+    assert_eq!(
+        role.values,
+        ["all", "relay", "consumer", "webhooks", "sources"]
+    );
     assert_eq!(
         b.worker_run.by_env("LOG_FORMAT").map(|o| o.values.clone()),
         Some(vec!["text".into(), "json".into()])
