@@ -94,7 +94,7 @@ catalogue! {
     TASK_RESCUES = "sheetrelay_task_rescues_total", Counter, [], "worker (consumer)",
         "Tasks taken over from a consumer whose lease expired (it died or stalled)";
     LOOP_RESTARTS = "sheetrelay_worker_loop_restarts_total", Counter, ["loop"], "worker",
-        "Loops (`relay`, `consumer`, `webhooks`, `destinations`, `maintenance`) that failed and were started again while the others went on";
+        "Loops (`relay`, `consumer`, `webhooks`, `destinations`, `sources`, `maintenance`) that failed and were started again while the others went on";
     WEBHOOK_ATTEMPTS = "sheetrelay_webhook_attempts_total", Counter, ["outcome"], "worker (webhooks)",
         "Webhook requests, by outcome: `delivered` (2xx), `failed` (another status), `timeout`, `unreachable` (no answer, or an address not allowed), `gone` (410)";
     WEBHOOK_DELIVERIES = "sheetrelay_webhook_deliveries_total", Counter, ["outcome"], "worker (webhooks)",
@@ -117,6 +117,12 @@ catalogue! {
         "Destinations the worker disabled because every delivery failed for DESTINATION_DISABLE_AFTER, counted every 15 s";
     DESTINATION_OLDEST_WAITING = "sheetrelay_destination_oldest_waiting_age_seconds", Gauge, [], "worker (destinations)",
         "Age of the oldest delivery still waiting for an enabled destination (0 when none waits), read every 15 s";
+    SOURCE_BLOBS = "sheetrelay_source_blobs_total", Counter, ["outcome"], "worker (sources)",
+        "Blob sources' imports, by outcome: `imported`, `skipped` (never: empty, too large, not a spreadsheet, gone), `failed` (retried), `deferred` (a copy still running, or its source found down), `lost` (its claim expired meanwhile: another worker imports it)";
+    SOURCE_EVENTS = "sheetrelay_source_events_total", Counter, ["outcome"], "worker (sources)",
+        "Event Grid events read from SOURCE_EVENTS_QUEUE: `recorded` (a blob some source watches), `ignored` (another blob or event type, or not an event)";
+    SOURCE_LAG = "sheetrelay_source_found_to_imported_seconds", Histogram, [], "worker (sources)",
+        "From a blob version's first finding (a listing or an event) to its file and task being recorded";
 }
 
 /// The catalogue entry of `name`.

@@ -85,10 +85,7 @@ impl EventReader<'_> {
                 }
             }
         }
-        metrics::counter!("sheetrelay_source_events_total", "outcome" => "recorded")
-            .increment(read.recorded as u64);
-        metrics::counter!("sheetrelay_source_events_total", "outcome" => "ignored")
-            .increment(read.ignored as u64);
+        super::metrics::events(read.recorded, read.ignored);
         Ok(read)
     }
 

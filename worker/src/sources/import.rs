@@ -120,7 +120,7 @@ impl Work for Imports<'_> {
             Sent::Not(NotImported::Deferred { .. }) => "deferred",
             Sent::Lost => "lost",
         };
-        metrics::counter!("sheetrelay_source_blobs_total", "outcome" => outcome).increment(1);
+        super::metrics::import(b, outcome);
         sent
     }
 

@@ -18,6 +18,7 @@ mod copy;
 pub mod events;
 pub mod import;
 pub mod listing;
+mod metrics;
 
 use std::sync::Arc;
 
@@ -81,14 +82,7 @@ impl Sources {
         drain: bool,
         budget: Arc<Budget>,
     ) -> anyhow::Result<()> {
-        metrics::describe_counter!(
-            "sheetrelay_source_blobs_total",
-            "Blob imports of sources, by outcome (imported, skipped, failed, deferred, lost)"
-        );
-        metrics::describe_counter!(
-            "sheetrelay_source_events_total",
-            "Event Grid events read from SOURCE_EVENTS_QUEUE, recorded or ignored"
-        );
+        metrics::register();
         if let Some(queue) = &self.events {
             queue
                 .ensure_exists()
