@@ -26,8 +26,10 @@
 //!                                                    # in one request, storage per revision
 //! cargo run -p bench --release -- hooks              # rows/s through a validation hook
 //!                                                    # answering in 5 ms at batch 1,000
-//! cargo run -p bench --release -- destinations     # a 1M-row sheet to Azurite as Parquet and
+//! cargo run -p bench --release -- destinations       # a 1M-row sheet to Azurite as Parquet and
 //!                                                    # to a receiver as row webhooks
+//! cargo run -p bench --release -- sources            # 10,000 blobs dropped into a watched
+//!                                                    # container; blob written → task PENDING
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
 //! cargo run -p bench -- scaler --worker …            # the local scaler, by hand (scaler_cli)
 //! options: --runs N (default 3), --out FILE
@@ -57,6 +59,7 @@ mod relay;
 mod report;
 mod row_store_migration;
 mod scaler_cli;
+mod sources;
 mod template_compile;
 mod templates;
 mod tus;
@@ -92,6 +95,7 @@ const SCENARIOS: &[&str] = &[
     "corrections",
     "hooks",
     "destinations",
+    "sources",
 ];
 
 struct Options {
@@ -223,6 +227,8 @@ fn max_runs(name: &str) -> usize {
         "jobs" => 1,
         // A 1M-row sheet parsed, then delivered three times.
         "destinations" => 1,
+        // 10,000 blobs dropped, then two latency runs of a minute or more.
+        "sources" => 1,
         // 10M rows generated and deleted per run.
         "purge" => 1,
         // Three uploads of a large file (1 GiB by default) in one run.
@@ -342,6 +348,15 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
         }
         "export" => export::run(stack, q(50_000, 1_000_000), 3).await,
         "destinations" => destinations::run(q(50_000, 1_000_000)).await,
+        "sources" => {
+            let sizes = sources::Sizes {
+                blobs: q(1_000, 10_000) as usize,
+                latency_blobs: q(30, 100) as usize,
+                pace: Duration::from_millis(500),
+                poll_interval: Duration::from_secs(5),
+            };
+            sources::run(&sizes).await
+        }
         "jobs" => {
             let sizes = jobs::Sizes {
                 starts: q(3, 10) as usize,
