@@ -190,7 +190,7 @@ pub async fn update(
 ) -> sqlx::Result<Option<Source>> {
     let (credential_kind, sealed) = change.credential.unzip();
     let retry_now = change.credential.is_some() || change.enabled == Some(true);
-    let done = sqlx::query!(
+    sqlx::query!(
         r#"WITH changed AS (
                UPDATE sources SET
                    sealed_secret = CASE WHEN $3::text IS NULL THEN sealed_secret ELSE $4 END,
@@ -224,8 +224,7 @@ pub async fn update(
         retry_now
     )
     .execute(&mut *db)
-    .await;
-    done?;
+    .await?;
     find(&mut *db, tenant_id, id).await
 }
 

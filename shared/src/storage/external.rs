@@ -69,6 +69,34 @@ impl ContainerCredential {
     }
 }
 
+/// A request's `credential` as given: one of the three shapes, or what is wrong with it. Read
+/// from any JSON value, so that a credential of none of the shapes is refused with a pointer at
+/// it (`422`, with the request's other problems) rather than as a body that cannot be read.
+#[derive(Clone)]
+pub struct GivenCredential(pub Result<ContainerCredential, String>);
+
+impl<'de> Deserialize<'de> for GivenCredential {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        Ok(Self(ContainerCredential::deserialize(value).map_err(
+            |_| {
+                "a credential is {\"sas\": \"<token>\"}, {\"connection_string\": \"<…>\"} or \
+             {\"managed_identity\": true}"
+                    .to_owned()
+            },
+        )))
+    }
+}
+
+impl fmt::Debug for GivenCredential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Ok(c) => c.fmt(f),
+            Err(_) => f.write_str("invalid"),
+        }
+    }
+}
+
 /// What is wrong with a container URL or credential, and where (a JSON pointer's last part:
 /// `container_url` or `credential`). Never quotes a secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -337,6 +365,16 @@ mod tests {
             false
         )
         .is_ok());
+    }
+
+    #[test]
+    fn a_credential_of_another_shape_is_kept_as_its_problem_and_never_quoted() {
+        let given: GivenCredential =
+            serde_json::from_str(r#"{"password": "hunter2"}"#).expect("any JSON reads");
+        let problem = given.0.expect_err("not a credential");
+        assert!(!problem.contains("hunter2"), "{problem}");
+        let given: GivenCredential = serde_json::from_str(r#"{"sas": "sig=x"}"#).expect("reads");
+        assert_eq!(given.0, Ok(ContainerCredential::Sas("sig=x".into())));
     }
 
     #[test]

@@ -151,15 +151,27 @@ async fn bad_destinations_are_refused_with_a_pointer_at_each_problem() {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
         assert_eq!(error["details"][0]["pointer"], "/credential", "{error}");
     }
-    // A credential of none of the three shapes, and an unknown kind: not the request's JSON.
-    for body in [
-        json!({"kind": "azure_blob", "container_url": CONTAINER, "credential": {"key": "k"}}),
-        json!({"kind": "s3", "url": "https://example.com"}),
-    ] {
-        let (status, error) = refused(&app, body).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
-        assert_eq!(error["code"], "invalid_body");
-    }
+    // A credential of none of the three shapes: its pointer, with the request's other problems.
+    let (status, error) = refused(
+        &app,
+        json!({"kind": "azure_blob", "container_url": CONTAINER, "credential": {"key": "k"},
+               "format": "xml"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
+    assert_eq!(error["code"], "invalid_destination");
+    let mut pointers: Vec<&str> = error["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .filter_map(|d| d["pointer"].as_str())
+        .collect();
+    pointers.sort_unstable();
+    assert_eq!(pointers, ["/credential", "/format"], "{error}");
+    // An unknown kind: not the request's JSON.
+    let (status, error) = refused(&app, json!({"kind": "s3", "url": "https://example.com"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+    assert_eq!(error["code"], "invalid_body");
     let (status, error) = refused(
         &app,
         json!({"kind": "webhook_rows", "url": "https://example.com/rows", "chunk_size": 10001}),

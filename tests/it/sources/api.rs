@@ -136,12 +136,17 @@ async fn bad_sources_are_refused_with_what_is_wrong_and_nothing_is_stored() {
     );
 
     let mut credential = source("");
-    credential["credential"] = json!({"password": "x"});
-    let (status, code, _) = refused(credential).await;
+    credential["credential"] = json!({"password": "hunter2"});
+    let (status, code, body) = refused(credential).await;
     assert_eq!(
         (status, code.as_str()),
-        (StatusCode::BAD_REQUEST, "invalid_body")
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_source")
     );
+    assert_eq!(
+        body["error"]["details"][0]["pointer"], "/credential",
+        "{body}"
+    );
+    assert!(!body.to_string().contains("hunter2"), "{body}");
 
     let strict = TestApp::spawn_with(|c| c.webhooks.keys.allow_private_networks = false).await;
     let (status, body) = call(

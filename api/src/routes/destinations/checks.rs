@@ -4,7 +4,7 @@
 //! [`shared::storage::external`]. Blob sources check their container, prefix and credential
 //! here too.
 
-use shared::storage::external::{ContainerCredential, ExternalContainer};
+use shared::storage::external::{ExternalContainer, GivenCredential};
 use template::Problem;
 
 use crate::error::{ApiError, ApiErrorCode};
@@ -115,9 +115,16 @@ pub async fn container(
     state: &AppState,
     p: &mut Problems,
     url: &str,
-    credential: ContainerCredential,
+    credential: GivenCredential,
 ) -> Result<Option<ExternalContainer>, ApiError> {
     let url = checked_url(state, url).await?;
+    let credential = match credential.0 {
+        Ok(credential) => credential,
+        Err(problem) => {
+            p.add("/credential", problem);
+            return Ok(None);
+        }
+    };
     let allow_private = state.webhooks.keys.allow_private_networks;
     match ExternalContainer::parse(&url, credential, allow_private) {
         Ok(c) => Ok(Some(c)),

@@ -119,7 +119,7 @@ async fn spec(state: &AppState, id: Uuid, request: CreateDestination) -> Result<
     request_body(content = CreateDestination, content_type = "application/json"),
     responses(
         (status = 201, description = "Created; a `webhook_rows` `secret` is shown this once", body = CreatedDestination),
-        (status = 400, description = "A body that is not the request's JSON (an unknown kind, a credential that is not one of the three shapes)", body = ErrorBody),
+        (status = 400, description = "A body that is not the request's JSON (an unknown kind)", body = ErrorBody),
         (status = 403, description = "`forbidden`: an import session's token", body = ErrorBody),
         (status = 409, description = "`too_many_destinations`: the tenant has DESTINATION_MAX_PER_TENANT", body = ErrorBody),
         (status = 422, description = "`unsafe_url`; `invalid_destination` with every problem in `details`", body = ErrorBody),

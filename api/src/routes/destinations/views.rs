@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use shared::db;
-use shared::storage::external::ContainerCredential;
+use shared::storage::external::{ContainerCredential, GivenCredential};
 use uuid::Uuid;
 
 /// `POST /api/v1/destinations` body: an `azure_blob` or a `webhook_rows` destination.
@@ -22,7 +22,8 @@ pub enum CreateDestination {
         /// `parquet` (default), `csv` or `ndjson`.
         format: Option<String>,
         /// `{"sas": "<token>"}`, `{"connection_string": "<…>"}` or `{"managed_identity": true}`.
-        credential: ContainerCredential,
+        #[schema(value_type = ContainerCredential)]
+        credential: GivenCredential,
         /// Only files uploaded with one of these templates (default: every file).
         templates: Option<Vec<String>>,
         #[schema(max_length = 1024)]
@@ -46,7 +47,8 @@ pub enum CreateDestination {
 #[serde(deny_unknown_fields)]
 pub struct PatchDestination {
     pub container_url: Option<String>,
-    pub credential: Option<ContainerCredential>,
+    #[schema(value_type = Option<ContainerCredential>)]
+    pub credential: Option<GivenCredential>,
     pub prefix: Option<String>,
     pub format: Option<String>,
     pub url: Option<String>,

@@ -46,7 +46,7 @@ use crate::state::AppState;
     request_body(content = CreateSource, content_type = "application/json"),
     responses(
         (status = 201, description = "Created: its blobs are found from the next listing (and events) on", body = SourceView),
-        (status = 400, description = "A body that is not the request's JSON (a credential that is not one of the three shapes)", body = ErrorBody),
+        (status = 400, description = "A body that is not the request's JSON", body = ErrorBody),
         (status = 403, description = "`forbidden`: an import session's token", body = ErrorBody),
         (status = 409, description = "`too_many_sources`: the tenant has SOURCE_MAX_PER_TENANT; `source_taken`: another source watches the container at an overlapping prefix", body = ErrorBody),
         (status = 422, description = "`unsafe_url`; `unknown_template`; `invalid_source` with every problem in `details`", body = ErrorBody),

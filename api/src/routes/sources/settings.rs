@@ -6,7 +6,7 @@
 
 use shared::db;
 use shared::domain::OnInvalid;
-use shared::storage::external::ContainerCredential;
+use shared::storage::external::GivenCredential;
 use uuid::Uuid;
 
 use crate::error::{ApiError, ApiErrorCode};
@@ -28,7 +28,7 @@ pub(super) async fn container(
     p: &mut Problems,
     id: Uuid,
     container_url: &str,
-    credential: ContainerCredential,
+    credential: GivenCredential,
 ) -> Result<Option<Sealed>, ApiError> {
     let key = sealing_key(state)?;
     let Some(c) = checks::container(state, p, container_url, credential).await? else {

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use shared::db;
-use shared::storage::external::ContainerCredential;
+use shared::storage::external::{ContainerCredential, GivenCredential};
 use uuid::Uuid;
 
 use crate::routes::destinations::views::present;
@@ -23,7 +23,8 @@ pub struct CreateSource {
     pub prefix: Option<String>,
     /// `{"sas": "<token>"}` (read, list, and delete for `after_import: delete`),
     /// `{"connection_string": "<…>"}` or `{"managed_identity": true}`.
-    pub credential: ContainerCredential,
+    #[schema(value_type = ContainerCredential)]
+    pub credential: GivenCredential,
     /// The template its files are checked against (its latest version at each import).
     pub template: Option<String>,
     /// `reject_file`, `drop_invalid_rows` or `keep_invalid_rows` (default: the template's).
@@ -46,7 +47,8 @@ pub struct CreateSource {
 #[serde(deny_unknown_fields)]
 pub struct PatchSource {
     /// A new credential for the same container (after a SAS expired, say).
-    pub credential: Option<ContainerCredential>,
+    #[schema(value_type = Option<ContainerCredential>)]
+    pub credential: Option<GivenCredential>,
     /// `null`: import without a template.
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>)]
