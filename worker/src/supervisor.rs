@@ -264,6 +264,7 @@ fn sources_loop(cfg: &RunConfig, db: &PgPool, storage: &Storage, budget: Arc<Bud
         keys: cfg.webhooks.keys.clone(),
         uploads: storage.blobs.clone(),
         events,
+        containers: Arc::default(),
     };
     let drain = cfg.drain;
     Loop::new("sources", move |shutdown| {

@@ -82,6 +82,10 @@ pub struct Claimed {
     pub source_id: Uuid,
     pub blob: String,
     pub etag: String,
+    /// As the listing or the event said.
+    pub size_bytes: Option<i64>,
+    /// `listing` or `event`: a listing saw it committed and not being copied into, at this ETag.
+    pub found_by: String,
     pub attempts: i32,
     pub failures: i32,
     pub found_at: DateTime<Utc>,
@@ -118,7 +122,8 @@ pub async fn claim(
                FROM locked WHERE b.id = locked.id
                RETURNING b.*
            )
-           SELECT c.id, c.source_id, c.blob, c.etag, c.attempts, c.failures, c.found_at,
+           SELECT c.id, c.source_id, c.blob, c.etag, c.size_bytes, c.found_by, c.attempts,
+                  c.failures, c.found_at,
                   s.tenant_id, s.container_url, s.credential_kind, s.sealed_secret,
                   s.template_name, s.on_invalid, s.metadata, s.after_import
            FROM claimed c JOIN sources s ON s.id = c.source_id"#,

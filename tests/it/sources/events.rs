@@ -61,10 +61,19 @@ async fn events_delivered_again_and_again_racing_listings_and_two_workers_give_o
     assert_eq!(rows.len(), 12, "{rows:?}");
     assert!(rows.iter().all(|b| b["status"] == "IMPORTED"), "{rows:?}");
     assert!(rows.iter().all(|b| b["found_by"] == "event"), "{rows:?}");
-    eventually(WAIT, "the queue drained", || async {
-        queue.approximate_length().await.unwrap_or(1) == 0
-    })
+    let drained = tokio::time::timeout(
+        WAIT,
+        eventually(WAIT * 2, "the queue drained", || async {
+            queue.approximate_length().await.unwrap_or(1) == 0
+        }),
+    )
     .await;
+    assert!(
+        drained.is_ok(),
+        "left on the queue: {:?} {:?}",
+        queue.approximate_length().await,
+        queue.peek(32).await
+    );
     let all = files(&app).await;
     assert_eq!(all.len(), 12, "one file per blob");
     let mut origins: Vec<String> = all

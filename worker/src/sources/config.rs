@@ -32,12 +32,12 @@ pub struct SourcesConfig {
     pub events_queue: String,
 
     /// Blobs imported at once (per worker), over all sources
-    #[arg(id = "source_max_in_flight", long = "source-max-in-flight", env = "SOURCE_MAX_IN_FLIGHT", default_value_t = 16,
+    #[arg(id = "source_max_in_flight", long = "source-max-in-flight", env = "SOURCE_MAX_IN_FLIGHT", default_value_t = 32,
           value_parser = clap::value_parser!(u32).range(1..=256))]
     pub max_in_flight: u32,
 
     /// Blobs imported at once from one source (per worker)
-    #[arg(id = "source_concurrency", long = "source-concurrency", env = "SOURCE_CONCURRENCY", default_value_t = 8,
+    #[arg(id = "source_concurrency", long = "source-concurrency", env = "SOURCE_CONCURRENCY", default_value_t = 16,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub concurrency: u32,
 

@@ -1,6 +1,7 @@
 //! Reading one found blob out of the tenant's container into the service's uploads container:
-//! its properties first (gone, overwritten, still being copied, empty or too large: no byte is
-//! read), then its bytes at the found ETag (`If-Match`), streamed block by block into the
+//! what is known of it first (gone, overwritten, still being copied, empty or too large: no
+//! byte is read; a listing's word for it, else its properties), then its bytes at the found
+//! ETag (`If-Match`), streamed block by block into the
 //! uploads container and hashed on the way, so memory holds a block or two whatever its size.
 //!
 //! Why a copy, not a read from the tenant's container at parse time: the file must stay what
@@ -59,38 +60,54 @@ fn gone() -> Stopped {
     )
 }
 
-/// Copies the blob `name` of `source`, as it is at `etag`, to `target` in `uploads`.
+/// The blob to copy: its name, the version found, and what the finding said of it.
+pub struct Found<'a> {
+    pub name: &'a str,
+    pub etag: &'a str,
+    /// Its size, as a listing said (a listing leaves out blobs being copied into); `None` for
+    /// a blob an event announced, whose properties are read first.
+    pub listed_size: Option<u64>,
+}
+
+/// Copies the blob `found` of `source`, as it is at its ETag, to `target` in `uploads`.
 pub async fn copy(
     source: &BlobStore,
-    name: &str,
-    etag: &str,
+    found: &Found<'_>,
     uploads: &BlobStore,
     target: &str,
     max_bytes: u64,
 ) -> Result<Copied, Stopped> {
-    let facts = match source.properties(name).await {
-        Ok(Some(facts)) => facts,
-        Ok(None) => return Err(gone()),
-        Err(e) => return Err(Stopped::Source(e)),
+    let (name, etag) = (found.name, found.etag);
+    // A listing saw this version committed and whole; reading it at its ETag below fails if it
+    // changed since. An event's blob may still be being copied into: its properties say.
+    let size = match found.listed_size {
+        Some(size) => size,
+        None => {
+            let facts = match source.properties(name).await {
+                Ok(Some(facts)) => facts,
+                Ok(None) => return Err(gone()),
+                Err(e) => return Err(Stopped::Source(e)),
+            };
+            if unquoted(&facts.etag) != unquoted(etag) {
+                return Err(gone());
+            }
+            if facts.copying {
+                // Announced before the copy into it ended: tried again shortly.
+                return Err(Stopped::Not(NotImported::Deferred {
+                    retry_in: std::time::Duration::from_secs(10),
+                }));
+            }
+            facts.size
+        }
     };
-    if unquoted(&facts.etag) != unquoted(etag) {
-        return Err(gone());
-    }
-    if facts.copying {
-        // Found by a listing or an event before the copy into it ended: tried again shortly.
-        return Err(Stopped::Not(NotImported::Deferred {
-            retry_in: std::time::Duration::from_secs(10),
-        }));
-    }
-    if facts.size == 0 {
+    if size == 0 {
         return Err(skipped("empty_file", "the blob is empty"));
     }
-    if facts.size > max_bytes {
+    if size > max_bytes {
         return Err(skipped(
             "file_too_large",
             format!(
-                "the blob has {} bytes; at most {max_bytes} are imported (MAX_UPLOAD_BYTES)",
-                facts.size
+                "the blob has {size} bytes; at most {max_bytes} are imported (MAX_UPLOAD_BYTES)"
             ),
         ));
     }

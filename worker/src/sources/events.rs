@@ -14,6 +14,9 @@ use shared::db::source_blobs::{Finder, FoundBlob};
 use shared::storage::QueueClient;
 use sqlx::PgPool;
 
+use tokio_util::sync::CancellationToken;
+
+use crate::claim::with_db_retry;
 use crate::retry::{sleep_or_stop, Backoff};
 use crate::Shutdown;
 
@@ -41,7 +44,7 @@ impl EventReader<'_> {
     pub async fn run(&self, shutdown: &Shutdown, drain: bool) -> anyhow::Result<()> {
         let mut idle = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
         while !shutdown.stop.is_cancelled() {
-            match self.read_batch().await {
+            match self.read_batch(&shutdown.abort).await {
                 Ok(read) if read.messages > 0 => idle.reset(),
                 Ok(_) if drain => return Ok(()),
                 Ok(_) => sleep_or_stop(&shutdown.stop, idle.next_delay()).await,
@@ -54,8 +57,10 @@ impl EventReader<'_> {
         Ok(())
     }
 
-    /// Receives one batch of messages and records their events.
-    pub async fn read_batch(&self) -> anyhow::Result<Read> {
+    /// Receives one batch of messages and records their events. Recording waits out a brief
+    /// outage of Postgres (a restart, every pooled connection busy) rather than leave the
+    /// message hidden for its whole visibility timeout.
+    pub async fn read_batch(&self, abort: &CancellationToken) -> anyhow::Result<Read> {
         let messages = self.queue.receive(32, VISIBILITY).await?;
         let mut read = Read {
             messages: messages.len(),
@@ -63,7 +68,7 @@ impl EventReader<'_> {
         };
         for message in messages {
             let recorded = match blob_events::parse(message.body.as_bytes()) {
-                Ok(events) => self.record(events).await,
+                Ok(events) => with_db_retry(abort, || self.record(&events)).await,
                 Err(e) => {
                     tracing::warn!(message_id = %message.id, error = %e,
                         "a message of the source events queue is not an event; deleted");
@@ -90,15 +95,15 @@ impl EventReader<'_> {
     }
 
     /// Records the events of watched blobs: how many were, and how many were not.
-    async fn record(&self, events: Vec<BlobEvent>) -> sqlx::Result<(usize, usize)> {
+    async fn record(&self, events: &[BlobEvent]) -> sqlx::Result<(usize, usize)> {
         let (mut yes, mut no) = (0, 0);
         for event in events {
             let BlobEvent::Created { url, etag, size } = event else {
                 no += 1;
                 continue;
             };
-            let found = match blob_events::container_of(&url) {
-                Some(container) => match blob_events::blob_in(&url, &container) {
+            let found = match blob_events::container_of(url) {
+                Some(container) => match blob_events::blob_in(url, &container) {
                     Some(name) if name.len() <= 1024 => {
                         db::sources::watching(self.db, &container, &name)
                             .await?
@@ -112,7 +117,11 @@ impl EventReader<'_> {
                 no += 1;
                 continue;
             };
-            let blob = FoundBlob { name, etag, size };
+            let blob = FoundBlob {
+                name,
+                etag: etag.clone(),
+                size: *size,
+            };
             db::source_blobs::found(self.db, source, &[blob], Finder::Event).await?;
             yes += 1;
         }

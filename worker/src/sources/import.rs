@@ -51,6 +51,7 @@ pub struct Imports<'a> {
     pub cfg: &'a SourcesConfig,
     pub keys: &'a WebhookKeyConfig,
     pub uploads: &'a BlobStore,
+    pub containers: &'a tenant_container::Containers,
 }
 
 #[async_trait::async_trait]
@@ -199,7 +200,7 @@ impl Imports<'_> {
             credential_kind: Some(&b.credential_kind),
             sealed: b.sealed_secret.as_deref(),
         };
-        let source = match tenant_container::open(self.keys, stored).await {
+        let source = match self.containers.open(self.keys, stored).await {
             Ok(store) => store,
             Err(e) => return Ok(self.retry(UNREACHABLE, format!("{e:#}"), b)),
         };
@@ -212,10 +213,17 @@ impl Imports<'_> {
         };
         let file_id = Uuid::now_v7();
         let target = format!("{}/{file_id}", Utc::now().format("%Y/%m/%d"));
+        let found = copy::Found {
+            name: &b.blob,
+            etag: &b.etag,
+            listed_size: b
+                .size_bytes
+                .filter(|_| b.found_by == "listing")
+                .and_then(|s| u64::try_from(s).ok()),
+        };
         let copied = copy::copy(
             &source,
-            &b.blob,
-            &b.etag,
+            &found,
             self.uploads,
             &target,
             self.cfg.max_blob_bytes,

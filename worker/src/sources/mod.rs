@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bounds::Budget;
 use crate::claim::{self, LoopConfig, Report};
-use crate::Shutdown;
+use crate::{tenant_container, Shutdown};
 pub use config::SourcesConfig;
 
 /// What the sources role needs.
@@ -43,6 +43,8 @@ pub struct Sources {
     pub uploads: BlobStore,
     /// `SOURCE_EVENTS_QUEUE`, unless it is empty.
     pub events: Option<QueueClient>,
+    /// The tenants' containers, opened once a minute rather than for every blob.
+    pub containers: Arc<tenant_container::Containers>,
 }
 
 impl Sources {
@@ -52,6 +54,7 @@ impl Sources {
             cfg: &self.cfg,
             keys: &self.keys,
             uploads: &self.uploads,
+            containers: &self.containers,
         }
     }
 
@@ -126,7 +129,7 @@ impl Sources {
                 db: &self.db,
                 queue,
             }
-            .read_batch()
+            .read_batch(abort)
             .await?;
         }
         let loop_cfg = self.loop_config();
