@@ -5,6 +5,7 @@
 //! stored unchecked.
 
 mod faults;
+mod keys;
 mod receiver;
 mod resume;
 

@@ -1,6 +1,6 @@
 //! One batch asked of one hook until it answers usably: the request body (the contract's
 //! `rows.validate`), an answer kept from an earlier attempt of the task when the body is the
-//! same, else requests retried with backoff while the answer is missing, not `200`, too long or
+//! same (a new answer is handed back to be kept), else requests retried with backoff while the answer is missing, not `200`, too long or
 //! not about the batch (a row that was not in it, a field the hook is not sent), for at most
 //! `HOOK_RETRY_FOR`.
 
@@ -41,8 +41,14 @@ pub struct Target<'a> {
     pub kept: &'a HashSet<u32>,
 }
 
-/// A batch, and the answer about it (none when no row of it was asked about).
-pub type Answered = (Vec<SpooledRow>, Option<Answer>);
+/// A batch, and the answer about it.
+pub struct Answered {
+    pub window: Vec<SpooledRow>,
+    /// None when no row of it was asked about.
+    pub answer: Option<Answer>,
+    /// A new answer, to keep for a resumed attempt ([`super::keep`]).
+    pub keep: Option<db::hooks::KeptAnswer>,
+}
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -74,7 +80,11 @@ impl Target<'_> {
         keep_all: bool,
     ) -> anyhow::Result<Result<Answered, Unavailable>> {
         if !any {
-            return Ok(Ok((window, None)));
+            return Ok(Ok(Answered {
+                window,
+                answer: None,
+                keep: None,
+            }));
         }
         let asked: Vec<&SpooledRow> = window.iter().filter(|r| keep_all || r.valid).collect();
         let body = serde_json::to_vec(&self.body(batch, &asked)?)?;
@@ -86,7 +96,11 @@ impl Target<'_> {
                 .await
                 .context("reading a kept hook answer")?;
             if let Some(answer) = kept.and_then(|k| serde_json::from_value::<Answer>(k).ok()) {
-                return Ok(Ok((window, Some(answer))));
+                return Ok(Ok(Answered {
+                    window,
+                    answer: Some(answer),
+                    keep: None,
+                }));
             }
         }
         let rows: HashSet<u64> = asked.iter().map(|r| r.row).collect();
@@ -105,11 +119,16 @@ impl Target<'_> {
             let why = match call::post(&run.hooks.client, &request).await {
                 Ok(answer) => match self.about_the_batch(&answer, &rows) {
                     Ok(()) => {
-                        let json = serde_json::to_value(&answer)?;
-                        db::hooks::keep_answer(run.db, run.task_id, number, &digest, &json)
-                            .await
-                            .context("keeping a hook answer")?;
-                        return Ok(Ok((window, Some(answer))));
+                        let keep = db::hooks::KeptAnswer {
+                            batch: number,
+                            body_sha256: digest.to_vec(),
+                            answer: serde_json::to_value(&answer)?,
+                        };
+                        return Ok(Ok(Answered {
+                            window,
+                            answer: Some(answer),
+                            keep: Some(keep),
+                        }));
                     }
                     Err(why) => why,
                 },
