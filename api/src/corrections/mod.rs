@@ -10,6 +10,7 @@
 //! one file take turns; neither is half-applied.
 
 mod counts;
+mod hooks;
 mod keys;
 pub use shared::db::overlay;
 mod recheck;
@@ -155,7 +156,7 @@ pub async fn apply(
     let learned = db::learned_values::of_template(&mut *tx, tenant_id, &stored.name).await?;
     let mut template = state
         .compiler
-        .compile(stored.schema)
+        .compile(stored.schema.clone())
         .await
         .map_err(ApiError::Internal)?
         .map_err(|_| ApiError::Internal(anyhow::anyhow!("the file's template does not compile")))?;
@@ -169,8 +170,16 @@ pub async fn apply(
         workbook: !matches!(source.format.as_str(), "csv" | "tsv"),
     };
     let (revision, joined_before) = db::corrections::latest(&mut *tx, id).await?;
-    let rows = revise::revise(&mut tx, &file, &validation, items).await?;
     let revision = revision + 1;
+    let asker = hooks::Asker {
+        state,
+        tenant_id,
+        task_id: task.id,
+        source: &source,
+        template: &stored,
+        revision,
+    };
+    let rows = revised(&mut tx, (&file, &validation, items), &asker).await?;
     let (mut next, joined) = recount(validation, &rows);
     next.revision = u32::try_from(revision).unwrap_or(u32::MAX);
     let complete = task.status == TaskStatus::Failed && next.errors_total == 0;
@@ -216,6 +225,33 @@ pub async fn apply(
             .collect(),
         validation: next,
     })
+}
+
+/// The revision's rows checked again, with the template's hooks' answers about them
+/// ([`hooks`]): values a hook wrote are applied as further corrections of the revision (the
+/// rows are revised again from the request's state, in a savepoint), its errors join the rows.
+async fn revised(
+    tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
+    (file, validation, items): (&FileCtx<'_>, &ValidationResult, &[CorrectionItem]),
+    asker: &hooks::Asker<'_>,
+) -> Result<Vec<Rechecked>, ApiError> {
+    use sqlx::Acquire as _;
+    if asker.template.hooks.is_empty() {
+        return revise::revise(tx, file, validation, items).await;
+    }
+    let mut first = (&mut **tx).begin().await?;
+    let mut rows = revise::revise(&mut first, file, validation, items).await?;
+    let said = asker.ask(file, &rows).await?;
+    if said.written.is_empty() {
+        first.commit().await?;
+    } else {
+        first.rollback().await?;
+        let mut all = items.to_vec();
+        all.extend(said.written.iter().cloned());
+        rows = revise::revise(tx, file, validation, &all).await?;
+    }
+    hooks::merge(&mut rows, said, file, &validation.source_columns);
+    Ok(rows)
 }
 
 /// What a revision needs to know of its file.

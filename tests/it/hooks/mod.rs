@@ -4,6 +4,7 @@
 //! every way a hook can fail ending in a bounded outcome (`hook_unavailable`), with no row
 //! stored unchecked.
 
+mod corrections;
 mod faults;
 mod keys;
 mod receiver;

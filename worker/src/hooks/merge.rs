@@ -14,15 +14,10 @@ use shared::domain::ErrorRecord;
 use template::validate::{ErrorCode, ErrorRecord as EngineRecord, RowValidator};
 use template::{json_cells, Cell, Template};
 
-use super::call::{Answer, HookValue};
+use super::call::{self, Answer, HookValue};
 use super::spool::SpooledRow;
 use crate::parse::template::report_record;
 use crate::parse::ValidationReport;
-
-/// The longest message of a hook's error kept; a longer one is cut.
-const MAX_MESSAGE_CHARS: usize = 1000;
-/// The longest code of a hook's error (the report's `constraint` column holds 64).
-pub const MAX_CODE_CHARS: usize = 64;
 
 /// What the hooks' answers changed in the report, added to the parse's at the end: the
 /// answers arrive while the parse still runs, before its counts and mapping are known.
@@ -117,17 +112,8 @@ impl<'a> Merge<'a> {
                 .template
                 .field_index(&e.field)
                 .and_then(|f| cell_text(&window[i].values, f));
-            let record = ErrorRecord {
-                sheet: i32::try_from(window[i].sheet).unwrap_or(i32::MAX),
-                row: i64::try_from(e.row).unwrap_or(i64::MAX),
-                column: None,
-                field: Some(e.field),
-                value,
-                code: "hook-error".into(),
-                constraint: e.code,
-                message: e.message.chars().take(MAX_MESSAGE_CHARS).collect(),
-                transformed: None,
-            };
+            let sheet = i32::try_from(window[i].sheet).unwrap_or(i32::MAX);
+            let record = call::error_record(sheet, e, value, None);
             self.add(&mut window[i], record);
         }
     }
@@ -240,17 +226,8 @@ impl<'a> Merge<'a> {
     }
 }
 
-/// A row's value of field `f` as the report's `value`: its text, at most 200 characters.
+/// A row's value of field `f` as the report's `value`.
 fn cell_text(values: &str, f: usize) -> Option<String> {
     let stored: serde_json::Value = serde_json::from_str(values).ok()?;
-    let text = match stored.get(f)? {
-        serde_json::Value::Null => return None,
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    Some(if text.chars().count() > 200 {
-        text.chars().take(199).chain(['…']).collect()
-    } else {
-        text
-    })
+    call::value_text(stored.get(f)?)
 }

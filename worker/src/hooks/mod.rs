@@ -23,7 +23,7 @@
 //! so a worker killed mid-file resumes without asking again about the batches answered before.
 
 mod ask;
-pub mod call;
+pub use shared::webhooks::hook_call as call;
 mod keep;
 mod merge;
 pub mod spool;
@@ -35,7 +35,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::future::try_join_all;
 use shared::db;
-use shared::webhooks::{SealingKey, SigningSecret};
+use shared::webhooks::SealingKey;
 use sqlx::PgPool;
 use template::Template;
 use tokio::sync::mpsc;
@@ -65,7 +65,7 @@ impl Hooks {
         retry_for: Duration,
     ) -> anyhow::Result<Self> {
         // Each request sets its hook's timeout; this one only bounds what none sets.
-        let client = crate::webhooks::client::build(
+        let client = shared::webhooks::client::build(
             shared::domain::hook::MAX_TIMEOUT,
             IN_FLIGHT,
             allow_private,
@@ -160,7 +160,7 @@ pub async fn check(
                 hook.webhook
             ))));
         };
-        let secrets = secrets(run.hooks.key.as_ref(), &endpoint).map_err(|why| {
+        let secrets = call::secrets(run.hooks.key.as_ref(), &endpoint).map_err(|why| {
             Stop::Unavailable(Unavailable(format!("hook {n} cannot be signed: {why}")))
         })?;
         endpoints.push((endpoint, secrets));
@@ -219,23 +219,6 @@ pub async fn check(
     };
     tokio::try_join!(try_join_all(stages), keeper)?;
     Ok(merges.into_iter().map(|m| m.tally).collect())
-}
-
-/// The endpoint's signing secrets: its current one, and the previous one during a rotation.
-fn secrets(
-    key: Option<&SealingKey>,
-    endpoint: &db::hooks::HookEndpoint,
-) -> Result<Vec<SigningSecret>, String> {
-    let key = key.ok_or("WEBHOOK_SECRET_KEY is not set on the worker")?;
-    let open = |sealed: &[u8]| {
-        key.open(endpoint.id, sealed)
-            .map_err(|_| "its secret does not open with WEBHOOK_SECRET_KEY".to_owned())
-    };
-    let mut secrets = vec![open(&endpoint.secret)?];
-    if let Some(previous) = &endpoint.previous_secret {
-        secrets.push(open(previous)?);
-    }
-    Ok(secrets)
 }
 
 /// `text` as a JSON string.
