@@ -171,6 +171,63 @@ mod tests {
     use super::*;
 
     #[test]
+    fn edits_drop_gone_rows_and_move_written_values_to_their_buckets() {
+        let f = |n: u128| n.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+        let buckets = 4u32;
+        let mut stored: Vec<db::keys::Bucket> = (0..buckets)
+            .map(|b| {
+                let mut entries: Vec<(u128, u64)> = (1..=40u64)
+                    .map(|row| (f(u128::from(row)), row))
+                    .filter(|(fp, _)| key_index::bucket_of(*fp, buckets) == b)
+                    .collect();
+                db::keys::Bucket {
+                    sheet: 0,
+                    slot: 0,
+                    bucket: i32::try_from(b).unwrap_or(0),
+                    buckets: i32::try_from(buckets).unwrap_or(0),
+                    entries: key_index::encode(&mut entries),
+                }
+            })
+            .collect();
+        // Row 7 was dropped by a hook; row 9's value became 100's (a value no row had).
+        let edits = KeyEdits {
+            sheet: 0,
+            gone: HashSet::from([7]),
+            removed: HashSet::from([(0, f(9), 9)]),
+            added: HashMap::from([(0, vec![(f(100), 9)])]),
+        };
+        for b in &mut stored {
+            edits.apply(b);
+        }
+        let all: Vec<(u128, u64)> = stored
+            .iter()
+            .flat_map(|b| {
+                let entries = key_index::decode(&b.entries);
+                let bucket = u32::try_from(b.bucket).unwrap_or(0);
+                assert!(entries
+                    .iter()
+                    .all(|(fp, _)| key_index::bucket_of(*fp, buckets) == bucket));
+                entries
+            })
+            .collect();
+        assert_eq!(all.len(), 39);
+        assert!(!all.iter().any(|&(_, row)| row == 7));
+        assert!(!all.contains(&(f(9), 9)));
+        assert!(all.contains(&(f(100), 9)));
+        // Another sheet's buckets are left alone.
+        let mut other = stored[0].clone();
+        other.sheet = 1;
+        let before = other.entries.clone();
+        KeyEdits {
+            sheet: 0,
+            gone: HashSet::from([1, 2, 3]),
+            ..KeyEdits::default()
+        }
+        .apply(&mut other);
+        assert_eq!(other.entries, before);
+    }
+
+    #[test]
     fn buckets_read_back_as_they_were_kept_in_batches() {
         let mut spill = KeySpill::default();
         let buckets: Vec<db::keys::Bucket> = (0..1201)
