@@ -19,8 +19,8 @@
 //! `keep_invalid_rows`), with its values as checked again, `webhook-id`
 //! `<task_id>.r<revision>.<batch>` and `"revision"` in the body. Errors join the row's records
 //! as `hook-error`; written values are applied as corrections of their cells in the same
-//! revision and checked again by the engine (uniqueness included), not asked again. Every hook
-//! is asked about the rows as the engine left them (not as the hook before wrote them).
+//! revision and checked again by the engine (uniqueness included), not asked again. The hooks
+//! are asked in order, each about the rows as the ones before it left them.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::OnceLock;
@@ -75,8 +75,14 @@ fn unavailable(message: String) -> ApiError {
 }
 
 impl Asker<'_> {
-    /// Asks every hook about the corrected rows of `rows` that the policy stores.
-    pub async fn ask(&self, file: &FileCtx<'_>, rows: &[Rechecked]) -> Result<Said, ApiError> {
+    /// Asks hook `n` about the corrected rows of `rows` that the policy stores (rows an
+    /// earlier hook found wrong are invalid by now, so under `drop_invalid_rows` not asked).
+    pub async fn ask(
+        &self,
+        n: usize,
+        file: &FileCtx<'_>,
+        rows: &[Rechecked],
+    ) -> Result<Said, ApiError> {
         let keep_all = file.on_invalid == OnInvalid::KeepInvalidRows;
         let asked: Vec<&Rechecked> = rows
             .iter()
@@ -84,35 +90,33 @@ impl Asker<'_> {
             .collect();
         let mut said = Said::default();
         let hooks = &self.template.hooks.0;
-        if asked.is_empty() || hooks.is_empty() {
+        let Some(hook) = hooks.get(n).filter(|_| !asked.is_empty()) else {
             return Ok(said);
-        }
+        };
         let count = u32::try_from(hooks.len()).unwrap_or(u32::MAX);
-        for (n, hook) in hooks.iter().enumerate() {
-            let (url, secrets) = self.endpoint(n, hook).await?;
-            let sent: Vec<Option<String>> = file
-                .template
-                .fields
-                .iter()
-                .map(|f| hook.sends(&f.name).then(|| json_string(&f.name)))
-                .collect();
-            for (local, batch) in (0u32..).zip(asked.chunks(hook.batch_size())) {
-                let number = local * count + u32::try_from(n).unwrap_or(u32::MAX);
-                let answer = self
-                    .post((hook, &url, &secrets), (number, batch, &sent), file)
-                    .await?;
-                for e in answer.errors {
-                    let row = i64::try_from(e.row).unwrap_or(i64::MAX);
-                    said.errors.entry(row).or_default().push(e);
-                }
-                said.written
-                    .extend(answer.values.into_iter().map(|v| CorrectionItem {
-                        sheet: file.sheet,
-                        row: i64::try_from(v.row).unwrap_or(i64::MAX),
-                        field: v.field,
-                        value: hook_call::value_text(&v.value),
-                    }));
+        let (url, secrets) = self.endpoint(n, hook).await?;
+        let sent: Vec<Option<String>> = file
+            .template
+            .fields
+            .iter()
+            .map(|f| hook.sends(&f.name).then(|| json_string(&f.name)))
+            .collect();
+        for (local, batch) in (0u32..).zip(asked.chunks(hook.batch_size())) {
+            let number = local * count + u32::try_from(n).unwrap_or(u32::MAX);
+            let answer = self
+                .post((hook, &url, &secrets), (number, batch, &sent), file)
+                .await?;
+            for e in answer.errors {
+                let row = i64::try_from(e.row).unwrap_or(i64::MAX);
+                said.errors.entry(row).or_default().push(e);
             }
+            said.written
+                .extend(answer.values.into_iter().map(|v| CorrectionItem {
+                    sheet: file.sheet,
+                    row: i64::try_from(v.row).unwrap_or(i64::MAX),
+                    field: v.field,
+                    value: hook_call::value_text(&v.value),
+                }));
         }
         // A value for a field without a column has no cell to hold it.
         said.written.retain(|w| {
@@ -194,35 +198,25 @@ impl Asker<'_> {
     }
 }
 
-/// The hooks' errors joined to the rows' records (each row then invalid), and the hook errors a
-/// row re-checked only because a key value it shares moved had before (no hook was asked
-/// about it again, so its verdict stands).
-pub(super) fn merge(
+impl Said {
+    /// A later hook's answer added.
+    pub fn add(&mut self, later: Said) {
+        for (row, errors) in later.errors {
+            self.errors.entry(row).or_default().extend(errors);
+        }
+        self.written.extend(later.written);
+    }
+}
+
+/// The hooks' errors joined to the corrected rows' records (each row then invalid).
+pub(super) fn merge_errors(
     rows: &mut [Rechecked],
-    mut said: Said,
+    errors: &BTreeMap<i64, Vec<HookError>>,
     file: &FileCtx<'_>,
     headers: &[String],
 ) {
-    for r in rows.iter_mut() {
-        if !r.corrected {
-            let kept: Vec<ErrorRecord> = r
-                .before
-                .errors
-                .0
-                .iter()
-                .filter(|e| e.code == "hook-error")
-                .cloned()
-                .collect();
-            if !kept.is_empty() {
-                r.after.valid = false;
-                r.after.errors.extend(kept);
-            }
-            continue;
-        }
-        let Some(errors) = said.errors.remove(&r.after.row_number) else {
-            continue;
-        };
-        for e in errors {
+    for r in rows.iter_mut().filter(|r| r.corrected) {
+        for e in errors.get(&r.after.row_number).into_iter().flatten() {
             let f = file.template.field_index(&e.field);
             let value = f
                 .and_then(|f| r.after.values.get(f))
@@ -230,10 +224,32 @@ pub(super) fn merge(
             let column = f
                 .and_then(|f| file.mapping[f])
                 .and_then(|c| headers.get(c).cloned());
-            r.after
-                .errors
-                .push(hook_call::error_record(file.sheet, e, value, column));
+            r.after.errors.push(hook_call::error_record(
+                file.sheet,
+                e.clone(),
+                value,
+                column,
+            ));
             r.after.valid = false;
+        }
+    }
+}
+
+/// A row checked again only because a key value it shares moved keeps the hook errors it had:
+/// no hook was asked about it again, so their verdict stands.
+pub(super) fn keep_verdicts(rows: &mut [Rechecked]) {
+    for r in rows.iter_mut().filter(|r| !r.corrected) {
+        let kept: Vec<ErrorRecord> = r
+            .before
+            .errors
+            .0
+            .iter()
+            .filter(|e| e.code == "hook-error")
+            .cloned()
+            .collect();
+        if !kept.is_empty() {
+            r.after.valid = false;
+            r.after.errors.extend(kept);
         }
     }
 }

@@ -228,29 +228,41 @@ pub async fn apply(
 }
 
 /// The revision's rows checked again, with the template's hooks' answers about them
-/// ([`hooks`]): values a hook wrote are applied as further corrections of the revision (the
-/// rows are revised again from the request's state, in a savepoint), its errors join the rows.
+/// ([`hooks`]), asked in order: each hook is asked about the rows revised with the values the
+/// hooks before it wrote (as further corrections of the revision, in a savepoint rolled back
+/// after the asking) and their errors; the rows are revised a last time with every written
+/// value, unless the last hook wrote none (then its savepoint stands).
 async fn revised(
     tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
     (file, validation, items): (&FileCtx<'_>, &ValidationResult, &[CorrectionItem]),
     asker: &hooks::Asker<'_>,
 ) -> Result<Vec<Rechecked>, ApiError> {
     use sqlx::Acquire as _;
-    if asker.template.hooks.is_empty() {
+    let count = asker.template.hooks.len();
+    if count == 0 {
         return revise::revise(tx, file, validation, items).await;
     }
-    let mut first = (&mut **tx).begin().await?;
-    let mut rows = revise::revise(&mut first, file, validation, items).await?;
-    let said = asker.ask(file, &rows).await?;
-    if said.written.is_empty() {
-        first.commit().await?;
-    } else {
-        first.rollback().await?;
-        let mut all = items.to_vec();
-        all.extend(said.written.iter().cloned());
-        rows = revise::revise(tx, file, validation, &all).await?;
+    let headers = &validation.source_columns;
+    let mut all = items.to_vec();
+    let mut said = hooks::Said::default();
+    for n in 0..count {
+        let mut asking = (&mut **tx).begin().await?;
+        let mut rows = revise::revise(&mut asking, file, validation, &all).await?;
+        hooks::merge_errors(&mut rows, &said.errors, file, headers);
+        let this = asker.ask(n, file, &rows).await?;
+        if n + 1 == count && this.written.is_empty() {
+            hooks::merge_errors(&mut rows, &this.errors, file, headers);
+            hooks::keep_verdicts(&mut rows);
+            asking.commit().await?;
+            return Ok(rows);
+        }
+        asking.rollback().await?;
+        all.extend(this.written.iter().cloned());
+        said.add(this);
     }
-    hooks::merge(&mut rows, said, file, &validation.source_columns);
+    let mut rows = revise::revise(tx, file, validation, &all).await?;
+    hooks::merge_errors(&mut rows, &said.errors, file, headers);
+    hooks::keep_verdicts(&mut rows);
     Ok(rows)
 }
 

@@ -162,3 +162,54 @@ async fn a_hook_down_during_a_correction_fails_it_hook_unavailable_keeping_nothi
     assert_eq!(body["revision"], 1, "{body}");
     assert_eq!(body["validation"]["rows_valid"], 5, "{body}");
 }
+
+#[tokio::test]
+async fn a_corrections_hooks_are_asked_in_order_each_seeing_what_the_one_before_wrote() {
+    let app = TestApp::spawn().await;
+    let writer = HookReceiver::start(email_hook).await;
+    // Refuses an amount of 77: only a value the first hook wrote can be 77 here.
+    let checker = HookReceiver::start(|_, request: &Value| {
+        let errors: Vec<Value> = request["rows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["values"]["amount"] == 77)
+            .map(|r| json!({"row": r["row"], "field": "amount", "message": "over the limit"}))
+            .collect();
+        answer(json!(errors), json!([]))
+    })
+    .await;
+    let (first, _) = endpoint(&app, &writer.url()).await;
+    let (second, _) = endpoint(&app, &checker.url()).await;
+    let body = json!({
+        "schema": {"fields": [
+            {"name": "id", "type": "integer", "constraints": {"required": true, "unique": true}},
+            {"name": "email"},
+            {"name": "amount", "type": "integer", "constraints": {"minimum": 0}}
+        ]},
+        "on_invalid": "drop_invalid_rows",
+        "hooks": [{"webhook": first}, {"webhook": second}]
+    });
+    let (status, stored) = app.put_json("/api/v1/templates/customers", &body).await;
+    assert_eq!(status, StatusCode::CREATED, "{stored}");
+    let (task_id, file_id) = upload(&app, CUSTOMERS).await;
+    let task = final_task(&app, &task_id, Duration::from_secs(600)).await;
+    assert_eq!(task["status"], "COMPLETED", "{task}");
+
+    let (status, body) = correct(
+        &app,
+        &file_id,
+        json!([{"sheet": 0, "row": 6, "field": "email", "value": "w@x.test"},
+               {"sheet": 0, "row": 6, "field": "amount", "value": "60"}]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let errors = body["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{body}");
+    assert_eq!(errors[0]["message"], "over the limit");
+    assert_eq!(errors[0]["value"], "77");
+    let asked = checker.received();
+    assert_eq!(asked.len(), 2, "the upload's batch and the correction's");
+    assert_eq!(asked[1].id, format!("{task_id}.r1.1"));
+    assert_eq!(asked[1].json()["rows"][0]["values"]["amount"], 77);
+}
