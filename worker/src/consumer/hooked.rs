@@ -144,6 +144,9 @@ impl Consumer {
                 format = fetched.format.as_str()
             ))
             .await?;
+            // The parse's own time, whatever the hooks still have to do.
+            let rows = parsed.as_ref().ok().map(|s| s.rows_total);
+            super::metrics::parsed(fetched.format, started.elapsed(), rows);
             if parsed.is_ok() {
                 let spool = sink.spool.take().context("the row spool was closed")?;
                 spool.close().context("closing the row spool")?;
@@ -169,11 +172,6 @@ impl Consumer {
             }
             Break((Ok(_), review)) => return Ok(Continue(Parsed::NeedsReview(review))),
         };
-        super::metrics::parsed(
-            fetched.format,
-            started.elapsed(),
-            parsed.as_ref().ok().map(|s| s.rows_total),
-        );
         let summary = parsed.map_err(|_| anyhow::anyhow!("a failed parse went on"))?;
         let (tallies, copied) = match piped {
             Ok(done) => done,
