@@ -17,7 +17,9 @@
 //!
 //! **What is asked.** Each corrected row the policy stores (the valid ones; every one with
 //! `keep_invalid_rows`), with its values as checked again, `webhook-id`
-//! `<task_id>.r<revision>.<batch>` and `"revision"` in the body. Errors join the row's records
+//! `<task_id>.r<revision>.<batch>.<12 hex digits of the body's SHA-256>` (a refused revision's
+//! number is used again by the next request, which may ask something else) and `"revision"` in
+//! the body. Errors join the row's records
 //! as `hook-error`; written values are applied as corrections of their cells in the same
 //! revision and checked again by the engine (uniqueness included), not asked again. The hooks
 //! are asked in order, each about the rows as the ones before it left them.
@@ -25,6 +27,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::OnceLock;
 
+use sha2::{Digest as _, Sha256};
 use shared::db;
 use shared::domain::hook::{Hook, MAX_TIMEOUT};
 use shared::domain::{ErrorRecord, OnInvalid};
@@ -173,7 +176,18 @@ impl Asker<'_> {
             rows: body_rows,
         };
         let body = serde_json::to_vec(&body).map_err(|e| ApiError::Internal(e.into()))?;
-        let id = format!("{}.r{}.{batch}", self.task_id, self.revision);
+        // A revision refused (a hook down) leaves its number free for the next request, which
+        // may ask something else: the body's digest keeps the id of each question its own.
+        let digest = Sha256::digest(&body);
+        let id = format!(
+            "{}.r{}.{batch}.{:012x}",
+            self.task_id,
+            self.revision,
+            u64::from_be_bytes([
+                digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6],
+                digest[7]
+            ]) >> 16
+        );
         let allow_private = self.state.webhooks.keys.allow_private_networks;
         let request = hook_call::Request {
             url,
