@@ -2,8 +2,10 @@
 //! go to a spool instead of `COPY`, the hooks' stages read it while it fills, and each window of
 //! rows is copied as soon as every hook answered for it, so the parse, the hooks and the store
 //! run at once. The result's transaction is begun when the first window is answered (none is
-//! held open while a hook fails its first batch); a hook retried later keeps it open, as a long
-//! parse does, for at most `HOOK_RETRY_FOR`. What the hooks changed reaches the rest of the
+//! held open while a hook fails its first batch). The price of the overlap: a batch retried
+//! later keeps the transaction and its `COPY` open meanwhile (up to `HOOK_RETRY_FOR` a batch),
+//! as a long parse keeps its own open up to `PARSE_TIMEOUT`; the maintenance's DDL on the row
+//! store waits for no lock longer than its `lock_timeout`. What the hooks changed reaches the rest of the
 //! result here: the rows they made invalid are left out under `drop_invalid_rows` and
 //! `reject_file` (the sheet's row count and the stored positions of the report's rejected rows
 //! follow) and join the rejected rows with their cells in the file's columns.
