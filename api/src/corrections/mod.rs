@@ -10,6 +10,7 @@
 //! one file take turns; neither is half-applied.
 
 mod counts;
+mod hooks;
 mod keys;
 pub use shared::db::overlay;
 mod recheck;
@@ -155,7 +156,7 @@ pub async fn apply(
     let learned = db::learned_values::of_template(&mut *tx, tenant_id, &stored.name).await?;
     let mut template = state
         .compiler
-        .compile(stored.schema)
+        .compile(stored.schema.clone())
         .await
         .map_err(ApiError::Internal)?
         .map_err(|_| ApiError::Internal(anyhow::anyhow!("the file's template does not compile")))?;
@@ -169,8 +170,16 @@ pub async fn apply(
         workbook: !matches!(source.format.as_str(), "csv" | "tsv"),
     };
     let (revision, joined_before) = db::corrections::latest(&mut *tx, id).await?;
-    let rows = revise::revise(&mut tx, &file, &validation, items).await?;
     let revision = revision + 1;
+    let asker = hooks::Asker {
+        state,
+        tenant_id,
+        task_id: task.id,
+        source: &source,
+        template: &stored,
+        revision,
+    };
+    let rows = revised(&mut tx, (&file, &validation, items), &asker).await?;
     let (mut next, joined) = recount(validation, &rows);
     next.revision = u32::try_from(revision).unwrap_or(u32::MAX);
     let complete = task.status == TaskStatus::Failed && next.errors_total == 0;
@@ -216,6 +225,45 @@ pub async fn apply(
             .collect(),
         validation: next,
     })
+}
+
+/// The revision's rows checked again, with the template's hooks' answers about them
+/// ([`hooks`]), asked in order: each hook is asked about the rows revised with the values the
+/// hooks before it wrote (as further corrections of the revision, in a savepoint rolled back
+/// after the asking) and their errors; the rows are revised a last time with every written
+/// value, unless the last hook wrote none (then its savepoint stands).
+async fn revised(
+    tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
+    (file, validation, items): (&FileCtx<'_>, &ValidationResult, &[CorrectionItem]),
+    asker: &hooks::Asker<'_>,
+) -> Result<Vec<Rechecked>, ApiError> {
+    use sqlx::Acquire as _;
+    let count = asker.template.hooks.len();
+    if count == 0 {
+        return revise::revise(tx, file, validation, items).await;
+    }
+    let headers = &validation.source_columns;
+    let mut all = items.to_vec();
+    let mut said = hooks::Said::default();
+    for n in 0..count {
+        let mut asking = (&mut **tx).begin().await?;
+        let mut rows = revise::revise(&mut asking, file, validation, &all).await?;
+        hooks::merge_errors(&mut rows, &said.errors, file, headers);
+        let this = asker.ask(n, file, &rows).await?;
+        if n + 1 == count && this.written.is_empty() {
+            hooks::merge_errors(&mut rows, &this.errors, file, headers);
+            hooks::keep_verdicts(&mut rows);
+            asking.commit().await?;
+            return Ok(rows);
+        }
+        asking.rollback().await?;
+        all.extend(this.written.iter().cloned());
+        said.add(this);
+    }
+    let mut rows = revise::revise(tx, file, validation, &all).await?;
+    hooks::merge_errors(&mut rows, &said.errors, file, headers);
+    hooks::keep_verdicts(&mut rows);
+    Ok(rows)
 }
 
 /// What a revision needs to know of its file.

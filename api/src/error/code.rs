@@ -126,6 +126,9 @@ shared::code_enum! {
         TooManyStreams => "too_many_streams",
         /// Webhooks need `WEBHOOK_SECRET_KEY`, which is not set.
         WebhooksUnavailable => "webhooks_unavailable",
+        /// A template's validation hook gave no usable answer about a correction's rows in
+        /// its timeout: nothing of the revision was kept.
+        HookUnavailable => "hook_unavailable",
     }
 }
 

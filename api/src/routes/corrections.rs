@@ -24,6 +24,7 @@ use crate::state::AppState;
         (status = 404, description = "Unknown file", body = ErrorBody),
         (status = 409, description = "not_parsed: the file's task is not final, or failed without a report", body = ErrorBody),
         (status = 422, description = "invalid_correction: every problem with its JSON pointer in `error.details`", body = ErrorBody),
+        (status = 503, description = "hook_unavailable: a template's validation hook gave no usable answer about the corrected rows in its timeout; nothing applied", body = ErrorBody),
     )
 )]
 pub async fn correct(

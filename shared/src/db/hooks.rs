@@ -61,26 +61,37 @@ pub async fn answer(
     .await
 }
 
-/// Keeps batch `batch`'s accepted answer (a later one for the batch replaces it). Nothing is
-/// kept for a task that is no longer running: the trigger that empties a final task's answers
-/// must not be outrun.
-pub async fn keep_answer(
+/// One batch's accepted answer, to keep.
+#[derive(Debug, Clone)]
+pub struct KeptAnswer {
+    pub batch: i32,
+    pub body_sha256: Vec<u8>,
+    pub answer: serde_json::Value,
+}
+
+/// Keeps these batches' accepted answers in one statement (a later one for a batch replaces
+/// it; a batch appears once). Nothing is kept for a task that is no longer running: the
+/// trigger that empties a final task's answers must not be outrun.
+pub async fn keep_answers(
     db: impl PgExecutor<'_>,
     task_id: Uuid,
-    batch: i32,
-    body_sha256: &[u8],
-    answer: &serde_json::Value,
+    answers: &[KeptAnswer],
 ) -> sqlx::Result<()> {
+    let batches: Vec<i32> = answers.iter().map(|a| a.batch).collect();
+    let digests: Vec<Vec<u8>> = answers.iter().map(|a| a.body_sha256.clone()).collect();
+    let bodies: Vec<serde_json::Value> = answers.iter().map(|a| a.answer.clone()).collect();
     sqlx::query!(
         r#"INSERT INTO hook_answers (task_id, batch, body_sha256, answer)
-           SELECT $1, $2, $3, $4 FROM tasks WHERE id = $1 AND status = 'RUNNING'
+           SELECT $1, k.batch, k.body_sha256, k.answer
+           FROM UNNEST($2::int4[], $3::bytea[], $4::jsonb[]) AS k(batch, body_sha256, answer)
+           WHERE EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND status = 'RUNNING')
            ON CONFLICT (task_id, batch)
            DO UPDATE SET body_sha256 = EXCLUDED.body_sha256, answer = EXCLUDED.answer,
                          answered_at = now()"#,
         task_id,
-        batch,
-        body_sha256,
-        answer
+        &batches,
+        &digests,
+        &bodies
     )
     .execute(db)
     .await?;

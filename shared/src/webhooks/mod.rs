@@ -1,8 +1,11 @@
 //! What the api and the worker share about webhooks: the settings both read, the signing
 //! secrets and how they are kept ([`secret`]), the Standard Webhooks signature ([`signature`]),
-//! and which addresses a webhook may be sent to ([`address`]).
+//! which addresses a webhook may be sent to ([`address`]), the client that sends them
+//! ([`client`]), and one request to a validation hook ([`hook_call`]).
 
 pub mod address;
+pub mod client;
+pub mod hook_call;
 pub mod secret;
 pub mod signature;
 

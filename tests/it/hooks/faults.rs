@@ -1,7 +1,8 @@
 //! A hook that cannot be used: down, slow, answering 100 MB, answering about rows that were not
 //! in the batch, redirecting to a private address, or deleted meanwhile. Each fails the task
 //! with `hook_unavailable` and a message that says why, within `HOOK_RETRY_FOR`, and stores no
-//! row unchecked.
+//! row unchecked. A file that fails while its rows are being asked about ends with its own code
+//! at once: the hook is not waited for.
 
 use std::time::Duration;
 
@@ -127,4 +128,34 @@ async fn a_hook_whose_endpoint_was_deleted_fails_the_task() {
     let message = task["error"]["message"].as_str().expect("message");
     assert!(message.contains("no longer exists"), "{message}");
     assert!(hook.received().is_empty());
+}
+
+#[tokio::test]
+async fn a_file_that_fails_mid_parse_ends_with_its_own_code_while_the_hook_hangs() {
+    let app = TestApp::spawn().await;
+    let hook = HookReceiver::start(|_, _| Reply::Hang).await;
+    let (webhook, _) = endpoint(&app, &hook.url()).await;
+    // Batches of one row: the first rows are asked about while the parse goes on.
+    template(
+        &app,
+        json!({"webhook": webhook, "batch_size": 1}),
+        "drop_invalid_rows",
+    )
+    .await;
+    let (task_id, file_id) = upload(&app, CUSTOMERS).await;
+    let started = std::time::Instant::now();
+    let task = app
+        .run_worker_with_until_final(&task_id, |cfg| {
+            cfg.consumer.hook_retry_for = Duration::from_secs(600);
+            cfg.parse.limits.max_rows = 3;
+        })
+        .await;
+    assert_eq!(task["status"], "FAILED", "{task}");
+    assert_eq!(task["error"]["code"], "too_many_rows", "{task}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the hanging hook was not waited for"
+    );
+    let (status, _) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
+    assert_eq!(status, StatusCode::CONFLICT, "no rows stored");
 }

@@ -4,7 +4,9 @@
 //! every way a hook can fail ending in a bounded outcome (`hook_unavailable`), with no row
 //! stored unchecked.
 
+mod corrections;
 mod faults;
+mod keys;
 mod receiver;
 mod resume;
 

@@ -1,37 +1,58 @@
 //! The parse of a file whose template has validation hooks ([`crate::hooks`]): the child's rows
-//! go to a spool instead of `COPY`, the hooks are asked about them, and only then are they
-//! copied, in a transaction begun after the hooks answered (none is held open while a hook is
-//! retried). What the hooks changed reaches the rest of the result here: the rows they made
-//! invalid are left out under `drop_invalid_rows` and `reject_file` (the sheet's row count and
-//! the stored positions of the report's rejected rows follow) and join the rejected rows with
-//! their cells in the file's columns.
+//! go to a spool instead of `COPY`, the hooks' stages read it while it fills, and each window of
+//! rows is copied as soon as every hook answered for it, so the parse, the hooks and the store
+//! run at once. The result's transaction is begun when the first window is answered (none is
+//! held open while a hook fails its first batch). The price of the overlap: a batch retried
+//! later keeps the transaction and its `COPY` open meanwhile (up to `HOOK_RETRY_FOR` a batch),
+//! as a long parse keeps its own open up to `PARSE_TIMEOUT`; the maintenance's DDL on the row
+//! store waits for no lock longer than its `lock_timeout`. What the hooks changed reaches the rest of the
+//! result here: the rows they made invalid are left out under `drop_invalid_rows` and
+//! `reject_file` (the sheet's row count and the stored positions of the report's rejected rows
+//! follow) and join the rejected rows with their cells in the file's columns.
+//!
+//! Which outcome wins is as if the phases ran one after the other: a file that cannot be
+//! parsed, or whose mapping needs a person, ends so (the hooks are dropped at once); a hook that
+//! is unavailable fails the task only once the parse ended well.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow::{self, Break, Continue};
 
 use anyhow::Context as _;
-use shared::db;
 use shared::db::validation::RejectedRow;
-use shared::domain::{OnInvalid, TaskErrorCode};
+use shared::domain::TaskErrorCode;
+use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
 use super::finish::Ending;
 use super::progress::Progress;
-use super::store::{CopySink, Report};
+use super::store::Report;
 use super::work::{rejects_file, Fetched, Parsed, Template};
 use super::Consumer;
 use crate::hooks::spool::{Spool, SpooledRow};
-use crate::hooks::{self, Unavailable};
+use crate::hooks::{self, Stop, Unavailable};
 use crate::parse::isolate::{self, EventSink};
-use crate::parse::{LayoutOverride, ParseEvent, ParseSummary, ValidationReport};
+use crate::parse::{LayoutOverride, ParseEvent, ParseFailure, ParseSummary, ValidationReport};
 
-/// The parse child's events: rows (each after its origin) into the spool, the rest into the
-/// report.
+mod copy;
+mod unique;
+
+use copy::Copied;
+
+/// Answered windows waiting for the `COPY`.
+const TO_COPY: usize = 4;
+
+/// The parse child's events: rows (each after its origin) into the spool, published to the
+/// hooks after every chunk of events, the rest into the report.
 struct SpoolSink<'r> {
-    spool: Spool,
+    spool: Option<Spool>,
     origin: Option<(u64, bool)>,
     report: &'r mut Report,
+}
+
+impl SpoolSink<'_> {
+    fn spool(&mut self) -> anyhow::Result<&mut Spool> {
+        self.spool.as_mut().context("the row spool was closed")
+    }
 }
 
 impl EventSink for SpoolSink<'_> {
@@ -43,13 +64,14 @@ impl EventSink for SpoolSink<'_> {
                     .origin
                     .take()
                     .context("the parse child sent a hooked row without its origin")?;
-                self.spool
+                self.spool()?
                     .push(&SpooledRow {
                         sheet,
                         row,
                         valid,
                         spoiled: false,
                         values: values.into_owned(),
+                        keys: None,
                     })
                     .context("spooling a row")?;
             }
@@ -57,11 +79,24 @@ impl EventSink for SpoolSink<'_> {
         }
         Ok(())
     }
+
+    fn pause(&mut self) -> impl std::future::Future<Output = anyhow::Result<()>> + Send {
+        let published = self
+            .spool()
+            .and_then(|s| s.publish().context("publishing spooled rows"));
+        std::future::ready(published)
+    }
 }
 
+/// How the parse ended, with the review the report got (the report is the sink's until then).
+type ParseEnd = (
+    Result<ParseSummary, ParseFailure>,
+    Option<shared::domain::review::Review>,
+);
+
 impl Consumer {
-    /// Parses a hooked template's file into a spool, asks its hooks, then copies the rows into a
-    /// new transaction (see the module docs).
+    /// Parses a hooked template's file, asking its hooks and copying the rows they passed as
+    /// the parse goes (see the module docs).
     pub(super) async fn parse_hooked(
         &self,
         task_id: uuid::Uuid,
@@ -73,44 +108,7 @@ impl Consumer {
         let (Some(stored), Some(job)) = (template.stored.as_ref(), template.job.as_ref()) else {
             anyhow::bail!("a hooked parse without a template");
         };
-        let mut report = Report::default();
-        let mut sink = SpoolSink {
-            spool: Spool::new().context("starting the row spool")?,
-            origin: None,
-            report: &mut report,
-        };
-        let started = std::time::Instant::now();
-        let parsed = isolate::parse_isolated_into(
-            &self.isolation,
-            &fetched.download,
-            fetched.format,
-            Some(job),
-            layout,
-            &mut sink,
-        )
-        .instrument(tracing::info_span!(
-            "parse",
-            format = fetched.format.as_str()
-        ))
-        .await?;
-        let spool = sink.spool;
-        let rows = parsed.as_ref().ok().map(|s| s.rows_total);
-        super::metrics::parsed(fetched.format, started.elapsed(), rows);
-        let mut summary = match parsed {
-            Err(failure) => return Ok(Break(Ending::Unparsable(failure.code, failure.message))),
-            Ok(_) if report.review.is_some() => {
-                return Ok(Continue(Parsed::NeedsReview(report.review.take())))
-            }
-            Ok(summary) => summary,
-        };
-        let Some(hooks) = self.hooks.as_ref() else {
-            let message = "this worker cannot call validation hooks".to_owned();
-            return Ok(Break(Ending::Unparsable(
-                TaskErrorCode::HookUnavailable,
-                message,
-            )));
-        };
-        let run = hooks::Run {
+        let run = self.hooks.as_ref().map(|hooks| hooks::Run {
             hooks,
             db: &self.db,
             task_id,
@@ -121,91 +119,180 @@ impl Consumer {
             metadata: fetched.metadata.as_ref(),
             end_user: fetched.end_user.as_ref(),
             max_errors: job.max_errors,
+        });
+        let compiled = match run.as_ref() {
+            Some(run) => Some(hooks::compile(run).await?),
+            None => None,
         };
-        let spool = match summary.validation.as_mut() {
-            Some(validation) => {
-                match hooks::check(&run, spool, validation, &mut report.errors)
-                    .instrument(tracing::info_span!("hooks"))
-                    .await?
-                {
-                    Ok(spool) => spool,
-                    Err(Unavailable(message)) => {
-                        let code = TaskErrorCode::HookUnavailable;
-                        return Ok(Break(Ending::Unparsable(code, message)));
-                    }
-                }
+        let mut report = Report::default();
+        let (spool, tail) = Spool::new().context("starting the row spool")?;
+        let mut sink = SpoolSink {
+            spool: Some(spool),
+            origin: None,
+            report: &mut report,
+        };
+        let started = std::time::Instant::now();
+        let parse = async {
+            let parsed = isolate::parse_isolated_into(
+                &self.isolation,
+                &fetched.download,
+                fetched.format,
+                Some(job),
+                layout,
+                &mut sink,
+            )
+            .instrument(tracing::info_span!(
+                "parse",
+                format = fetched.format.as_str()
+            ))
+            .await?;
+            // The parse's own time, whatever the hooks still have to do.
+            let rows = parsed.as_ref().ok().map(|s| s.rows_total);
+            super::metrics::parsed(fetched.format, started.elapsed(), rows);
+            if parsed.is_ok() {
+                let spool = sink.spool.take().context("the row spool was closed")?;
+                spool.close().context("closing the row spool")?;
             }
-            // Nothing was validated (no sheet had the table): no row was stored either.
-            None => spool,
+            anyhow::Ok((parsed, sink.report.review.take()))
         };
-        let mut tx = self.begin_result(fetched.source_file_id).await?;
-        let mut copy = db::rows::copy_in(&mut tx).await.context("starting COPY")?;
-        let mut sink = CopySink::new(fetched.source_file_id, &mut copy, progress, &mut report);
-        let dropped = copy_spool(
-            spool,
-            &mut sink,
-            job.on_invalid,
-            summary.validation.as_ref(),
-        )
-        .await;
-        let (dropped, spoiled) = match dropped {
-            Ok(kept) => kept,
-            Err(e) => {
-                let _ = copy.abort("the hooked rows could not be copied").await;
-                return Err(e);
+        let (to_copy, windows) = mpsc::channel(TO_COPY);
+        let pipeline = async {
+            let (Some(run), Some(compiled)) = (run.as_ref(), compiled.as_ref()) else {
+                let why = "this worker cannot call validation hooks".to_owned();
+                return Err(Stop::Unavailable(Unavailable(why)));
+            };
+            let copy = self.copy_windows(fetched.source_file_id, windows, job, progress);
+            tokio::try_join!(
+                hooks::check(run, compiled, tail, to_copy).instrument(tracing::info_span!("hooks")),
+                copy
+            )
+        };
+        let ((parsed, _), piped) = match overlap(parse, pipeline).await? {
+            Continue(both) => both,
+            Break((Err(failure), _)) => {
+                return Ok(Break(Ending::Unparsable(failure.code, failure.message)))
             }
+            Break((Ok(_), review)) => return Ok(Continue(Parsed::NeedsReview(review))),
         };
-        copy.finish().await.context("finishing COPY")?;
-        settle_report(&mut summary, &mut report, &dropped, spoiled, job.max_errors);
-        Ok(Continue(if rejects_file(Some(job), &summary) {
+        let summary = parsed.map_err(|_| anyhow::anyhow!("a failed parse went on"))?;
+        let (tallies, copied) = match piped {
+            Ok(done) => done,
+            Err(Stop::Unavailable(Unavailable(message))) => {
+                return Ok(Break(Ending::Unparsable(
+                    TaskErrorCode::HookUnavailable,
+                    message,
+                )));
+            }
+            Err(Stop::Fault(e)) => return Err(e),
+        };
+        let compiled = compiled.context("hooks ran without their template")?;
+        let settled = self
+            .settle_hooked(
+                &compiled,
+                job,
+                progress,
+                fetched,
+                (summary, report, tallies, copied),
+            )
+            .await?;
+        Ok(Continue(settled))
+    }
+
+    /// The result once the parse and the hooks are done: the held rows checked and copied, the
+    /// hooks' counts and records added, the key index edited, the report settled.
+    async fn settle_hooked(
+        &self,
+        compiled: &template::Template,
+        job: &crate::parse::TemplateJob,
+        progress: &Progress,
+        fetched: &Fetched,
+        (mut summary, mut report, tallies, mut copied): (
+            ParseSummary,
+            Report,
+            Vec<hooks::Tally>,
+            Copied,
+        ),
+    ) -> anyhow::Result<Parsed> {
+        let mut tallies = tallies;
+        if let Some(validation) = &summary.validation {
+            let sheet = i32::try_from(validation.sheet).unwrap_or(i32::MAX);
+            let mut merge = hooks::Merge::new(compiled, job.max_errors as usize);
+            let file = (fetched.source_file_id, job, progress);
+            copied
+                .settle_held(&mut report.keys, sheet, &mut merge, file)
+                .await?;
+            tallies.push(merge.tally);
+            report.keys.edit(copied.key_edits(sheet));
+        }
+        if let Some(validation) = summary.validation.as_mut() {
+            for tally in tallies {
+                tally.settle(validation, &mut report.errors, job.max_errors as usize);
+            }
+        }
+        let Copied {
+            tx,
+            dropped,
+            spoiled,
+            spoiled_total,
+            ..
+        } = copied;
+        let tx = match tx {
+            Some(tx) => tx,
+            None => self.begin_result(fetched.source_file_id).await?,
+        };
+        let spoiled = spoiled
+            .into_iter()
+            .map(|r| r.rejected(summary.validation.as_ref()))
+            .collect();
+        settle_report(
+            &mut summary,
+            &mut report,
+            &dropped,
+            (spoiled, spoiled_total),
+            job.max_errors,
+        );
+        Ok(if rejects_file(Some(job), &summary) {
             Parsed::Rejected(tx, summary, report)
         } else {
             Parsed::Rows(tx, summary, report)
-        }))
+        })
+    }
+}
+
+/// Runs the parse and the pipeline at once. `Break` with the parse's end as soon as it failed
+/// or stopped for a review (the pipeline dropped: its transaction rolls back); `Continue` with
+/// both ends otherwise. A fault of either is `Err`.
+async fn overlap<T>(
+    parse: impl std::future::Future<Output = anyhow::Result<ParseEnd>>,
+    pipeline: impl std::future::Future<Output = Result<T, Stop>>,
+) -> anyhow::Result<ControlFlow<ParseEnd, (ParseEnd, Result<T, Stop>)>> {
+    tokio::pin!(parse, pipeline);
+    let mut parsed: Option<ParseEnd> = None;
+    let mut piped: Option<Result<T, Stop>> = None;
+    loop {
+        if parsed.is_some() && piped.is_some() {
+            if let (Some(p), Some(q)) = (parsed.take(), piped.take()) {
+                return Ok(Continue((p, q)));
+            }
+        }
+        tokio::select! {
+            end = &mut parse, if parsed.is_none() => {
+                let end = end?;
+                if end.0.is_err() || end.1.is_some() {
+                    return Ok(Break(end));
+                }
+                parsed = Some(end);
+            }
+            end = &mut pipeline, if piped.is_none() => match end {
+                Err(Stop::Fault(e)) => return Err(e),
+                other => piped = Some(other),
+            },
+        }
     }
 }
 
 /// Each sheet's rows that were left out, by their place among the child's stored rows.
 type Dropped = BTreeMap<u32, Vec<u64>>;
-
-/// Copies the rows the policy stores, numbered again per sheet: the rows left out, and the
-/// rows the hooks spoiled (as rejected rows, at the place they have or would have).
-async fn copy_spool(
-    spool: Spool,
-    sink: &mut CopySink<'_, '_>,
-    on_invalid: OnInvalid,
-    validation: Option<&ValidationReport>,
-) -> anyhow::Result<(Dropped, Vec<RejectedRow>)> {
-    let mut rows = spool.read().context("reading the row spool")?;
-    let mut dropped = Dropped::new();
-    let mut spoiled = Vec::new();
-    let mut places: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
-    while let Some(r) = rows.next_row()? {
-        let (child, stored) = places.entry(r.sheet).or_default();
-        if r.spoiled {
-            spoiled.push(RejectedRow {
-                sheet: i32::try_from(r.sheet).unwrap_or(i32::MAX),
-                row_number: i64::try_from(r.row).unwrap_or(i64::MAX),
-                cells: file_cells(&r.values, validation),
-                stored_index: i64::try_from(*stored).ok(),
-            });
-        }
-        if on_invalid == OnInvalid::KeepInvalidRows || r.valid {
-            sink.event(ParseEvent::Row {
-                sheet: r.sheet,
-                index: *stored,
-                values: Cow::Borrowed(&r.values),
-            })?;
-            *stored += 1;
-            sink.pause().await?;
-        } else {
-            dropped.entry(r.sheet).or_default().push(*child);
-        }
-        *child += 1;
-    }
-    sink.finish().await?;
-    Ok((dropped, spoiled))
-}
 
 /// The result after the hooks: rows left out leave the sheets' counts, the child's rejected
 /// rows' places shift past them, the spoiled rows join the rejected ones (within the cap), and
@@ -214,7 +301,7 @@ fn settle_report(
     summary: &mut ParseSummary,
     report: &mut Report,
     dropped: &Dropped,
-    spoiled: Vec<RejectedRow>,
+    (spoiled, spoiled_total): (Vec<RejectedRow>, u64),
     max_errors: u32,
 ) {
     for (sheet, rows) in dropped {
@@ -234,7 +321,7 @@ fn settle_report(
         }
     }
     let room = (max_errors as usize).saturating_sub(report.rejected.len());
-    if spoiled.len() > room {
+    if spoiled_total > room as u64 {
         if let Some(v) = summary.validation.as_mut() {
             v.errors_truncated = true;
         }

@@ -1,6 +1,6 @@
 //! One batch asked of one hook until it answers usably: the request body (the contract's
 //! `rows.validate`), an answer kept from an earlier attempt of the task when the body is the
-//! same, else requests retried with backoff while the answer is missing, not `200`, too long or
+//! same (a new answer is handed back to be kept), else requests retried with backoff while the answer is missing, not `200`, too long or
 //! not about the batch (a row that was not in it, a field the hook is not sent), for at most
 //! `HOOK_RETRY_FOR`.
 
@@ -8,16 +8,13 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use serde::Serialize;
-use serde_json::value::RawValue;
 use sha2::{Digest as _, Sha256};
 use shared::db;
 use shared::domain::hook::Hook;
 use shared::webhooks::SigningSecret;
 use template::Template;
 
-use super::call::{self, Answer};
-use super::merge::MAX_CODE_CHARS;
+use super::call::{self, Answer, Body, BodyRow};
 use super::spool::SpooledRow;
 use super::{Run, Unavailable};
 use crate::retry::Backoff;
@@ -41,27 +38,13 @@ pub struct Target<'a> {
     pub kept: &'a HashSet<u32>,
 }
 
-/// A batch, and the answer about it (none when no row of it was asked about).
-pub type Answered = (Vec<SpooledRow>, Option<Answer>);
-
-#[derive(Serialize)]
-struct Body<'a> {
-    r#type: &'static str,
-    task_id: uuid::Uuid,
-    source_file_id: uuid::Uuid,
-    template: &'a str,
-    template_version: i32,
-    metadata: Option<&'a serde_json::Value>,
-    end_user: Option<&'a serde_json::Value>,
-    batch: u32,
-    rows: Vec<BodyRow>,
-}
-
-#[derive(Serialize)]
-struct BodyRow {
-    row: u64,
-    /// The object of the sent fields' values, written from the row's JSON text as it is.
-    values: Box<RawValue>,
+/// A batch, and the answer about it.
+pub struct Answered {
+    pub window: Vec<SpooledRow>,
+    /// None when no row of it was asked about.
+    pub answer: Option<Answer>,
+    /// A new answer, to keep for a resumed attempt ([`super::keep`]).
+    pub keep: Option<db::hooks::KeptAnswer>,
 }
 
 impl Target<'_> {
@@ -74,7 +57,11 @@ impl Target<'_> {
         keep_all: bool,
     ) -> anyhow::Result<Result<Answered, Unavailable>> {
         if !any {
-            return Ok(Ok((window, None)));
+            return Ok(Ok(Answered {
+                window,
+                answer: None,
+                keep: None,
+            }));
         }
         let asked: Vec<&SpooledRow> = window.iter().filter(|r| keep_all || r.valid).collect();
         let body = serde_json::to_vec(&self.body(batch, &asked)?)?;
@@ -86,7 +73,11 @@ impl Target<'_> {
                 .await
                 .context("reading a kept hook answer")?;
             if let Some(answer) = kept.and_then(|k| serde_json::from_value::<Answer>(k).ok()) {
-                return Ok(Ok((window, Some(answer))));
+                return Ok(Ok(Answered {
+                    window,
+                    answer: Some(answer),
+                    keep: None,
+                }));
             }
         }
         let rows: HashSet<u64> = asked.iter().map(|r| r.row).collect();
@@ -103,13 +94,20 @@ impl Target<'_> {
         let mut backoff = Backoff::new(BACKOFF_MIN, BACKOFF_MAX);
         loop {
             let why = match call::post(&run.hooks.client, &request).await {
-                Ok(answer) => match self.about_the_batch(&answer, &rows) {
+                Ok(answer) => match call::about_the_batch(&answer, &rows, |f| {
+                    self.fields.field_index(f).is_some() && self.hook.sends(f)
+                }) {
                     Ok(()) => {
-                        let json = serde_json::to_value(&answer)?;
-                        db::hooks::keep_answer(run.db, run.task_id, number, &digest, &json)
-                            .await
-                            .context("keeping a hook answer")?;
-                        return Ok(Ok((window, Some(answer))));
+                        let keep = db::hooks::KeptAnswer {
+                            batch: number,
+                            body_sha256: digest.to_vec(),
+                            answer: serde_json::to_value(&answer)?,
+                        };
+                        return Ok(Ok(Answered {
+                            window,
+                            answer: Some(answer),
+                            keep: Some(keep),
+                        }));
                     }
                     Err(why) => why,
                 },
@@ -132,25 +130,14 @@ impl Target<'_> {
     /// The request body: each asked row with the values of the fields the hook is sent.
     fn body<'b>(&'b self, batch: u32, asked: &[&SpooledRow]) -> anyhow::Result<Body<'b>> {
         let run = self.run;
-        let mut rows = Vec::with_capacity(asked.len());
-        for r in asked {
-            let cells: Vec<&RawValue> =
-                serde_json::from_str(&r.values).context("a spooled row's values")?;
-            let mut object = String::with_capacity(r.values.len() + 16 * cells.len());
-            object.push('{');
-            for (name, value) in self.sent.iter().zip(cells) {
-                let Some(name) = name else { continue };
-                if object.len() > 1 {
-                    object.push(',');
-                }
-                object.push_str(name);
-                object.push(':');
-                object.push_str(value.get());
-            }
-            object.push('}');
-            let values = RawValue::from_string(object).context("a row's values object")?;
-            rows.push(BodyRow { row: r.row, values });
-        }
+        let rows = asked
+            .iter()
+            .map(|r| {
+                let values =
+                    call::values_object(&r.values, &self.sent).context("a spooled row's values")?;
+                Ok(BodyRow { row: r.row, values })
+            })
+            .collect::<anyhow::Result<_>>()?;
         Ok(Body {
             r#type: "rows.validate",
             task_id: run.task_id,
@@ -160,43 +147,8 @@ impl Target<'_> {
             metadata: run.metadata,
             end_user: run.end_user,
             batch,
+            revision: None,
             rows,
         })
-    }
-
-    /// Refuses an answer that is not about the batch: a row that was not in it, or a field the
-    /// hook is not sent, or a code the report cannot hold.
-    fn about_the_batch(&self, answer: &Answer, rows: &HashSet<u64>) -> Result<(), String> {
-        let known =
-            |field: &str| self.fields.field_index(field).is_some() && self.hook.sends(field);
-        let cells = answer
-            .errors
-            .iter()
-            .map(|e| (e.row, e.field.as_str()))
-            .chain(answer.values.iter().map(|v| (v.row, v.field.as_str())));
-        for (row, field) in cells {
-            if !rows.contains(&row) {
-                return Err(format!(
-                    "its answer names row {row}, which was not in the batch"
-                ));
-            }
-            if !known(field) {
-                return Err(format!(
-                    "its answer names the field {field:?}, which it was not sent"
-                ));
-            }
-        }
-        match answer
-            .errors
-            .iter()
-            .filter_map(|e| e.code.as_deref())
-            .find(|c| c.is_empty() || c.chars().count() > MAX_CODE_CHARS)
-        {
-            Some(code) => Err(format!(
-                "its answer has a code of {} characters, not 1 to {MAX_CODE_CHARS}",
-                code.chars().count()
-            )),
-            None => Ok(()),
-        }
     }
 }

@@ -8,41 +8,45 @@
 //! waits for the network would spend that deadline on a hook that may take `HOOK_RETRY_FOR`
 //! (10 minutes) to come back. So the child validates as it parses and marks each stored row
 //! with its row number and verdict ([`crate::parse::ParseEvent::Origin`]); the consumer keeps
-//! those rows in a temporary file ([`spool`]), asks each hook about them a batch at a time with
-//! a few batches in flight ([`ask`], [`call`]), merges each answer into the rows, the report and
-//! the counts ([`merge`]), and only then `COPY`s the rows. No row is stored before every hook
-//! passed it, and the consumer's keepalive renews the task's lease and the message's
-//! invisibility all along, as during any parse.
+//! those rows in a temporary file ([`spool`]) that each hook's [`stage`] reads while it is
+//! written, asking a batch at a time with a few batches in flight ([`ask`], [`call`]), merging
+//! each answer into the rows and the counts ([`merge`]), and handing each answered window on,
+//! in order, to the next hook or to the `COPY`. The parse, the hooks and the store overlap, as
+//! the parse and the store do without hooks; still no row is stored before every hook passed
+//! it, and the consumer's keepalive renews the task's lease and the message's invisibility all
+//! along, as during any parse.
 //!
 //! **What is asked.** The rows the template's policy stores: every row with
 //! `keep_invalid_rows`, the valid ones otherwise (an invalid row that is not stored needs no
-//! second opinion). A batch is `webhook-id` `<task_id>.<batch>`, numbered across the
-//! template's hooks in order; its accepted answer is kept (`hook_answers`) while the task runs,
+//! second opinion). A batch is `webhook-id` `<task_id>.<batch>` ([`stage::Numbering`]); its
+//! accepted answer is kept (`hook_answers`, by [`keep`], a few at a time) while the task runs,
 //! so a worker killed mid-file resumes without asking again about the batches answered before.
 
 mod ask;
-pub mod call;
+pub use shared::webhooks::hook_call as call;
+mod keep;
 mod merge;
 pub mod spool;
+mod stage;
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use futures::stream::FuturesOrdered;
-use futures::StreamExt as _;
+use futures::future::try_join_all;
 use shared::db;
-use shared::domain::{ErrorRecord, OnInvalid};
-use shared::webhooks::{SealingKey, SigningSecret};
+use shared::webhooks::SealingKey;
 use sqlx::PgPool;
+use template::Template;
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
-use crate::parse::ValidationReport;
-use merge::Merge;
-use spool::{Spool, SpooledRow};
+pub use merge::{Merge, Tally};
+use spool::{SpooledRow, Tail};
+use stage::{Numbering, Rows, IN_FLIGHT};
 
-/// Batches of one task asked at once, per hook.
-const IN_FLIGHT: usize = 4;
+/// Answered windows waiting between two stages, or for the `COPY`.
+const PASSED_ON: usize = 4;
 
 /// The consumer's means to call hooks.
 #[derive(Clone)]
@@ -61,7 +65,7 @@ impl Hooks {
         retry_for: Duration,
     ) -> anyhow::Result<Self> {
         // Each request sets its hook's timeout; this one only bounds what none sets.
-        let client = crate::webhooks::client::build(
+        let client = shared::webhooks::client::build(
             shared::domain::hook::MAX_TIMEOUT,
             IN_FLIGHT,
             allow_private,
@@ -80,6 +84,26 @@ impl Hooks {
 #[derive(Debug)]
 pub struct Unavailable(pub String);
 
+/// Why the hooks stopped before their last row.
+#[derive(Debug)]
+pub enum Stop {
+    Unavailable(Unavailable),
+    /// Ours (the database away, the spool unreadable): the task is tried again.
+    Fault(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Stop {
+    fn from(e: anyhow::Error) -> Self {
+        Self::Fault(e)
+    }
+}
+
+impl Stop {
+    fn closed(what: &str) -> Self {
+        Self::Fault(anyhow::anyhow!("{what} stopped before the last row"))
+    }
+}
+
 /// One task's file, as its hooks are told about it.
 pub struct Run<'a> {
     pub hooks: &'a Hooks,
@@ -96,138 +120,105 @@ pub struct Run<'a> {
     pub max_errors: u32,
 }
 
-/// Asks every hook of the template about the rows of `spool`, in order: the rows as the last
-/// hook left them, with the report's records and counts merged in; `Unavailable` when a hook
-/// cannot be asked. `Err` is ours (the database away), for the task to be tried again.
-pub async fn check(
-    run: &Run<'_>,
-    mut spool: Spool,
-    validation: &mut ValidationReport,
-    errors: &mut Vec<ErrorRecord>,
-) -> anyhow::Result<Result<Spool, Unavailable>> {
+/// The file's template compiled, to check written-back values with: with the values learned in
+/// reviews, as the parse read the file.
+pub async fn compile(run: &Run<'_>) -> anyhow::Result<Template> {
     let schema = run.template.schema.clone();
     let mut compiled = tokio::task::spawn_blocking(move || template::compile(&schema))
         .await
         .context("compiling the template for its hooks")?
         .map_err(|_| anyhow::anyhow!("the file's template does not compile"))?;
-    // Written-back values are read as the parse read the file: with the values learned in reviews.
     compiled.learn_values(run.values);
-    let mut merge = Merge::new(&compiled, validation, errors, run.max_errors as usize);
-    let mut batch = 0u32;
+    Ok(compiled)
+}
+
+/// Asks every hook of the template about the rows the parse writes to the spool of `rows`, as
+/// they come: the first hook's stage reads the spool, each further hook's the windows the one
+/// before passed on, and the last passes them to `out` (the `COPY`), so the parse, the hooks
+/// and the store overlap. Returns each hook's [`Tally`], in the template's order, once the
+/// last row went out.
+pub async fn check(
+    run: &Run<'_>,
+    compiled: &Template,
+    rows: Tail,
+    out: mpsc::Sender<Vec<SpooledRow>>,
+) -> Result<Vec<Tally>, Stop> {
     let kept: HashSet<u32> = db::hooks::kept_batches(run.db, run.task_id)
         .await
         .context("reading which hook answers are kept")?
         .into_iter()
         .filter_map(|b| u32::try_from(b).ok())
         .collect();
+    let mut endpoints = Vec::new();
     for (n, hook) in run.template.hooks.iter().enumerate() {
         let Some(endpoint) = db::hooks::endpoint(run.db, run.tenant_id, hook.webhook)
             .await
             .context("reading a hook's webhook endpoint")?
         else {
-            return Ok(Err(Unavailable(format!(
+            return Err(Stop::Unavailable(Unavailable(format!(
                 "hook {n}'s webhook endpoint {} no longer exists",
                 hook.webhook
             ))));
         };
-        let secrets = match secrets(run.hooks.key.as_ref(), &endpoint) {
-            Ok(s) => s,
-            Err(why) => {
-                return Ok(Err(Unavailable(format!(
-                    "hook {n} cannot be signed: {why}"
-                ))))
-            }
-        };
-        let target = ask::Target {
+        let secrets = call::secrets(run.hooks.key.as_ref(), &endpoint).map_err(|why| {
+            Stop::Unavailable(Unavailable(format!("hook {n} cannot be signed: {why}")))
+        })?;
+        endpoints.push((endpoint, secrets));
+    }
+    let targets: Vec<ask::Target<'_>> = run
+        .template
+        .hooks
+        .iter()
+        .zip(&endpoints)
+        .enumerate()
+        .map(|(number, (hook, (endpoint, secrets)))| ask::Target {
             run,
             hook,
-            number: n,
+            number,
             url: &endpoint.url,
-            secrets: &secrets,
-            fields: &compiled,
+            secrets,
+            fields: compiled,
             sent: compiled
                 .fields
                 .iter()
                 .map(|f| hook.sends(&f.name).then(|| json_string(&f.name)))
                 .collect(),
             kept: &kept,
+        })
+        .collect();
+    let mut merges: Vec<Merge<'_>> = targets
+        .iter()
+        .map(|_| Merge::new(compiled, run.max_errors as usize))
+        .collect();
+    let hooks = u32::try_from(targets.len()).unwrap_or(u32::MAX);
+    let (keep, answers) = mpsc::channel(keep::QUEUE);
+    let mut stages = Vec::new();
+    let mut input = Some(Rows::Tail(rows));
+    let mut last = Some(out);
+    for (n, (target, merge)) in targets.iter().zip(merges.iter_mut()).enumerate() {
+        let (to_next, from_this) = mpsc::channel(PASSED_ON);
+        let to = if n + 1 == targets.len() {
+            last.take().unwrap_or(to_next)
+        } else {
+            to_next
         };
-        spool = match pass(&target, spool, &mut batch, &mut merge).await? {
-            Ok(next) => next,
-            Err(unavailable) => return Ok(Err(unavailable)),
+        let rows = input
+            .replace(Rows::after(from_this))
+            .context("a stage's rows")?;
+        let numbering = Numbering {
+            hook: u32::try_from(n).unwrap_or(u32::MAX),
+            hooks,
         };
+        stages.push(stage::run(target, merge, rows, numbering, to, keep.clone()));
     }
-    Ok(Ok(spool))
-}
-
-/// The endpoint's signing secrets: its current one, and the previous one during a rotation.
-fn secrets(
-    key: Option<&SealingKey>,
-    endpoint: &db::hooks::HookEndpoint,
-) -> Result<Vec<SigningSecret>, String> {
-    let key = key.ok_or("WEBHOOK_SECRET_KEY is not set on the worker")?;
-    let open = |sealed: &[u8]| {
-        key.open(endpoint.id, sealed)
-            .map_err(|_| "its secret does not open with WEBHOOK_SECRET_KEY".to_owned())
+    drop(keep);
+    let keeper = async {
+        keep::run(run.db, run.task_id, answers)
+            .await
+            .map_err(Stop::Fault)
     };
-    let mut secrets = vec![open(&endpoint.secret)?];
-    if let Some(previous) = &endpoint.previous_secret {
-        secrets.push(open(previous)?);
-    }
-    Ok(secrets)
-}
-
-/// One hook's pass over the rows: windows of up to a batch of rows, each asked about the ones
-/// the policy stores (the others ride along, so the order holds), [`IN_FLIGHT`] at a time,
-/// merged and written to the next spool in order.
-async fn pass(
-    target: &ask::Target<'_>,
-    spool: Spool,
-    batch: &mut u32,
-    merge: &mut Merge<'_>,
-) -> anyhow::Result<Result<Spool, Unavailable>> {
-    let keep_all = target.run.template.on_invalid == OnInvalid::KeepInvalidRows;
-    let asked = |r: &SpooledRow| keep_all || r.valid;
-    let mut rows = spool.read()?;
-    let mut next = Spool::new().context("starting the next row spool")?;
-    let mut in_flight = FuturesOrdered::new();
-    let mut ended = false;
-    while !ended || !in_flight.is_empty() {
-        if !ended && in_flight.len() < IN_FLIGHT {
-            // At most a batch of rows, asked or not: a window never grows past it, however
-            // many rows an earlier hook left out.
-            let mut window = Vec::new();
-            let mut count = 0;
-            while window.len() < target.hook.batch_size() {
-                let Some(row) = rows.next_row()? else {
-                    ended = true;
-                    break;
-                };
-                count += usize::from(asked(&row));
-                window.push(row);
-            }
-            if !window.is_empty() {
-                let number = *batch;
-                *batch += u32::from(count > 0);
-                in_flight.push_back(target.ask(number, window, count > 0, keep_all));
-            }
-            continue;
-        }
-        let Some(done) = in_flight.next().await else {
-            continue;
-        };
-        let (mut window, answer) = match done? {
-            Ok(answered) => answered,
-            Err(unavailable) => return Ok(Err(unavailable)),
-        };
-        if let Some(answer) = answer {
-            merge.apply(&mut window, answer);
-        }
-        for row in &window {
-            next.push(row).context("writing the row spool")?;
-        }
-    }
-    Ok(Ok(next))
+    tokio::try_join!(try_join_all(stages), keeper)?;
+    Ok(merges.into_iter().map(|m| m.tally).collect())
 }
 
 /// `text` as a JSON string.

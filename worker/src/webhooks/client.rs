@@ -1,18 +1,16 @@
-//! The HTTP client of webhook delivery, and one request with it. It follows no redirect (a 3xx is
-//! an answer, not a new destination), uses no proxy (a proxy would resolve names for us), gives
-//! up after `WEBHOOK_TIMEOUT`, and resolves names with [`PublicOnly`], which refuses an answer
-//! holding any non-public address: the check at connect time that DNS rebinding cannot get
-//! around. A URL whose host is an address (which no resolver sees) is checked before the
-//! request, as is its scheme.
+//! One request of webhook delivery, with the shared client ([`shared::webhooks::client`]: no
+//! redirect, no proxy, public addresses only, checked at connect time), giving up after
+//! `WEBHOOK_TIMEOUT`. A URL whose host is an address (which no resolver sees) is checked before
+//! the request, as is its scheme.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use shared::failure;
 use shared::telemetry::propagation;
-use shared::webhooks::{address, is_public, signature, SigningSecret};
+use shared::webhooks::{address, signature, SigningSecret};
+
+pub use shared::webhooks::client::build;
 
 use super::schedule;
 
@@ -49,57 +47,6 @@ impl Answer {
     pub fn endpoint_down(&self) -> bool {
         self.outcome != Outcome::Delivered && failure::http(self.status).spares_the_message()
     }
-}
-
-/// A resolver that answers only with public addresses (unless private networks are allowed).
-#[derive(Debug, Clone, Copy)]
-pub struct PublicOnly {
-    pub allow_private: bool,
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("{host} resolves to {addr}, which is not a public address")]
-struct NotPublic {
-    host: String,
-    addr: std::net::IpAddr,
-}
-
-impl Resolve for PublicOnly {
-    fn resolve(&self, name: Name) -> Resolving {
-        let host = name.as_str().to_owned();
-        let allow_private = self.allow_private;
-        Box::pin(async move {
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if !allow_private {
-                if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
-                    return Err(Box::new(NotPublic {
-                        host,
-                        addr: bad.ip(),
-                    })
-                        as Box<dyn std::error::Error + Send + Sync>);
-                }
-            }
-            Ok(Box::new(addrs.into_iter()) as Addrs)
-        })
-    }
-}
-
-/// The delivery client (see the module docs).
-pub fn build(
-    timeout: Duration,
-    per_endpoint: usize,
-    allow_private: bool,
-) -> anyhow::Result<reqwest::Client> {
-    Ok(reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .timeout(timeout)
-        .connect_timeout(timeout.min(Duration::from_secs(10)))
-        .dns_resolver(PublicOnly { allow_private })
-        .pool_max_idle_per_host(per_endpoint)
-        .user_agent(concat!("sheetrelay-webhooks/", env!("CARGO_PKG_VERSION")))
-        .build()?)
 }
 
 /// The Standard Webhooks headers of one request: `webhook-id`, `webhook-timestamp` (now) and
