@@ -23,6 +23,7 @@ fn routes(file: &str, task: &str) -> Vec<(Method, String)> {
             .replace("{task_id}", task)
             .replace("{webhook_id}", file)
             .replace("{destination_id}", file)
+            .replace("{source_id}", file)
             .replace("{upload_id}", file)
             .replace("{session_id}", file)
             .replace("{name}", "invoices");
@@ -202,13 +203,15 @@ async fn a_tenant_cannot_see_page_export_or_delete_another_tenants_files() {
     for (method, path) in routes(&file, &task) {
         // Uploads and listings are the caller's own; templates are checked by name
         // (tests/it/templates.rs: another tenant's template is a 404); events and webhooks are
-        // the caller's own (tests/it/events/, tests/it/webhooks/).
+        // the caller's own (tests/it/events/, tests/it/webhooks/); so are destinations and
+        // sources (tests/it/destinations/, tests/it/sources/api.rs).
         if method == Method::POST
             || path == "/api/v1/files"
             || path.starts_with("/api/v1/templates")
             || path.starts_with("/api/v1/events")
             || path.starts_with("/api/v1/webhooks")
             || path.starts_with("/api/v1/destinations")
+            || path.starts_with("/api/v1/sources")
             // Resumable uploads need their tus headers: tests/it/resumable/ checks another
             // tenant's key on a real upload.
             || path.starts_with("/api/v1/uploads")

@@ -174,7 +174,7 @@ async fn bad_sources_are_refused_with_what_is_wrong_and_nothing_is_stored() {
 async fn a_container_and_prefix_belong_to_one_source_of_one_tenant() {
     let app = TestApp::spawn().await;
     let other = app.client_for("other-tenant").await;
-    let (status, _) = call(
+    let (status, ours) = call(
         &app,
         Method::POST,
         "/api/v1/sources",
@@ -182,6 +182,27 @@ async fn a_container_and_prefix_belong_to_one_source_of_one_tenant() {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED);
+    // Another tenant sees none of it, by id or in its list.
+    let path = format!("/api/v1/sources/{}", ours["id"].as_str().expect("id"));
+    for (method, path, body) in [
+        (Method::GET, path.clone(), None),
+        (Method::PATCH, path.clone(), Some(json!({"enabled": false}))),
+        (Method::GET, format!("{path}/blobs"), None),
+        (Method::POST, format!("{path}/events"), Some(json!([]))),
+        (Method::DELETE, path.clone(), None),
+    ] {
+        let (status, body) = crate::webhooks::call(&app, &other, method, &path, body).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("not_found")),
+            "{path}"
+        );
+    }
+    let (_, listed) =
+        crate::webhooks::call(&app, &other, Method::GET, "/api/v1/sources", None).await;
+    assert_eq!(listed["sources"], json!([]));
+    let (status, mine) = call(&app, Method::GET, &path, None).await;
+    assert_eq!((status, &mine["enabled"]), (StatusCode::OK, &json!(true)));
     for (prefix, taken) in [
         ("partners/acme/", true),
         ("partners/", true),

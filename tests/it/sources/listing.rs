@@ -2,9 +2,10 @@
 //! `origin` and parsed like an upload; an empty blob, one over the size limit, one that is
 //! not a spreadsheet and one outside the prefix each with its outcome; an odd name imported
 //! as it is; the same blobs listed pass after pass imported once; an overwritten blob (a new
-//! ETag) a new file; blobs there before a source that takes only new ones skipped; a
-//! credential that stops working shown in the source's status until a new one is given; and
-//! `after_import: delete` leaving the container empty.
+//! ETag) a new file; a blob whose block list is not committed yet left until it is; blobs there
+//! before a source that takes only new ones skipped; a credential that stops working shown in
+//! the source's status until a new one is given; and `after_import: delete` leaving the
+//! container empty.
 
 use harness::app::TestApp;
 use harness::worker::{eventually, eventually_some};
@@ -240,5 +241,41 @@ async fn a_missing_container_is_the_sources_error_and_the_worker_goes_on() {
     let file = app.upload_parsed("up.csv", CSV.to_vec()).await;
     assert!(!file.is_empty());
     assert!(w.is_running());
+    w.stop().await;
+}
+
+#[tokio::test]
+async fn a_blob_still_being_written_is_imported_once_its_block_list_is_committed() {
+    let app = TestApp::spawn().await;
+    let (store, url, cs) = container(&app).await;
+    // An upload in progress: its blocks staged, its block list not committed yet.
+    store
+        .stage_block("partial.csv", b"block-0", bytes::Bytes::from_static(CSV))
+        .await
+        .expect("stage a block");
+    put(&store, "marker.csv", CSV).await;
+    let source = create(&app, &url, &cs, json!({})).await;
+    let id = source["id"].as_str().expect("id").to_owned();
+    let w = worker(&app);
+    settled(&app, &id, &["marker.csv"]).await;
+    eventually(WAIT, "two more listing passes", || async {
+        let (_, s) = call(&app, Method::GET, &format!("/api/v1/sources/{id}"), None).await;
+        s["status"]["passes"].as_i64() >= Some(3)
+    })
+    .await;
+    assert!(
+        blobs(&app, &id)
+            .await
+            .iter()
+            .all(|b| b["blob"] != "partial.csv"),
+        "an uncommitted blob is not found"
+    );
+    store
+        .commit_blocks("partial.csv", vec![b"block-0".to_vec()], "text/csv")
+        .await
+        .expect("commit the block list");
+    let rows = settled(&app, &id, &["partial.csv"]).await;
+    assert_eq!(by_name(&rows, "partial.csv")["status"], "IMPORTED");
+    assert_eq!(files(&app).await.len(), 2);
     w.stop().await;
 }
