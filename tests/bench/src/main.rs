@@ -28,6 +28,7 @@
 //!                                                    # answering in 5 ms at batch 1,000
 //! cargo run -p bench --release -- destinations       # a 1M-row sheet to Azurite as Parquet and
 //!                                                    # to a receiver as row webhooks
+//! cargo run -p bench --release -- destinations-lag   # task COMPLETED → manifest written, 50 files/s
 //! cargo run -p bench --release -- sources            # 10,000 blobs dropped into a watched
 //!                                                    # container; blob written → task PENDING
 //! cargo run -p bench --release -- all --quick        # small sizes, one run: a smoke test
@@ -95,6 +96,7 @@ const SCENARIOS: &[&str] = &[
     "corrections",
     "hooks",
     "destinations",
+    "destinations-lag",
     "sources",
 ];
 
@@ -227,6 +229,8 @@ fn max_runs(name: &str) -> usize {
         "jobs" => 1,
         // A 1M-row sheet parsed, then delivered three times.
         "destinations" => 1,
+        // 1,500 uploads at 50/s, each delivered.
+        "destinations-lag" => 1,
         // 10,000 blobs dropped, then two latency runs of a minute or more.
         "sources" => 1,
         // 10M rows generated and deleted per run.
@@ -348,6 +352,7 @@ async fn unit(stack: &env::Stack, name: &str, quick: bool, index: usize) -> anyh
         }
         "export" => export::run(stack, q(50_000, 1_000_000), 3).await,
         "destinations" => destinations::run(q(50_000, 1_000_000)).await,
+        "destinations-lag" => destinations::lag(q(200, 1_500) as usize, 50).await,
         "sources" => {
             let sizes = sources::Sizes {
                 blobs: q(1_000, 10_000) as usize,

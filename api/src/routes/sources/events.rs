@@ -38,7 +38,7 @@ pub const MAX_EVENTS_BYTES: usize = 1024 * 1024;
         description = "An array of Event Grid events (its own schema or CloudEvents 1.0), or one event"),
     responses(
         (status = 200, description = "A handshake's `{\"validationResponse\"}`, or what was recorded", body = EventsAccepted),
-        (status = 400, description = "`invalid_body`: not an event or an array of them", body = ErrorBody),
+        (status = 400, description = "`invalid_body`: not an event or an array of them; or the id is not a UUID", body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 413, description = "`payload_too_large`: over 1 MiB", body = ErrorBody),
     )
@@ -100,6 +100,7 @@ pub async fn post_events(
     params(("source_id" = uuid::Uuid, Path, description = "Source id")),
     responses(
         (status = 200, description = "`WebHook-Allowed-Origin` echoes `WebHook-Request-Origin`"),
+        (status = 400, description = "The id is not a UUID", body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
