@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context as _};
 use base64::Engine as _;
+use futures::StreamExt as _;
 use harness::receiver::Receiver;
 use harness::worker::WorkerEnv;
 use shared::db::{self, destination_deliveries::Redelivery, destinations::NewDestination};
@@ -235,16 +236,25 @@ pub async fn lag(files: usize, per_second: u32) -> anyhow::Result<Run> {
     let env = env::fresh_env().await;
     let key = SealingKey::from_bytes(&KEY).map_err(anyhow::Error::msg)?;
     let (store, dest) = container_destination(&env, env::TENANT, &key).await?;
-    let csv = b"id,name,amount\n1,Ada,10.5\n2,Grace,20\n3,Edsger,30.25\n".to_vec();
-    let blob = format!("{}/bench.csv", Uuid::now_v7());
-    env.blobs
-        .upload(
-            &blob,
-            "text/csv",
-            futures::stream::iter([Ok::<_, std::convert::Infallible>(bytes::Bytes::from(csv))]),
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
+    // A file's blob is its own (`source_files.blob_name` is unique): written before the clock
+    // starts.
+    let csv =
+        bytes::Bytes::from_static(b"id,name,amount\n1,Ada,10.5\n2,Grace,20\n3,Edsger,30.25\n");
+    let blobs: Vec<String> = (0..files)
+        .map(|_| format!("{}/bench.csv", Uuid::now_v7()))
+        .collect();
+    let uploads = &env.blobs;
+    let written = futures::stream::iter(&blobs)
+        .map(|blob| {
+            let body = futures::stream::iter([Ok::<_, std::convert::Infallible>(csv.clone())]);
+            async move { uploads.upload(blob, "text/csv", body).await }
+        })
+        .buffer_unordered(32)
+        .collect::<Vec<_>>()
+        .await;
+    for w in written {
+        w.map_err(|e| anyhow::anyhow!("blob upload: {e}"))?;
+    }
     let b64 = base64::engine::general_purpose::STANDARD.encode(KEY);
     let settings = [
         ("WEBHOOK_SECRET_KEY", b64.as_str()),
@@ -252,7 +262,7 @@ pub async fn lag(files: usize, per_second: u32) -> anyhow::Result<Run> {
     ];
     let mut worker = env::spawn_worker(&env, "all", false, &settings)?;
     crate::events::wait_for_listener(&env, "destination_deliveries").await?;
-    let measured = record_and_wait(&env, &blob, files, per_second).await;
+    let measured = record_and_wait(&env, &blobs, per_second).await;
     env::terminate(&mut worker).await;
     measured?;
     let lags: Vec<f64> = sqlx::query_scalar(
@@ -300,15 +310,11 @@ pub async fn lag(files: usize, per_second: u32) -> anyhow::Result<Run> {
     Ok(run)
 }
 
-/// Records `files` uploads of `blob` at `per_second`, then waits for every delivery.
-async fn record_and_wait(
-    env: &WorkerEnv,
-    blob: &str,
-    files: usize,
-    per_second: u32,
-) -> anyhow::Result<()> {
+/// Records an upload of each of `blobs` at `per_second`, then waits for every delivery.
+async fn record_and_wait(env: &WorkerEnv, blobs: &[String], per_second: u32) -> anyhow::Result<()> {
+    let files = blobs.len();
     let mut tick = tokio::time::interval(Duration::from_secs(1) / per_second);
-    for _ in 0..files {
+    for blob in blobs {
         tick.tick().await;
         let mut conn = env.db.acquire().await?;
         env::insert_upload(&mut conn, Some(blob), "csv", 60, None).await?;
