@@ -22,7 +22,9 @@ use crate::procs::{self, RssSampler, MB};
 use crate::report::Run;
 
 const KEY: [u8; 32] = [9; 32];
-const CHUNK: i32 = 1000;
+pub const CHUNK: i32 = 1000;
+/// Times the receiver goes away during the last delivery.
+const KILLS: usize = 50;
 
 pub async fn run(rows: u64) -> anyhow::Result<Run> {
     let env = env::fresh_env().await;
@@ -40,6 +42,11 @@ pub async fn run(rows: u64) -> anyhow::Result<Run> {
     let settings = [
         ("WEBHOOK_SECRET_KEY", b64.as_str()),
         ("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true"),
+        // Only the receiver-kills part fails deliveries: tried again soon.
+        (
+            "WEBHOOK_RETRY_SCHEDULE",
+            crate::destination_kills::RETRY_SCHEDULE,
+        ),
     ];
     let mut worker = env::spawn_worker(&env, "webhooks", false, &settings)?;
     let pid = worker.id().context("worker pid")?;
@@ -52,15 +59,32 @@ pub async fn run(rows: u64) -> anyhow::Result<Run> {
         rows_dest,
     )
     .await;
+    let requests = receiver.received().len();
+    let killed = match &result {
+        Ok(_) => Some(
+            crate::destination_kills::measure(
+                &env,
+                (&tenant, file_id, rows),
+                rows_dest,
+                &receiver,
+                KILLS,
+            )
+            .await,
+        ),
+        Err(_) => None,
+    };
     env::terminate(&mut worker).await;
     let mut run = result?;
     ensure!(
-        receiver.received().len() as u64 == rows.div_ceil(CHUNK as u64),
-        "{} row requests for {rows} rows",
-        receiver.received().len()
+        requests as u64 == rows.div_ceil(CHUNK as u64),
+        "{requests} row requests for {rows} rows"
     );
+    if let Some(killed) = killed {
+        run.extend("", killed?);
+    }
     run.note(format!(
-        "destinations: the export scenario's {rows}-row, 12-column sheet delivered by target/release/worker --role webhooks (DESTINATION_* defaults) to an Azurite container as Parquet, twice (the second a redelivery: same sha256 required), then to a local receiver as webhook_rows at chunk {CHUNK}; rows/s = rows / (redeliver committed → DELIVERED read, polled every 20 ms), the first delivery and the redelivery apart; worker RSS = VmRSS sampled every 10 ms through both blob deliveries"
+        "destinations: the export scenario's {rows}-row, 12-column sheet delivered by target/release/worker --role webhooks (DESTINATION_* defaults) to an Azurite container as Parquet, twice (the second a redelivery: same sha256 required), then to a local receiver as webhook_rows at chunk {CHUNK}, then to it again while it goes away {KILLS} times (every other time it stops listening for 300 ms, else answers one request 503; WEBHOOK_RETRY_SCHEDULE={}; every chunk required, in order, repeats with the same webhook-id and body); rows/s = rows / (redeliver committed → DELIVERED read, polled every 20 ms), the first delivery and the redelivery apart; worker RSS = VmRSS sampled every 10 ms through both blob deliveries",
+        crate::destination_kills::RETRY_SCHEDULE
     ));
     Ok(run)
 }

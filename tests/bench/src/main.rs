@@ -40,6 +40,7 @@
 mod body;
 mod bulk;
 mod corrections;
+mod destination_kills;
 mod destinations;
 mod env;
 mod event_log;
