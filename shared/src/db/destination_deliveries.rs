@@ -127,7 +127,8 @@ pub async fn due(db: impl PgExecutor<'_>) -> sqlx::Result<Due> {
 }
 
 /// Records how far a `webhook_rows` delivery got: `chunks` in all, `acked` acknowledged. Only
-/// while the row is still ours and of `revision`; false otherwise (the delivery should stop).
+/// while the row is still ours and of `revision`; false otherwise (the delivery should stop). A
+/// chunk acknowledged starts the retry schedule over (`failures` back to 0).
 pub async fn progress(
     db: impl PgExecutor<'_>,
     id: Uuid,
@@ -136,7 +137,8 @@ pub async fn progress(
     acked: i32,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query!(
-        r#"UPDATE destination_deliveries SET chunks = $3, chunks_acked = $4, updated_at = now()
+        r#"UPDATE destination_deliveries SET chunks = $3, chunks_acked = $4, updated_at = now(),
+               failures = CASE WHEN $4 > chunks_acked THEN 0 ELSE failures END
            WHERE id = $1 AND revision = $2 AND status = 'DELIVERING'"#,
         id,
         revision,

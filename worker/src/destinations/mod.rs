@@ -45,6 +45,9 @@ pub struct Sent {
     /// The attempt stopped because its row was queued again or removed ([`rows::Superseded`]):
     /// not a failure of the destination.
     superseded: bool,
+    /// It failed after acknowledged chunks ([`rows::Progressed`]): its retry schedule starts
+    /// over, as `failures` did in the row.
+    progressed: bool,
     took: Duration,
 }
 
@@ -201,6 +204,7 @@ impl Work for Deliveries<'_> {
             other => Err(anyhow::anyhow!("unknown destination kind {other}")),
         };
         let superseded = matches!(&result, Err(e) if e.is::<rows::Superseded>());
+        let progressed = matches!(&result, Err(e) if e.is::<rows::Progressed>());
         let result = result.map_err(|e| {
             tracing::warn!(destination_id = %d.destination_id, source_file_id = %d.source_file_id,
                 error = format!("{e:#}"), "destination delivery failed");
@@ -209,6 +213,7 @@ impl Work for Deliveries<'_> {
         let sent = Sent {
             result,
             superseded,
+            progressed,
             took: started.elapsed(),
         };
         metrics::delivery(d, &sent);
@@ -278,7 +283,12 @@ fn plan(
             }
             Some((Err(error), false)) => {
                 tried = true;
-                let step = schedule.after(d.failures + 1);
+                let failures = if sent.as_ref().is_some_and(|s| s.progressed) {
+                    0
+                } else {
+                    d.failures
+                };
+                let step = schedule.after(failures + 1);
                 let retry_in = step.unwrap_or_else(|| schedule.last());
                 first_error.get_or_insert_with(|| (retry_in, error.clone()));
                 if step.is_some() {
@@ -351,6 +361,7 @@ mod tests {
         Some(Sent {
             result,
             superseded: false,
+            progressed: false,
             took: Duration::from_millis(3),
         })
     }
@@ -404,6 +415,27 @@ mod tests {
         assert_eq!((health, report.sent), (Health::Answering, 1));
         assert_eq!(outcomes[0].settled, Settled::Delivered);
         assert_eq!(outcomes[0].manifest, Some(manifest));
+    }
+
+    #[test]
+    fn a_failure_after_acknowledged_chunks_starts_the_schedule_over() {
+        let schedule = RetrySchedule::parse("10s,100s").expect("schedule");
+        let mut moved = sent(Err("connection refused".into()));
+        if let Some(s) = moved.as_mut() {
+            s.progressed = true;
+        }
+        // Two failures already: without the progress, this one would be the last (dead).
+        let (outcomes, _, report) =
+            plan(&[(claimed(2), moved)], &schedule, Duration::from_secs(60));
+        assert_eq!((report.failed, report.dead), (1, 0));
+        let Settled::Failed { retry_in, dead, .. } = &outcomes[0].settled else {
+            panic!("{:?}", outcomes[0]);
+        };
+        assert!(!dead);
+        assert!(
+            *retry_in <= Duration::from_secs(11),
+            "the first step: {retry_in:?}"
+        );
     }
 
     #[test]

@@ -24,6 +24,13 @@ use crate::webhooks::client::{self, Outcome};
 #[error("superseded: the delivery was queued again (or removed) while it ran")]
 pub struct Superseded;
 
+/// The attempt failed after the receiver acknowledged some of its chunks: the delivery moved,
+/// so its retry schedule starts over (a receiver restarted fifty times during one long delivery
+/// must not use up a schedule meant for one that stays down).
+#[derive(Debug, thiserror::Error)]
+#[error("after acknowledged chunks")]
+pub struct Progressed;
+
 /// One request's body: the contract's shape.
 #[derive(Debug, Serialize)]
 struct Chunk<'a> {
@@ -109,7 +116,13 @@ pub async fn deliver(cx: &Context<'_>, d: &Claimed) -> anyhow::Result<Delivered>
                 d.source_file_id, d.destination_id, sheet.sheet_index
             );
             bytes += body.len() as u64;
-            send(cx, d, &secret, &id, body).await?;
+            if let Err(e) = send(cx, d, &secret, &id, body).await {
+                return Err(if acked > d.chunks_acked {
+                    e.context(Progressed)
+                } else {
+                    e
+                });
+            }
             acked = index;
             if !destination_deliveries::progress(cx.db, d.id, d.revision, total, acked).await? {
                 return Err(Superseded.into());
