@@ -22,6 +22,10 @@ use super::SourcesConfig;
 use crate::retry::{sleep_or_stop, Backoff};
 use crate::{tenant_container, Shutdown};
 
+/// How often an idle lister looks for a source that came due (a new one, or one enabled or
+/// given a new credential): one small query.
+const LOOK_AGAIN: Duration = Duration::from_secs(5);
+
 /// What listing needs.
 pub struct Lister<'a> {
     pub db: &'a PgPool,
@@ -66,7 +70,8 @@ impl Lister<'_> {
         Ok(())
     }
 
-    /// Until the next listing is due, at most a poll interval.
+    /// Until the next listing is due, at most a poll interval and at most [`LOOK_AGAIN`]: a
+    /// source created meanwhile is due at once.
     async fn next_in(&self) -> Duration {
         let soonest = sqlx::query_scalar!(
             r#"SELECT extract(epoch FROM min(list_due_at) - now())::float8
@@ -80,7 +85,10 @@ impl Lister<'_> {
             .map_or(self.cfg.poll_interval, |s| {
                 Duration::from_secs_f64(s.clamp(0.0, 3600.0))
             })
-            .clamp(Duration::from_millis(100), self.cfg.poll_interval)
+            .clamp(
+                Duration::from_millis(100),
+                self.cfg.poll_interval.min(LOOK_AGAIN),
+            )
     }
 
     /// Reads one page of `source` and records it with the next marker.
