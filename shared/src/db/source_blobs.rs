@@ -14,6 +14,10 @@ use uuid::Uuid;
 
 use super::Due;
 
+/// The longest blob name recorded (the table's CHECK): Blob Storage's own limit. A longer name
+/// found by a listing or an event is not one a source can import.
+pub const MAX_BLOB_NAME: usize = 1024;
+
 /// A blob as a listing or an event names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FoundBlob {

@@ -277,6 +277,17 @@ pub async fn claim_listing(
     .await
 }
 
+/// Seconds until the next enabled source's listing is due (negative: overdue); `None` when
+/// there is no enabled source.
+pub async fn next_listing_in(db: impl PgExecutor<'_>) -> sqlx::Result<Option<f64>> {
+    sqlx::query_scalar!(
+        r#"SELECT extract(epoch FROM min(list_due_at) - now())::float8
+           FROM sources WHERE enabled"#
+    )
+    .fetch_one(db)
+    .await
+}
+
 /// How a listing step ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Listed {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use shared::blob_events::{self, BlobEvent};
 use shared::db;
-use shared::db::source_blobs::{Finder, FoundBlob};
+use shared::db::source_blobs::{Finder, FoundBlob, MAX_BLOB_NAME};
 use shared::storage::QueueClient;
 use sqlx::PgPool;
 
@@ -104,7 +104,7 @@ impl EventReader<'_> {
             };
             let found = match blob_events::container_of(url) {
                 Some(container) => match blob_events::blob_in(url, &container) {
-                    Some(name) if name.len() <= 1024 => {
+                    Some(name) if name.len() <= MAX_BLOB_NAME => {
                         db::sources::watching(self.db, &container, &name)
                             .await?
                             .map(|source| (source, name))

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use shared::db;
-use shared::db::source_blobs::{Finder, FoundBlob};
+use shared::db::source_blobs::{Finder, FoundBlob, MAX_BLOB_NAME};
 use shared::db::sources::{Listed, Listing};
 use shared::webhooks::WebhookKeyConfig;
 use sqlx::PgPool;
@@ -73,14 +73,7 @@ impl Lister<'_> {
     /// Until the next listing is due, at most a poll interval and at most [`LOOK_AGAIN`]: a
     /// source created meanwhile is due at once.
     async fn next_in(&self) -> Duration {
-        let soonest = sqlx::query_scalar!(
-            r#"SELECT extract(epoch FROM min(list_due_at) - now())::float8
-               FROM sources WHERE enabled"#
-        )
-        .fetch_one(self.db)
-        .await
-        .ok()
-        .flatten();
+        let soonest = db::sources::next_listing_in(self.db).await.ok().flatten();
         soonest
             .map_or(self.cfg.poll_interval, |s| {
                 Duration::from_secs_f64(s.clamp(0.0, 3600.0))
@@ -115,7 +108,7 @@ impl Lister<'_> {
                 let blobs: Vec<FoundBlob> = page
                     .blobs
                     .into_iter()
-                    .filter(|b| !b.copying && b.name.len() <= 1024)
+                    .filter(|b| !b.copying && b.name.len() <= MAX_BLOB_NAME)
                     .filter_map(|b| {
                         let etag = unquoted(b.etag.as_deref()?).to_owned();
                         Some(FoundBlob {

@@ -26,10 +26,9 @@ use anyhow::Context as _;
 use shared::storage::{BlobStore, QueueClient};
 use shared::webhooks::WebhookKeyConfig;
 use sqlx::PgPool;
-use tokio_util::sync::CancellationToken;
 
 use crate::bounds::Budget;
-use crate::claim::{self, LoopConfig, Report};
+use crate::claim::{self, LoopConfig};
 use crate::{tenant_container, Shutdown};
 pub use config::SourcesConfig;
 
@@ -118,21 +117,5 @@ impl Sources {
             let importing = claim::run(&imports, &loop_cfg, &shutdown, drain, &budget);
             tokio::try_join!(finding, importing).map(|_| ())
         }
-    }
-
-    /// Lists every due source once, reads one batch of events, and imports one batch (for
-    /// tests that go step by step).
-    pub async fn run_once(&self, abort: &CancellationToken) -> anyhow::Result<Report> {
-        self.lister().list_due(abort).await?;
-        if let Some(queue) = &self.events {
-            events::EventReader {
-                db: &self.db,
-                queue,
-            }
-            .read_batch(abort)
-            .await?;
-        }
-        let loop_cfg = self.loop_config();
-        claim::run_once(&self.imports(), &loop_cfg, loop_cfg.batch_size, abort).await
     }
 }

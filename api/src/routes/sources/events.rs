@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use shared::blob_events::{self, BlobEvent};
 use shared::db;
-use shared::db::source_blobs::{Finder, FoundBlob};
+use shared::db::source_blobs::{Finder, FoundBlob, MAX_BLOB_NAME};
 
 use super::not_found;
 use super::views::{EventsAccepted, ValidationResponse};
@@ -71,7 +71,9 @@ pub async fn post_events(
             }
             BlobEvent::Created { url, etag, size } => {
                 match blob_events::blob_in(&url, &source.container_url) {
-                    Some(name) if name.starts_with(&source.prefix) && name.len() <= 1024 => {
+                    Some(name)
+                        if name.starts_with(&source.prefix) && name.len() <= MAX_BLOB_NAME =>
+                    {
                         found.push(FoundBlob { name, etag, size });
                     }
                     _ => ignored += 1,
