@@ -91,18 +91,7 @@ pub async fn create_session(
     AppJson(request): AppJson<CreateSession>,
 ) -> Result<Response, ApiError> {
     let checked = Checked::from(&request)?;
-    let unknown = || {
-        ApiError::unprocessable(
-            ApiErrorCode::UnknownTemplate,
-            format!("no template {:?}", request.template),
-        )
-    };
-    if !super::templates::valid_name(&request.template) {
-        return Err(unknown());
-    }
-    db::templates::find(&state.db, &principal.tenant_id, &request.template, None)
-        .await?
-        .ok_or_else(unknown)?;
+    super::templates::named(&state, &principal.tenant_id, &request.template).await?;
     let token = session::new_token();
     let end_user =
         serde_json::to_value(&request.end_user).map_err(|e| ApiError::Internal(e.into()))?;

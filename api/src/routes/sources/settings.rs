@@ -4,12 +4,11 @@
 //! ([`crate::routes::destinations::checks`]); the template is the tenant's (`422
 //! unknown_template`), as an upload's.
 
-use shared::db;
 use shared::domain::OnInvalid;
 use shared::storage::external::GivenCredential;
 use uuid::Uuid;
 
-use crate::error::{ApiError, ApiErrorCode};
+use crate::error::ApiError;
 use crate::routes::destinations::checks::{self, Problems};
 use crate::routes::webhooks::sealing_key;
 use crate::state::AppState;
@@ -96,17 +95,8 @@ pub(super) async fn template(
     tenant: &str,
     name: Option<&str>,
 ) -> Result<(), ApiError> {
-    let Some(name) = name else { return Ok(()) };
-    let known = crate::routes::templates::valid_name(name)
-        && db::templates::find(&state.db, tenant, name, None)
-            .await?
-            .is_some();
-    if known {
-        Ok(())
-    } else {
-        Err(ApiError::unprocessable(
-            ApiErrorCode::UnknownTemplate,
-            format!("no template {name:?}"),
-        ))
+    if let Some(name) = name {
+        crate::routes::templates::named(state, tenant, name).await?;
     }
+    Ok(())
 }

@@ -114,6 +114,28 @@ pub fn valid_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
 }
 
+/// The latest version of the tenant's template `name`, as an upload, an import session or a Blob
+/// source names it: `422 unknown_template` when the tenant has none (or no template can have
+/// that name).
+pub(crate) async fn named(
+    state: &AppState,
+    tenant: &str,
+    name: &str,
+) -> Result<Template, ApiError> {
+    let unknown = || {
+        ApiError::unprocessable(
+            ApiErrorCode::UnknownTemplate,
+            format!("no template {name:?}"),
+        )
+    };
+    if !valid_name(name) {
+        return Err(unknown());
+    }
+    db::templates::find(&state.db, tenant, name, None)
+        .await?
+        .ok_or_else(unknown)
+}
+
 fn checked_name(name: &str) -> Result<(), ApiError> {
     if valid_name(name) {
         Ok(())

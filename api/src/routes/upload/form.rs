@@ -254,18 +254,7 @@ impl FormFields {
             }
             return Ok(None);
         };
-        let unknown = || {
-            ApiError::unprocessable(
-                ApiErrorCode::UnknownTemplate,
-                format!("no template {name:?}"),
-            )
-        };
-        if !crate::routes::templates::valid_name(name) {
-            return Err(unknown());
-        }
-        let template = db::templates::find(&state.db, &principal.tenant_id, name, None)
-            .await?
-            .ok_or_else(unknown)?;
+        let template = crate::routes::templates::named(state, &principal.tenant_id, name).await?;
         let on_invalid = match on_invalid {
             Some(p) => p,
             None => template.on_invalid,
