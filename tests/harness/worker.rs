@@ -314,6 +314,33 @@ impl WorkerEnv {
         }
     }
 
+    /// The env of `app`: its database, queue and container.
+    pub fn of(app: &crate::app::TestApp) -> Self {
+        let storage = app.config.storage.clone();
+        Self {
+            database_url: app.config.database.url.clone(),
+            db: app.db.clone(),
+            queue: QueueClient::new(&storage, &storage.queue_name).expect("queue"),
+            poison: QueueClient::new(&storage, &format!("{}-poison", storage.queue_name))
+                .expect("poison queue"),
+            blobs: BlobStore::new(&storage).expect("blobs"),
+            storage,
+        }
+    }
+
+    /// [`WorkerEnv::command`] with the keys of every test worker ([`test_webhook_keys`]): the
+    /// sealing key (for webhook secrets and stored credentials) and private networks allowed.
+    pub fn keyed_command(&self, args: &[&str]) -> tokio::process::Command {
+        use base64::Engine as _;
+        let mut cmd = self.command(args);
+        cmd.env(
+            "WEBHOOK_SECRET_KEY",
+            base64::engine::general_purpose::STANDARD.encode(TEST_SEALING_KEY),
+        )
+        .env("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true");
+        cmd
+    }
+
     /// Environment for a `worker` child process on this env (fast test settings).
     pub fn command(&self, args: &[&str]) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(worker_exe());
@@ -568,12 +595,15 @@ pub fn run_config(database_url: &str, storage: StorageConfig) -> worker::config:
     }
 }
 
+/// The bytes of [`test_webhook_keys`]'s sealing key.
+const TEST_SEALING_KEY: [u8; 32] = [42; 32];
+
 /// The webhook sealing key of every test api and worker, with private networks allowed: test
 /// receivers listen on loopback. (The SSRF tests turn the allowance off.)
 pub fn test_webhook_keys() -> shared::webhooks::WebhookKeyConfig {
     shared::webhooks::WebhookKeyConfig {
         secret_key: Some(
-            shared::webhooks::SealingKey::from_bytes(&[42u8; 32]).expect("a 32-byte key"),
+            shared::webhooks::SealingKey::from_bytes(&TEST_SEALING_KEY).expect("a 32-byte key"),
         ),
         allow_private_networks: true,
     }

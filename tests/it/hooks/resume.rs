@@ -6,11 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
 use harness::app::TestApp;
 use harness::worker::{eventually, eventually_some, WorkerEnv, WorkerProcess};
 use serde_json::{json, Value};
-use shared::storage::{BlobStore, QueueClient};
 
 use super::receiver::{HookReceiver, Reply};
 use super::{endpoint, template, upload, CUSTOMERS};
@@ -18,25 +16,10 @@ use super::{endpoint, template, upload, CUSTOMERS};
 /// A `worker run` process on the app's database, queue and container, with the tests' sealing
 /// key and short leases.
 fn worker(app: &TestApp) -> WorkerProcess {
-    let storage = app.config.storage.clone();
-    let env = WorkerEnv {
-        database_url: app.config.database.url.clone(),
-        db: app.db.clone(),
-        queue: QueueClient::new(&storage, &storage.queue_name).expect("queue"),
-        poison: QueueClient::new(&storage, &format!("{}-poison", storage.queue_name))
-            .expect("poison queue"),
-        blobs: BlobStore::new(&storage).expect("blobs"),
-        storage,
-    };
-    let mut cmd = env.command(&["run", "--role", "all"]);
-    cmd.env(
-        "WEBHOOK_SECRET_KEY",
-        base64::engine::general_purpose::STANDARD.encode([42u8; 32]),
-    )
-    .env("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true")
-    .env("VISIBILITY_TIMEOUT", "3s")
-    .env("TASK_LEASE", "2s")
-    .env("HOOK_RETRY_FOR", "10m");
+    let mut cmd = WorkerEnv::of(app).keyed_command(&["run", "--role", "all"]);
+    cmd.env("VISIBILITY_TIMEOUT", "3s")
+        .env("TASK_LEASE", "2s")
+        .env("HOOK_RETRY_FOR", "10m");
     WorkerProcess::spawn(cmd)
 }
 

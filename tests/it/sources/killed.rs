@@ -5,11 +5,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use base64::Engine as _;
 use harness::app::TestApp;
 use harness::worker::{eventually, WorkerEnv, WorkerProcess};
 use serde_json::json;
-use shared::storage::{BlobStore, QueueClient};
 
 use super::{create, put, settled, WAIT};
 use crate::destinations::container;
@@ -18,27 +16,12 @@ const BLOBS: usize = 60;
 
 /// A `worker run --role sources` process with short leases, small pages and few imports at once.
 fn worker(app: &TestApp) -> WorkerProcess {
-    let storage = app.config.storage.clone();
-    let env = WorkerEnv {
-        database_url: app.config.database.url.clone(),
-        db: app.db.clone(),
-        queue: QueueClient::new(&storage, &storage.queue_name).expect("queue"),
-        poison: QueueClient::new(&storage, &format!("{}-poison", storage.queue_name))
-            .expect("poison queue"),
-        blobs: BlobStore::new(&storage).expect("blobs"),
-        storage,
-    };
-    let mut cmd = env.command(&["run", "--role", "sources"]);
-    cmd.env(
-        "WEBHOOK_SECRET_KEY",
-        base64::engine::general_purpose::STANDARD.encode([42u8; 32]),
-    )
-    .env("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "true")
-    .env("SOURCE_LEASE", "2s")
-    .env("SOURCE_LIST_PAGE", "7")
-    .env("SOURCE_POLL_INTERVAL", "1s")
-    .env("SOURCE_MAX_IN_FLIGHT", "4")
-    .env("SOURCE_CONCURRENCY", "2");
+    let mut cmd = WorkerEnv::of(app).keyed_command(&["run", "--role", "sources"]);
+    cmd.env("SOURCE_LEASE", "2s")
+        .env("SOURCE_LIST_PAGE", "7")
+        .env("SOURCE_POLL_INTERVAL", "1s")
+        .env("SOURCE_MAX_IN_FLIGHT", "4")
+        .env("SOURCE_CONCURRENCY", "2");
     WorkerProcess::spawn(cmd)
 }
 
