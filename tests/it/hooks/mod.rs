@@ -9,6 +9,7 @@ mod faults;
 mod keys;
 mod receiver;
 mod resume;
+mod taken_back;
 
 use std::time::Duration;
 

@@ -30,6 +30,7 @@ use super::work::{rejects_file, Fetched, Parsed, Template};
 use super::Consumer;
 use crate::hooks::spool::{Spool, SpooledRow};
 use crate::hooks::{self, Stop, Unavailable};
+use crate::parse::faults::Faults;
 use crate::parse::isolate::{self, EventSink};
 use crate::parse::{LayoutOverride, ParseEvent, ParseFailure, ParseSummary, ValidationReport};
 
@@ -45,7 +46,7 @@ const TO_COPY: usize = 4;
 /// hooks after every chunk of events, the rest into the report.
 struct SpoolSink<'r> {
     spool: Option<Spool>,
-    origin: Option<(u64, bool)>,
+    origin: Option<(u64, Faults)>,
     report: &'r mut Report,
 }
 
@@ -58,9 +59,9 @@ impl SpoolSink<'_> {
 impl EventSink for SpoolSink<'_> {
     fn event(&mut self, event: ParseEvent<'_>) -> anyhow::Result<()> {
         match event {
-            ParseEvent::Origin { row, valid } => self.origin = Some((row, valid)),
+            ParseEvent::Origin { row, faults } => self.origin = Some((row, faults)),
             ParseEvent::Row { sheet, values, .. } => {
-                let (row, valid) = self
+                let (row, faults) = self
                     .origin
                     .take()
                     .context("the parse child sent a hooked row without its origin")?;
@@ -68,7 +69,7 @@ impl EventSink for SpoolSink<'_> {
                     .push(&SpooledRow {
                         sheet,
                         row,
-                        valid,
+                        faults,
                         spoiled: false,
                         values: values.into_owned(),
                         keys: None,
@@ -226,7 +227,8 @@ impl Consumer {
         }
         if let Some(validation) = summary.validation.as_mut() {
             for tally in tallies {
-                tally.settle(validation, &mut report.errors, job.max_errors as usize);
+                let records = (&mut report.errors, &mut report.rejected);
+                tally.settle(validation, records, job.max_errors as usize);
             }
         }
         let Copied {

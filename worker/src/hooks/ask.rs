@@ -63,7 +63,7 @@ impl Target<'_> {
                 keep: None,
             }));
         }
-        let asked: Vec<&SpooledRow> = window.iter().filter(|r| keep_all || r.valid).collect();
+        let asked: Vec<&SpooledRow> = window.iter().filter(|r| keep_all || r.valid()).collect();
         let body = serde_json::to_vec(&self.body(batch, &asked)?)?;
         let digest = Sha256::digest(&body);
         let run = self.run;

@@ -12,16 +12,19 @@ use std::os::unix::fs::FileExt as _;
 use anyhow::{anyhow, Context as _};
 use tokio::sync::watch;
 
+use crate::parse::faults::Faults;
+
 /// One stored row of the validated sheet, as the hooks see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpooledRow {
     pub sheet: u32,
     /// Its 1-based row number in the file.
     pub row: u64,
-    /// Valid so far: by the template, then by every hook asked.
-    pub valid: bool,
-    /// A hook (or the check of a value a hook wrote) made it invalid: its cells join the
-    /// report's rejected rows.
+    /// Its errors so far: the template's, then as every hook asked changed them (none: valid).
+    pub faults: Faults,
+    /// Rejected as the hooks left it: a hook (or the check of a value a hook wrote) made it
+    /// invalid, or wrote into a row the template had rejected. Its cells join the report's
+    /// rejected rows (instead of the parse's entry).
     pub spoiled: bool,
     /// The template's JSON array of the row's values.
     pub values: String,
@@ -38,6 +41,11 @@ pub struct KeyMove {
 }
 
 impl SpooledRow {
+    /// Valid so far: by the template, then by every hook asked.
+    pub fn valid(&self) -> bool {
+        self.faults.is_empty()
+    }
+
     /// Notes key values written by a hook: `before` the first time, `after` each time.
     pub fn move_keys(&mut self, before: Vec<(i32, u128)>, after: Vec<(i32, u128)>) {
         let moved = self.keys.get_or_insert_with(|| {
@@ -152,7 +160,7 @@ impl Spool {
             "{}\t{}\t{}\t{}\t{}\t{}",
             r.sheet,
             r.row,
-            u8::from(r.valid),
+            r.faults,
             u8::from(r.spoiled),
             Keys(r.keys.as_deref()),
             r.values
@@ -249,14 +257,14 @@ fn parse(line: &str) -> anyhow::Result<SpooledRow> {
     let mut next = || parts.next().ok_or_else(|| anyhow!("a garbled spooled row"));
     let sheet = next()?.parse().context("a spooled row's sheet")?;
     let row = next()?.parse().context("a spooled row's number")?;
-    let valid = next()? == "1";
+    let faults = next()?.parse()?;
     let spoiled = next()? == "1";
     let keys = read_keys(next()?)?;
     let values = next()?.to_owned();
     Ok(SpooledRow {
         sheet,
         row,
-        valid,
+        faults,
         spoiled,
         values,
         keys,
@@ -266,12 +274,20 @@ fn parse(line: &str) -> anyhow::Result<SpooledRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::faults::Fault;
 
     fn row(row: u64, values: &str) -> SpooledRow {
         SpooledRow {
             sheet: 0,
             row,
-            valid: row.is_multiple_of(2),
+            faults: if row.is_multiple_of(2) {
+                Faults::default()
+            } else {
+                Faults(vec![Fault {
+                    field: Some(1),
+                    code: template::validate::ErrorCode::TypeError,
+                }])
+            },
             spoiled: row.is_multiple_of(3),
             values: values.into(),
             keys: (row == 3).then(|| {

@@ -102,7 +102,7 @@ pub async fn run(
                     Some(row) => {
                         // At most a batch of rows, asked or not: a window never grows past
                         // it, however many rows an earlier hook left out.
-                        asked += usize::from(keep_all || row.valid);
+                        asked += usize::from(keep_all || row.valid());
                         window.push(row);
                         if window.len() < size {
                             continue;

@@ -11,6 +11,7 @@
 
 mod checks;
 mod error;
+pub mod faults;
 mod formats;
 pub mod isolate;
 mod limits;
@@ -83,11 +84,12 @@ pub enum ParseEvent<'a> {
     /// end instead of rows (none were sent) and the validation's counts.
     NeedsReview(Review),
     /// A templated file with validation hooks: where the [`ParseEvent::Row`] that follows
-    /// comes from (its 1-based row number in the file) and whether the template found it valid,
-    /// which the hooks' stage in the consumer needs to ask about it and to keep the counts.
+    /// comes from (its 1-based row number in the file) and the errors the template found in it
+    /// (none: valid), which the hooks' stage in the consumer needs to ask about it, to take an
+    /// error back when a hook rewrites its cell, and to keep the counts.
     Origin {
         row: u64,
-        valid: bool,
+        faults: faults::Faults,
     },
 }
 
@@ -141,7 +143,7 @@ impl ParseEvent<'_> {
                 entries,
             },
             ParseEvent::NeedsReview(review) => ParseEvent::NeedsReview(review),
-            ParseEvent::Origin { row, valid } => ParseEvent::Origin { row, valid },
+            ParseEvent::Origin { row, faults } => ParseEvent::Origin { row, faults },
         }
     }
 }

@@ -167,7 +167,7 @@ impl Copied {
         job: &TemplateJob,
     ) -> anyhow::Result<()> {
         let (child, stored) = self.places.0.entry(r.sheet).or_default();
-        if job.on_invalid == OnInvalid::KeepInvalidRows || r.valid {
+        if job.on_invalid == OnInvalid::KeepInvalidRows || r.valid() {
             sink.event(ParseEvent::Row {
                 sheet: r.sheet,
                 index: *stored,

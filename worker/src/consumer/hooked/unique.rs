@@ -2,12 +2,14 @@
 //! index: the rows held from the first such row on ([`super::copy`]) are read back, each
 //! written value is a duplicate when another row holds it (the first other holder is named, as
 //! a correction names it: the value the hook wrote is the one that collides), and the rows are
-//! copied in their places. Then the key index follows the hooks: rows a hook dropped hold no
+//! copied in their places. A row that was a duplicate of a row whose hook took the value away
+//! is decided again (the first earlier holder left: it is the first now, or the duplicate of
+//! the next). Then the key index follows the hooks: rows a hook dropped hold no
 //! value any more, and written values replace the old ones, so corrections read the file as
 //! the hooks left it.
 //!
 //! Memory: the rows with written key values (their keys) and the index entries of the values
-//! written; never the whole index.
+//! written or left; never the whole index.
 
 use std::collections::{HashMap, HashSet};
 
@@ -35,12 +37,22 @@ impl Copied {
         };
         // Every value a row left before any is checked: two rows trading values collide with
         // neither.
+        let left: HashSet<(i32, u128)> = self
+            .moves
+            .iter()
+            .flat_map(|(_, m)| m.before.iter().filter(|k| !m.after.contains(k)).copied())
+            .collect();
         let wanted: HashSet<(i32, u128)> = self
             .moves
             .iter()
             .flat_map(|(_, m)| m.after.iter().filter(|k| !m.before.contains(k)).copied())
+            .chain(left.iter().copied())
             .collect();
         let mut holders = keys.holders(sheet, &wanted)?;
+        let was: HashMap<(i32, u128), Vec<u64>> = left
+            .iter()
+            .filter_map(|k| Some((*k, holders.get(k)?.clone())))
+            .collect();
         for (row, m) in &self.moves {
             for k in m.before.iter().filter(|k| !m.after.contains(k)) {
                 if let Some(rows) = holders.get_mut(k) {
@@ -48,15 +60,33 @@ impl Copied {
                 }
             }
         }
+        let mut redecided = redecided(&was, &holders, &self.gone);
         let mut tx = self.tx.take().context("held rows without a transaction")?;
         let keep_all = job.on_invalid == OnInvalid::KeepInvalidRows;
         copy_rows(&mut tx, source_file_id, progress, async |sink| {
             while let Some(mut r) = held.next_row().await? {
+                let was_valid = r.valid();
+                let mut earlier = Vec::new();
                 if let Some(m) = r.keys.clone() {
-                    let earlier = first_holders(&holders, &self.gone, r.row, &m.after, &m.before);
-                    if !earlier.is_empty() {
-                        merge.collide(&mut r, &earlier);
-                    }
+                    // The duplicate errors of the values it left go; its new ones are checked.
+                    let moved: Vec<i32> = m
+                        .before
+                        .iter()
+                        .filter(|k| !m.after.contains(k))
+                        .map(|k| k.0)
+                        .collect();
+                    merge.take_back(&mut r, |f| f.key_set().is_some_and(|s| moved.contains(&s)));
+                    earlier = first_holders(&holders, &self.gone, r.row, &m.after, &m.before);
+                }
+                for (slot, fingerprint, now) in redecided.remove(&r.row).unwrap_or_default() {
+                    merge.take_back(&mut r, |f| f.key_set() == Some(slot));
+                    earlier.extend(now.map(|first| (slot, fingerprint, first)));
+                }
+                if !earlier.is_empty() {
+                    merge.collide(&mut r, &earlier);
+                }
+                merge.revalue(&mut r, was_valid);
+                if let Some(m) = &r.keys {
                     if r.spoiled && !keep_all {
                         self.gone.insert(r.row);
                     } else {
@@ -95,6 +125,37 @@ impl Copied {
         }
         edits
     }
+}
+
+/// The rows still holding a value another row's hook took away whose duplicate error changes:
+/// each key set and value, with the row it is a duplicate of now (`None`: none, it is the first
+/// holder now). A row is a duplicate of the first earlier holder of its value, so only rows
+/// whose first earlier holder left are decided again; the rows that wrote the value are the
+/// ones that collide ([`first_holders`]), not these.
+fn redecided(
+    was: &HashMap<(i32, u128), Vec<u64>>,
+    holders: &HashMap<(i32, u128), Vec<u64>>,
+    gone: &HashSet<u64>,
+) -> HashMap<u64, Vec<(i32, u128, Option<u64>)>> {
+    let first_before = |rows: &[u64], row: u64| rows.iter().copied().filter(|&h| h < row).min();
+    let mut found: HashMap<u64, Vec<(i32, u128, Option<u64>)>> = HashMap::new();
+    for (&(slot, fingerprint), before) in was {
+        let Some(now) = holders.get(&(slot, fingerprint)) else {
+            continue;
+        };
+        let staying: Vec<u64> = now.iter().copied().filter(|h| !gone.contains(h)).collect();
+        for &row in &staying {
+            let then = first_before(before, row);
+            let first = first_before(&staying, row);
+            if then != first {
+                found
+                    .entry(row)
+                    .or_default()
+                    .push((slot, fingerprint, first));
+            }
+        }
+    }
+    found
 }
 
 /// The first row other than `row` still holding each value `row` newly holds.

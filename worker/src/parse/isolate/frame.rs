@@ -125,12 +125,12 @@ impl FrameDecoder {
                 })
             }
             "O" => {
-                let (row, valid) = rest
+                let (row, faults) = rest
                     .split_once(' ')
                     .ok_or_else(|| anyhow!("parse child wrote a garbled origin frame"))?;
                 Frame::Event(ParseEvent::Origin {
                     row: row.parse().context("origin frame's row")?,
-                    valid: valid == "1",
+                    faults: faults.parse().context("origin frame's errors")?,
                 })
             }
             "V" => Frame::Event(ParseEvent::NeedsReview(
@@ -215,8 +215,8 @@ pub(super) fn encode_event(out: &mut impl Write, event: ParseEvent<'_>) -> io::R
             out.write_all(b"V\t")?;
             serde_json::to_writer(&mut *out, &review)?;
         }
-        ParseEvent::Origin { row, valid } => {
-            write!(out, "O\t{row} {}", u8::from(valid))?;
+        ParseEvent::Origin { row, faults } => {
+            write!(out, "O\t{row} {faults}")?;
         }
     }
     out.write_all(b"\n")

@@ -23,6 +23,7 @@ use template::{Cell, FieldType, Template};
 
 use super::job::TemplateJob;
 use super::review::{chosen_mapping, Sampling};
+use crate::parse::faults::{Fault, Faults};
 use crate::parse::table::sheet::SheetBuilder;
 use crate::parse::{ParseEvent, ParseFailure, TaskErrorCode};
 
@@ -97,8 +98,8 @@ pub(crate) struct Validation<'t> {
     header_width: usize,
     /// The rows of the validated sheet stored so far.
     stored_rows: u64,
-    /// Whether the row checked last was valid.
-    last_valid: bool,
+    /// The errors of the row checked last, when a hooked template's consumer needs them.
+    last_faults: Faults,
 }
 
 impl<'t> Validation<'t> {
@@ -134,7 +135,7 @@ impl<'t> Validation<'t> {
             last_row: 0,
             header_width: 0,
             stored_rows: 0,
-            last_valid: true,
+            last_faults: Faults::default(),
         })
     }
 
@@ -314,7 +315,15 @@ impl<'t> Validation<'t> {
         self.typed.clear();
         let mut found = Vec::new();
         let valid = validator.row(row, cells, &mut self.typed, &mut |e| found.push(e));
-        self.last_valid = valid;
+        if self.job.hooked {
+            let template = self.template;
+            self.last_faults.0.clear();
+            self.last_faults.0.extend(
+                found
+                    .iter()
+                    .map(|e| Fault::of(template, e.field.as_deref(), e.code)),
+            );
+        }
         let store = match self.job.on_invalid {
             OnInvalid::KeepInvalidRows => true,
             OnInvalid::DropInvalidRows | OnInvalid::RejectFile => valid,
@@ -410,7 +419,7 @@ impl<'t> Validation<'t> {
         if self.job.hooked {
             on_event(ParseEvent::Origin {
                 row: self.last_row,
-                valid: self.last_valid,
+                faults: std::mem::take(&mut self.last_faults),
             })
             .map_err(ParseFailure::sink)?;
         }
