@@ -44,7 +44,7 @@ pub async fn open(keys: &WebhookKeyConfig, stored: Stored<'_>) -> anyhow::Result
     let allow_private = keys.allow_private_networks;
     let container = ExternalContainer::parse(stored.url, credential, allow_private)?;
     address::resolve_public(&container.endpoint, allow_private).await?;
-    Ok(container.store()?)
+    Ok(container.store(allow_private)?)
 }
 
 /// How long an opened container is used again before it is opened (and its host checked)

@@ -8,6 +8,7 @@ use super::{
     metered::{metered, Service},
     BlockWriter, StorageConfig, StorageError,
 };
+use azure_core::http::Transport;
 use azure_storage_blob::{
     models::{
         BlobClientDeleteOptions, BlobClientDownloadOptions,
@@ -85,10 +86,21 @@ impl std::fmt::Debug for BlobStore {
 impl BlobStore {
     /// Builds the container client; no network call is made until first use.
     pub fn new(cfg: &StorageConfig) -> Result<Self, StorageError> {
+        Self::with_transport(cfg, None)
+    }
+
+    /// [`BlobStore::new`] sending its requests through `transport` (the SDK's own client when
+    /// `None`).
+    pub fn with_transport(
+        cfg: &StorageConfig,
+        transport: Option<Transport>,
+    ) -> Result<Self, StorageError> {
         let auth = ResolvedAuth::from_config(cfg)?;
         let url = child_url(&auth.blob_endpoint, &cfg.blob_container)?;
+        let mut client_options = auth.client_options();
+        client_options.transport = transport;
         let options = BlobContainerClientOptions {
-            client_options: metered(auth.client_options(), Service::Blob, &url),
+            client_options: metered(client_options, Service::Blob, &url),
             ..Default::default()
         };
         let container = BlobContainerClient::new(url, auth.credential.clone(), Some(options))?;

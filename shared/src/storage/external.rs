@@ -8,6 +8,9 @@
 //! never in `Debug` and is sealed before it is stored.
 
 use std::fmt;
+use std::sync::Arc;
+
+use azure_core::http::Transport;
 
 use serde::Deserialize;
 use url::Url;
@@ -15,7 +18,7 @@ use url::Url;
 use super::config::{CredentialKind, StorageConfig};
 use super::connection_string::ConnectionString;
 use super::{BlobStore, StorageError};
-use crate::webhooks::address;
+use crate::webhooks::{address, client};
 
 /// Longest SAS or connection string accepted.
 const MAX_SECRET: usize = 4096;
@@ -184,9 +187,12 @@ impl ExternalContainer {
         )
     }
 
-    /// A client for the container; no request is made until it is used. A managed identity
-    /// needs an `https` endpoint (the SDK's token credentials refuse plain http).
-    pub fn store(&self) -> Result<BlobStore, StorageError> {
+    /// A client for the container; no request is made until it is used. Its requests connect
+    /// only to public addresses, whatever the host's name resolves to by then (unless
+    /// `allow_private`): [`crate::webhooks::client::tenant_storage`]. A managed identity needs
+    /// an `https` endpoint (the SDK's token credentials refuse plain http); its token requests
+    /// go to the platform's identity endpoint through the SDK's own client.
+    pub fn store(&self, allow_private: bool) -> Result<BlobStore, StorageError> {
         let endpoint = self.endpoint.as_str().trim_end_matches('/');
         let mut cfg = match &self.credential {
             ContainerCredential::Sas(sas) => StorageConfig::from_connection_string(
@@ -210,7 +216,9 @@ impl ExternalContainer {
             }
         };
         cfg.queue_name = String::new();
-        BlobStore::new(&cfg)
+        let client = client::tenant_storage(allow_private)
+            .map_err(|e| StorageError::Config(format!("building the HTTP client: {e}")))?;
+        BlobStore::with_transport(&cfg, Some(Transport::new(Arc::new(client))))
     }
 }
 
@@ -279,6 +287,20 @@ mod tests {
         ContainerCredential::Sas("sv=2024&sp=cw&sig=abc".into())
     }
 
+    /// A name passes the parse (it is judged by what it resolves to: the worker resolves it
+    /// when it opens the container). This is the check that still holds afterwards: the
+    /// store's own connections refuse a non-public answer, so a name that rebinds to a private
+    /// address after the opening reaches nothing.
+    #[tokio::test]
+    async fn the_stores_connections_refuse_a_name_resolving_to_loopback() {
+        let c = ExternalContainer::parse("https://localhost:9/lake", sas(), false).expect("a name");
+        let err = c.store(false).unwrap().ping().await.unwrap_err();
+        assert!(err.to_string().contains("not a public address"), "{err}");
+        // With private networks allowed it connects (and finds nothing listening on port 9).
+        let err = c.store(true).unwrap().ping().await.unwrap_err();
+        assert!(!err.to_string().contains("not a public address"), "{err}");
+    }
+
     #[test]
     fn a_host_style_url_splits_into_endpoint_and_container() {
         let c = ExternalContainer::parse("https://acct.blob.core.windows.net/lake", sas(), false)
@@ -287,7 +309,7 @@ mod tests {
         assert_eq!(c.container, "lake");
         assert_eq!(c.url(), "https://acct.blob.core.windows.net/lake");
         assert!(!format!("{c:?}").contains("sig=abc"), "{c:?}");
-        assert!(c.store().is_ok());
+        assert!(c.store(false).is_ok());
     }
 
     #[test]

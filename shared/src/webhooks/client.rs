@@ -1,5 +1,6 @@
 //! The HTTP client every outgoing webhook request uses (event and row deliveries from the
-//! worker, validation hooks from the worker and from the api's corrections). It follows no
+//! worker, validation hooks from the worker and from the api's corrections), and the one the
+//! Azure SDK is given for a tenant's own storage account ([`tenant_storage`]). It follows no
 //! redirect (a 3xx is an answer, not a new destination), uses no proxy (a proxy would resolve
 //! names for us), and resolves names with [`PublicOnly`], which refuses an answer holding any
 //! non-public address: the check at connect time that DNS rebinding cannot get around. A URL
@@ -61,5 +62,22 @@ pub fn build(
         .dns_resolver(PublicOnly { allow_private })
         .pool_max_idle_per_host(per_endpoint)
         .user_agent(concat!("sheetrelay-webhooks/", env!("CARGO_PKG_VERSION")))
+        .build()?)
+}
+
+/// The client for a container in a tenant's own storage account (a destination's, a Blob
+/// source's), given to the Azure SDK as its transport: the host was checked public when the
+/// container was opened, and [`PublicOnly`] checks every address it connects to again, so a
+/// name that changes its answer afterwards (DNS rebinding) reaches nothing private. The
+/// timeouts are the SDK's own client's (20 s to connect, 60 s between reads); no overall
+/// timeout, as a block of a large blob may take longer.
+pub fn tenant_storage(allow_private: bool) -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .connect_timeout(Duration::from_secs(20))
+        .read_timeout(Duration::from_secs(60))
+        .dns_resolver(PublicOnly { allow_private })
+        .user_agent(concat!("sheetrelay/", env!("CARGO_PKG_VERSION")))
         .build()?)
 }
