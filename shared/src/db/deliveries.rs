@@ -33,6 +33,8 @@ pub struct Delivery {
     pub secret: Vec<u8>,
     /// The secret before a rotation, while it still signs.
     pub previous_secret: Option<Vec<u8>>,
+    /// The endpoint is an Event Grid topic: its sealed access key.
+    pub event_grid_key: Option<Vec<u8>>,
     pub event_type: EventType,
     // Left as JSON: SQL writes it (`task_event_data`, the file delete) and the delivery signs
     // and sends it as written; its shape is held by the tests of `tests/it/events`.
@@ -112,7 +114,7 @@ pub async fn claim(
                   c.attempts AS "attempts!", c.failures AS "failures!",
                   c.deferrals AS "deferrals!", e.url, e.secret,
                   CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END
-                      AS previous_secret,
+                      AS previous_secret, e.event_grid_key,
                   ev.type AS "event_type: EventType", ev.data AS event_data,
                   ev.created_at AS event_created_at, ev.trace_id
            FROM claimed c

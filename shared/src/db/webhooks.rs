@@ -23,6 +23,8 @@ pub struct Endpoint {
     pub failing_since: Option<DateTime<Utc>>,
     /// Until when the secret before the last rotation still signs.
     pub previous_secret_until: Option<DateTime<Utc>>,
+    /// An Azure Event Grid topic: its deliveries are CloudEvents with the topic's key.
+    pub event_grid: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -35,6 +37,8 @@ pub struct NewEndpoint<'a> {
     pub description: Option<&'a str>,
     /// The signing secret, sealed for this endpoint's id.
     pub sealed_secret: &'a [u8],
+    /// An Event Grid topic's access key, sealed for this endpoint's id.
+    pub sealed_event_grid_key: Option<&'a [u8]>,
 }
 
 /// Creates the endpoint unless the tenant already has `max` of them (`None`).
@@ -45,18 +49,21 @@ pub async fn insert(
 ) -> sqlx::Result<Option<Endpoint>> {
     sqlx::query_as!(
         Endpoint,
-        r#"INSERT INTO webhook_endpoints (id, tenant_id, url, events, description, secret)
-           SELECT $1, $2, $3, $4, $5, $6
+        r#"INSERT INTO webhook_endpoints
+               (id, tenant_id, url, events, description, secret, event_grid_key)
+           SELECT $1, $2, $3, $4, $5, $6, $8
            WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $2) < $7
            RETURNING id, tenant_id, url, events, description, enabled, disabled_reason,
-                     disabled_at, failing_since, previous_secret_until, created_at, updated_at"#,
+                     disabled_at, failing_since, previous_secret_until,
+                     event_grid_key IS NOT NULL AS "event_grid!", created_at, updated_at"#,
         new.id,
         new.tenant_id,
         new.url,
         new.events,
         new.description,
         new.sealed_secret,
-        max
+        max,
+        new.sealed_event_grid_key
     )
     .fetch_optional(db)
     .await
@@ -66,7 +73,8 @@ pub async fn list(db: impl PgExecutor<'_>, tenant_id: &str) -> sqlx::Result<Vec<
     sqlx::query_as!(
         Endpoint,
         r#"SELECT id, tenant_id, url, events, description, enabled, disabled_reason, disabled_at,
-                  failing_since, previous_secret_until, created_at, updated_at
+                  failing_since, previous_secret_until,
+                  event_grid_key IS NOT NULL AS "event_grid!", created_at, updated_at
            FROM webhook_endpoints WHERE tenant_id = $1 ORDER BY created_at, id"#,
         tenant_id
     )
@@ -82,7 +90,8 @@ pub async fn find(
     sqlx::query_as!(
         Endpoint,
         r#"SELECT id, tenant_id, url, events, description, enabled, disabled_reason, disabled_at,
-                  failing_since, previous_secret_until, created_at, updated_at
+                  failing_since, previous_secret_until,
+                  event_grid_key IS NOT NULL AS "event_grid!", created_at, updated_at
            FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2"#,
         id,
         tenant_id
@@ -99,6 +108,9 @@ pub struct Change<'a> {
     pub enabled: Option<bool>,
     /// `Some("")` clears it.
     pub description: Option<&'a str>,
+    /// `Some(None)` makes it a Standard Webhooks endpoint again; `Some(Some(sealed))` an Event
+    /// Grid topic with that key.
+    pub event_grid_key: Option<Option<&'a [u8]>>,
 }
 
 /// Applies `change`. Enabling a disabled endpoint forgets why it was disabled and how long it
@@ -125,11 +137,12 @@ pub async fn update(
                                       ELSE COALESCE(disabled_at, now()) END,
                    disabled_reason = CASE WHEN $5 IS TRUE THEN NULL ELSE disabled_reason END,
                    failing_since = CASE WHEN $5 IS TRUE THEN NULL ELSE failing_since END,
+                   event_grid_key = CASE WHEN $7 THEN $8 ELSE event_grid_key END,
                    updated_at = now()
                WHERE id = $1 AND tenant_id = $2
                RETURNING id, tenant_id, url, events, description, enabled, disabled_reason,
-                         disabled_at, failing_since, previous_secret_until, created_at,
-                         updated_at
+                         disabled_at, failing_since, previous_secret_until,
+                         event_grid_key IS NOT NULL AS event_grid, created_at, updated_at
            ), due AS (
                UPDATE webhook_deliveries SET available_at = now()
                WHERE endpoint_id IN (SELECT id FROM changed WHERE enabled)
@@ -138,15 +151,17 @@ pub async fn update(
            )
            SELECT id AS "id!", tenant_id AS "tenant_id!", url AS "url!", events AS "events!",
                   description, enabled AS "enabled!", disabled_reason, disabled_at,
-                  failing_since, previous_secret_until, created_at AS "created_at!",
-                  updated_at AS "updated_at!"
+                  failing_since, previous_secret_until, event_grid AS "event_grid!",
+                  created_at AS "created_at!", updated_at AS "updated_at!"
            FROM changed"#,
         id,
         tenant_id,
         change.url,
         change.events,
         change.enabled,
-        change.description
+        change.description,
+        change.event_grid_key.is_some(),
+        change.event_grid_key.flatten()
     )
     .fetch_optional(db)
     .await
@@ -180,7 +195,8 @@ pub async fn rotate(
                secret = $3, updated_at = now()
            WHERE id = $1 AND tenant_id = $2
            RETURNING id, tenant_id, url, events, description, enabled, disabled_reason,
-                     disabled_at, failing_since, previous_secret_until, created_at, updated_at"#,
+                     disabled_at, failing_since, previous_secret_until,
+                     event_grid_key IS NOT NULL AS "event_grid!", created_at, updated_at"#,
         id,
         tenant_id,
         sealed_secret,

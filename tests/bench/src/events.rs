@@ -260,6 +260,7 @@ async fn register(env: &WorkerEnv, url: &str) -> anyhow::Result<()> {
             events: &events,
             description: None,
             sealed_secret: &sealed,
+            sealed_event_grid_key: None,
         },
         100,
     )

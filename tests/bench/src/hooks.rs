@@ -95,6 +95,7 @@ pub async fn run(_stack: &Stack, rows: u64) -> anyhow::Result<Run> {
             events: &[],
             description: None,
             sealed_secret: &sealed,
+            sealed_event_grid_key: None,
         },
         10,
     )

@@ -6,6 +6,7 @@
 mod claim;
 mod delivery;
 mod endpoints;
+mod event_grid;
 mod unsafe_addresses;
 mod unsafe_urls;
 pub(crate) mod verifiers;

@@ -72,12 +72,12 @@ pub fn signed_headers(secrets: &[SigningSecret], id: &str, body: &[u8]) -> Heade
     headers
 }
 
-/// POSTs `body` to `url` with `headers`; never reads more of the answer than its head (a huge
-/// body costs nothing).
+/// POSTs `body` to `url` with `headers` (as JSON, unless they say another `content-type`); never
+/// reads more of the answer than its head (a huge body costs nothing).
 pub async fn post(
     client: &reqwest::Client,
     url: &str,
-    headers: HeaderMap,
+    mut headers: HeaderMap,
     body: Vec<u8>,
     allow_private: bool,
 ) -> Answer {
@@ -93,13 +93,10 @@ pub async fn post(
     if let Err(e) = address::check_url(url, allow_private) {
         return refused(format!("refused: {e}"));
     }
-    let sent = client
-        .post(url)
-        .headers(headers)
-        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-        .body(body)
-        .send()
-        .await;
+    headers
+        .entry(CONTENT_TYPE)
+        .or_insert(HeaderValue::from_static("application/json"));
+    let sent = client.post(url).headers(headers).body(body).send().await;
     let took = started.elapsed();
     match sent {
         Ok(resp) => {

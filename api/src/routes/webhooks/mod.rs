@@ -17,8 +17,8 @@ use shared::webhooks::{address, SealingKey, SigningSecret};
 use uuid::Uuid;
 
 pub use views::{
-    AttemptList, AttemptView, AttemptsQuery, CreateWebhook, CreatedWebhook, PatchWebhook,
-    ReplayRequest, Replayed, RotatedSecret, WebhookList, WebhookView,
+    AttemptList, AttemptView, AttemptsQuery, CreateWebhook, CreatedWebhook, EventGridTopic,
+    PatchWebhook, ReplayRequest, Replayed, RotatedSecret, WebhookList, WebhookView,
 };
 
 use super::query;
@@ -60,6 +60,11 @@ pub async fn create_webhook(
     let id = Uuid::now_v7();
     let secret = SigningSecret::generate();
     let sealed = key.seal(id, &secret);
+    let event_grid = request
+        .event_grid
+        .as_ref()
+        .map(|topic| sealed_topic_key(key, id, topic))
+        .transpose()?;
     let endpoint = db::webhooks::insert(
         &state.db,
         &db::webhooks::NewEndpoint {
@@ -69,6 +74,7 @@ pub async fn create_webhook(
             events: &events,
             description,
             sealed_secret: &sealed,
+            sealed_event_grid_key: event_grid.as_deref(),
         },
         state.webhooks.max_endpoints,
     )
@@ -170,11 +176,17 @@ pub async fn patch_webhook(
         Some(d) => checked_description(Some(d))?,
         None => None,
     };
+    let event_grid = match &request.event_grid {
+        Some(Some(topic)) => Some(Some(sealed_topic_key(sealing_key(&state)?, id, topic)?)),
+        Some(None) => Some(None),
+        None => None,
+    };
     let change = db::webhooks::Change {
         url: url.as_deref(),
         events: events.as_deref(),
         enabled: request.enabled,
         description,
+        event_grid_key: event_grid.as_ref().map(Option::as_deref),
     };
     let endpoint = db::webhooks::update(&state.db, &principal.tenant_id, id, &change)
         .await?
@@ -383,6 +395,28 @@ fn event_types(requested: Option<&[EventType]>) -> Vec<String> {
         .filter(|t| wanted.contains(t))
         .map(|t| t.as_str().to_owned())
         .collect()
+}
+
+/// Longest Event Grid access key accepted (Azure's are 44 characters of base64).
+const MAX_TOPIC_KEY: usize = 256;
+
+/// An Event Grid topic's key, checked to fit a header and sealed for endpoint `id`.
+fn sealed_topic_key(
+    key: &SealingKey,
+    id: Uuid,
+    topic: &EventGridTopic,
+) -> Result<Vec<u8>, ApiError> {
+    let k = &topic.key;
+    if k.is_empty() || k.len() > MAX_TOPIC_KEY || !k.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ApiError::bad_request(
+            ApiErrorCode::InvalidParameter,
+            format!(
+                "event_grid.key is the topic's access key: 1 to {MAX_TOPIC_KEY} printable \
+                 characters without spaces"
+            ),
+        ));
+    }
+    Ok(key.seal_bytes(id, k.as_bytes()))
 }
 
 pub(crate) fn checked_description(description: Option<&str>) -> Result<Option<&str>, ApiError> {

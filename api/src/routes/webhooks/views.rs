@@ -19,6 +19,18 @@ pub struct CreateWebhook {
     pub events: Option<Vec<EventType>>,
     #[schema(max_length = 1024)]
     pub description: Option<String>,
+    /// The URL is an Azure Event Grid topic's endpoint: deliveries are CloudEvents 1.0 with this
+    /// access key (an extension).
+    pub event_grid: Option<EventGridTopic>,
+}
+
+/// An Azure Event Grid topic's credential: its access key, sent as `aeg-sas-key`, sealed like
+/// the signing secret and never shown again.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventGridTopic {
+    #[schema(min_length = 1, max_length = 256)]
+    pub key: String,
 }
 
 /// `PATCH /api/v1/webhooks/{id}` body: what to change.
@@ -34,6 +46,14 @@ pub struct PatchWebhook {
     /// An empty string removes it.
     #[schema(max_length = 1024)]
     pub description: Option<String>,
+    /// Left out: unchanged; `null`: Standard Webhooks requests again; a topic: CloudEvents with
+    /// its key.
+    #[serde(
+        default,
+        deserialize_with = "crate::routes::destinations::views::present"
+    )]
+    #[schema(value_type = Option<EventGridTopic>)]
+    pub event_grid: Option<Option<EventGridTopic>>,
 }
 
 /// A webhook endpoint. Its secret is never shown again after it is made.
@@ -50,6 +70,9 @@ pub struct WebhookView {
     pub disabled_at: Option<DateTime<Utc>>,
     /// Since when every attempt has failed; null while deliveries succeed.
     pub failing_since: Option<DateTime<Utc>>,
+    /// An Azure Event Grid topic: deliveries are CloudEvents 1.0 with its access key (which is
+    /// never shown).
+    pub event_grid: bool,
     pub created_at: DateTime<Utc>,
 }
 
@@ -64,6 +87,7 @@ impl From<&db::webhooks::Endpoint> for WebhookView {
             disabled_reason: e.disabled_reason.clone(),
             disabled_at: e.disabled_at,
             failing_since: e.failing_since,
+            event_grid: e.event_grid,
             created_at: e.created_at,
         }
     }
