@@ -23,7 +23,7 @@ use crate::report::Run;
 
 const KEY: [u8; 32] = [9; 32];
 pub const CHUNK: i32 = 1000;
-/// Times the receiver goes away during the last delivery.
+/// Times the receiver process is killed during the last delivery.
 const KILLS: usize = 50;
 
 pub async fn run(rows: u64) -> anyhow::Result<Run> {
@@ -38,6 +38,9 @@ pub async fn run(rows: u64) -> anyhow::Result<Run> {
     let (store, blob_dest) = container_destination(&env, &tenant, &key).await?;
     let receiver = Receiver::start().await;
     let rows_dest = row_destination(&env, &tenant, &key, &receiver.url()).await?;
+    let mut killed_receiver =
+        crate::destination_kills::KilledReceiver::start(&env::out_dir().join("logs")).await?;
+    let killed_dest = row_destination(&env, &tenant, &key, &killed_receiver.url()).await?;
     let b64 = base64::engine::general_purpose::STANDARD.encode(KEY);
     let settings = [
         ("WEBHOOK_SECRET_KEY", b64.as_str()),
@@ -65,8 +68,8 @@ pub async fn run(rows: u64) -> anyhow::Result<Run> {
             crate::destination_kills::measure(
                 &env,
                 (&tenant, file_id, rows),
-                rows_dest,
-                &receiver,
+                killed_dest,
+                &mut killed_receiver,
                 KILLS,
             )
             .await,
@@ -83,7 +86,7 @@ pub async fn run(rows: u64) -> anyhow::Result<Run> {
         run.extend("", killed?);
     }
     run.note(format!(
-        "destinations: the export scenario's {rows}-row, 12-column sheet delivered by target/release/worker --role webhooks (DESTINATION_* defaults) to an Azurite container as Parquet, twice (the second a redelivery: same sha256 required), then to a local receiver as webhook_rows at chunk {CHUNK}, then to it again while it goes away {KILLS} times (every other time it stops listening for 300 ms, else answers one request 503; WEBHOOK_RETRY_SCHEDULE={}; every chunk required, in order, repeats with the same webhook-id and body); rows/s = rows / (redeliver committed → DELIVERED read, polled every 20 ms), the first delivery and the redelivery apart; worker RSS = VmRSS sampled every 10 ms through both blob deliveries",
+        "destinations: the export scenario's {rows}-row, 12-column sheet delivered by target/release/worker --role webhooks (DESTINATION_* defaults) to an Azurite container as Parquet, twice (the second a redelivery: same sha256 required), then to a local receiver as webhook_rows at chunk {CHUNK}, then to a receiver process of its own (`bench __receive`) killed with SIGKILL {KILLS} times during the delivery, each time started again on its port 300 ms later ( WEBHOOK_RETRY_SCHEDULE={}; every chunk required, in order, repeats with the same webhook-id and body); rows/s = rows / (redeliver committed → DELIVERED read, polled every 20 ms), the first delivery and the redelivery apart; worker RSS = VmRSS sampled every 10 ms through both blob deliveries",
         crate::destination_kills::RETRY_SCHEDULE
     ));
     Ok(run)

@@ -143,6 +143,10 @@ fn main() -> anyhow::Result<()> {
     if args.get(1).map(String::as_str) == Some("__parse") {
         return parse::child_main(&args[2..]);
     }
+    if args.get(1).map(String::as_str) == Some("__receive") {
+        // The destinations scenario's receiver that is killed (destination_kills.rs).
+        return destination_kills::serve(&args[2..]);
+    }
     if args.get(1).map(String::as_str) == Some("scaler") {
         // By hand, against a running stack (tests/stack/scaler.sh).
         let rt = tokio::runtime::Builder::new_multi_thread()
