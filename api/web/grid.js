@@ -80,13 +80,13 @@ class RowGrid {
     this.only.addEventListener('change', () => { this.starts = [this.starts[0]]; this.load(0); });
     const switchLabel = gridEl('label', 'grid-switch', {}, this.only, ' Show only rows with errors');
     switchLabel.hidden = !o.stored;
-    this.head = gridEl('tr', '', {}, gridEl('th', '', { scope: 'col' }, 'Row'),
+    const head = gridEl('tr', '', {}, gridEl('th', '', { scope: 'col' }, 'Row'),
       ...o.fields.map((f) => gridEl('th', '', { scope: 'col' }, f.name)),
       gridEl('th', '', { scope: 'col' }, 'Problems'));
     this.body = gridEl('tbody', '');
     this.caption = gridEl('caption', 'visually-hidden');
-    this.table = gridEl('table', 'grid-table', { part: 'report' }, this.caption,
-      gridEl('thead', '', {}, this.head), this.body);
+    const table = gridEl('table', 'grid-table', { part: 'report' }, this.caption,
+      gridEl('thead', '', {}, head), this.body);
     this.body.addEventListener('keydown', (event) => this.onKey(event));
     this.status = gridEl('span', 'grid-status', { 'aria-live': 'polite' });
     this.prev = gridEl('button', 'secondary', { type: 'button', 'aria-label': 'Previous rows' }, 'Previous');
@@ -98,7 +98,7 @@ class RowGrid {
     this.pending = gridEl('span', 'grid-edits hint');
     this.problem = gridEl('p', 'error', { role: 'alert' });
     this.element = gridEl('div', 'row-grid', { 'aria-busy': 'false' }, switchLabel,
-      gridEl('div', 'table-scroll grid-scroll', { tabindex: '0', 'aria-label': o.label }, this.table),
+      gridEl('div', 'table-scroll grid-scroll', { tabindex: '0', 'aria-label': o.label }, table),
       gridEl('nav', 'pager', { 'aria-label': 'Pages of rows' }, this.prev, ' ', this.status, ' ', this.next),
       gridEl('div', 'fix-bar', {}, this.save, ' ', this.pending), this.problem);
     this.setEdits();
@@ -127,7 +127,6 @@ class RowGrid {
       if (rows.length === 0 && p > 0) {
         // Every row of this page was fixed: the first page again.
         this.starts.length = 1;
-        this.ticket -= 1;
         await this.load(0);
         return;
       }
