@@ -113,9 +113,15 @@ pub async fn list_error_rows(
     // Past the sheet asked for, the next sheet's rows (none: one sheet is checked).
     rows.retain(|r| r.sheet == sheet);
     let (rows, next_after) = query::cut(rows, limit, |r| r.row_number);
-    let overlay = match db::rows::find_sheet(&state.db, id, sheet).await? {
-        Some(s) if latest => Overlay::load(&state.db, id, sheet, s.row_count).await?,
-        _ => None,
+    // Revision 0 places rows among the stored rows as they were; the latest, among the rows
+    // as merged with the ones corrections made valid.
+    let overlay = if latest {
+        match db::rows::find_sheet(&state.db, id, sheet).await? {
+            Some(s) => Overlay::load(&state.db, id, sheet, s.row_count).await?,
+            None => None,
+        }
+    } else {
+        None
     };
     let rows = rows
         .into_iter()
