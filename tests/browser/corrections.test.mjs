@@ -6,7 +6,8 @@
 // each with the arrows, type the right value, save with Enter (one revision per save), page
 // after page as the server pages the rows. A wrong fix is answered with what is still wrong, and
 // the grid shows it still flagged. Once every error is fixed, the sheet's export equals the
-// hand-fixed reference, row for row in file order.
+// hand-fixed reference, row for row in file order. With keep_invalid_rows, the stored invalid
+// rows are shown once each, in their own place, as the rows with errors.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -162,4 +163,29 @@ test('a person fixes 50 planted errors in the grid and the export equals the han
   assert.equal(exported.status, 200);
   const reference = ['id,qty,code', ...Array.from({ length: 70 }, (_, k) => good(k + 1).join(','))];
   assert.deepEqual(exported.body.trimEnd().split('\n').map((l) => l.replace(/\r$/, '')), reference);
+});
+
+test('kept invalid rows stand in their own place among the rows, once each', async () => {
+  const lines = ['id,qty,code', ...[1, 2, 3, 4, 5, 6].map((r) => good(r).join(','))];
+  lines[2] = '2,many,A-02';
+  lines[5] = '5,3,b5';
+  const form = new FormData();
+  form.append('template', TEMPLATE);
+  form.append('on_invalid', 'keep_invalid_rows');
+  form.append('file', new Blob([`${lines.join('\n')}\n`]), 'kept.csv');
+  const upload = await api(KEY, '/api/v1/files', { method: 'POST', body: form });
+  assert.equal(upload.status, 202, JSON.stringify(upload.body));
+  await waitForTask(KEY, upload.body.task.id);
+
+  await page.reload();
+  await fileRow(page, 'kept.csv').getByRole('button', { name: 'Preview kept.csv' }).click();
+  await waitForText(gridStatus(), 'Rows with errors 1–2 of 2');
+  await page.getByLabel('Show only rows with errors').uncheck();
+  await waitForText(gridStatus(), 'Rows 1–6');
+  // Each row once, in file order: the stored invalid rows are the rows with errors, editable.
+  const shown = await grid().locator('tbody tr').evaluateAll((rows) => rows.map((tr) => [
+    tr.querySelector('th').textContent,
+    tr.querySelector('td[data-c="1"] input')?.value ?? tr.querySelector('td[data-c="1"]').textContent,
+  ]));
+  assert.deepEqual(shown, [['', '1'], ['3', '2'], ['', '3'], ['', '4'], ['6', '5'], ['', '6']]);
 });
