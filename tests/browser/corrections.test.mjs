@@ -1,14 +1,19 @@
 // Fixing bad cells in place through the page (contract v1.3, "Corrections"). A file with 50
-// planted errors is uploaded against a template; a person opens its report, where each bad cell
-// is a field flagged with its problem, and fixes them by keyboard: types the right value, moves
-// to the next bad cell with the arrow key, saves with Enter, page after page as the server pages
-// the report. A wrong fix is answered with what is still wrong. Once every error is fixed, the
-// sheet's export equals the hand-fixed reference, row for row in file order.
+// planted errors is uploaded against a template; a person opens its report, a grid of the file's
+// rows (one column per field) where each bad cell is flagged with its problem. They turn "Show
+// only rows with errors" off and find the rows with errors among the valid ones in file order,
+// walk the grid with the arrow keys, turn it back on, and fix the bad cells by keyboard: move to
+// each with the arrows, type the right value, save with Enter (one revision per save), page
+// after page as the server pages the rows. A wrong fix is answered with what is still wrong, and
+// the grid shows it still flagged. Once every error is fixed, the sheet's export equals the
+// hand-fixed reference, row for row in file order. With keep_invalid_rows, the stored invalid
+// rows are shown once each, in their own place, as the rows with errors.
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, test } from 'node:test';
 
+import { badCells, fixByKeyboard, focusedCell, moveTo } from './grid.mjs';
 import {
   api, browserForThisFile, createKey, fileRow, screenshot, signIn, waitForTask, waitForText,
 } from './helpers.mjs';
@@ -60,13 +65,17 @@ function rightValue(label) {
   return good(Number(row) - 1)[FIELDS.findIndex((f) => f.name === field)];
 }
 
-/** Waits for the report read again from the server after a save, `left` errors in it. */
+const grid = () => page.locator('#errors-report table');
+const gridStatus = () => page.locator('#errors-report .grid-status');
+
+/** Waits for the grid read again from the server after a save, `left` rows with errors in it. */
 function settled(left) {
   return page.waitForFunction((n) => {
     const report = document.getElementById('errors-report');
     if (n === 0) return report.hidden;
-    return !report.hidden && report.getAttribute('aria-busy') === 'false'
-      && document.getElementById('errors-status').textContent.endsWith(` of ${n}`);
+    const grid = report.querySelector('.row-grid');
+    return !report.hidden && grid && grid.getAttribute('aria-busy') === 'false'
+      && report.querySelector('.grid-status').textContent.endsWith(` of ${n}`);
   }, left);
 }
 
@@ -83,37 +92,64 @@ test('a person fixes 50 planted errors in the grid and the export equals the han
   await page.reload();
   const name = 'orders.csv';
   await fileRow(page, name).getByRole('button', { name: `Preview ${name}` }).click();
-  await waitForText(page.locator('#errors-status'), 'Errors 1–25 of 50');
-  const cells = page.locator('#errors-body input.cell-fix');
-  assert.equal(await cells.count(), 25);
-  assert.equal(await cells.first().getAttribute('aria-invalid'), 'true');
+  await waitForText(gridStatus(), 'Rows with errors 1–25 of 50');
+  // One row per row with errors, one column per field: every cell editable, the bad one flagged
+  // with its message.
+  assert.deepEqual(await grid().locator('thead th').allInnerTexts(), ['Row', 'id', 'qty', 'code', 'Problems']);
+  assert.equal(await grid().locator('tbody tr').count(), 25);
+  assert.equal(await grid().locator('tbody input.cell-fix').count(), 75);
+  const firstBad = grid().locator('td.bad').first();
+  assert.equal(await firstBad.locator('input').getAttribute('aria-invalid'), 'true');
+  assert.match(await firstBad.getAttribute('title'), /many/);
+  assert.deepEqual(await grid().locator('tbody tr').first().locator('input').evaluateAll(
+    (inputs) => inputs.map((i) => i.value)), ['21', 'many', 'A-21']);
   await screenshot(page, 'corrections-grid');
 
-  // A wrong fix first: saved, and answered with what is still wrong.
-  await cells.first().fill('-1');
-  await cells.first().press('Enter');
+  // Every row, in file order: the valid ones read-only, the rows with errors among them.
+  const only = page.getByLabel('Show only rows with errors');
+  assert.equal(await only.isChecked(), true);
+  await only.uncheck();
+  await waitForText(gridStatus(), 'Rows 1–25');
+  const rows = grid().locator('tbody tr');
+  assert.deepEqual(await rows.first().locator('td.valid').allInnerTexts(), good(1));
+  assert.equal(await rows.nth(19).locator('input').count(), 0);
+  assert.equal(await rows.nth(20).locator('th').innerText(), '22');
+  assert.equal(await rows.nth(20).locator('input').count(), 3);
+  // The arrow keys walk the read-only cells into the editable ones, and back.
+  await rows.first().locator('td').first().focus();
+  await moveTo(page, grid(), [20, 2]);
+  assert.equal(await grid().locator('input:focus').getAttribute('aria-label'), 'Row 22, qty: '
+    + (await rows.nth(20).locator('td.bad').getAttribute('title')));
+  await moveTo(page, grid(), [18, 3]);
+  assert.deepEqual(await focusedCell(grid()), [18, 3]);
+  await page.getByRole('button', { name: 'Next rows' }).click();
+  await waitForText(gridStatus(), 'Rows 26–50');
+  assert.equal(await rows.first().locator('th').innerText(), '27');
+  await screenshot(page, 'corrections-all-rows');
+  await only.check();
+  await waitForText(gridStatus(), 'Rows with errors 1–25 of 50');
+
+  // A wrong fix first: saved, answered with what is still wrong, and still flagged in the grid.
+  const qty = grid().locator('tbody tr').first().locator('td.bad input');
+  await qty.fill('-1');
+  await qty.press('Enter');
   await page.locator('#errors-saved', { hasText: 'Saved as revision 1:' }).waitFor();
   assert.match(await page.locator('#errors-saved').innerText(), /Still wrong on those rows: 1/);
   await settled(50);
+  assert.equal(await qty.inputValue(), '-1');
+  assert.match(await grid().locator('td.bad').first().getAttribute('title'), /1/);
   let left = 50;
 
   let revision = 1;
-  for (let round = 0; round < 5; round += 1) {
-    if (left === 0) break;
-    const n = await cells.count();
-    await cells.first().focus();
-    for (let i = 0; i < n; i += 1) {
-      const focused = page.locator('#errors-body input.cell-fix:focus');
-      const label = await focused.getAttribute('aria-label');
-      await page.keyboard.press('Control+A');
-      await page.keyboard.type(rightValue(label));
-      if (i + 1 < n) await page.keyboard.press('ArrowDown');
-    }
+  for (let round = 0; round < 5 && left > 0; round += 1) {
+    const bad = await badCells(grid());
+    await grid().locator('tbody input').first().focus();
+    await fixByKeyboard(page, grid(), bad, rightValue);
     await page.keyboard.press('Enter');
     revision += 1;
     await page.locator('#errors-saved', { hasText: `Saved as revision ${revision}:` }).waitFor();
-    // The grid is read again from the server: the cells saved are gone from it.
-    left -= n;
+    // The grid is read again from the server: the rows fixed are gone from it.
+    left -= bad.length;
     await settled(left);
   }
   await page.locator('#errors-report').waitFor({ state: 'hidden' });
@@ -127,4 +163,29 @@ test('a person fixes 50 planted errors in the grid and the export equals the han
   assert.equal(exported.status, 200);
   const reference = ['id,qty,code', ...Array.from({ length: 70 }, (_, k) => good(k + 1).join(','))];
   assert.deepEqual(exported.body.trimEnd().split('\n').map((l) => l.replace(/\r$/, '')), reference);
+});
+
+test('kept invalid rows stand in their own place among the rows, once each', async () => {
+  const lines = ['id,qty,code', ...[1, 2, 3, 4, 5, 6].map((r) => good(r).join(','))];
+  lines[2] = '2,many,A-02';
+  lines[5] = '5,3,b5';
+  const form = new FormData();
+  form.append('template', TEMPLATE);
+  form.append('on_invalid', 'keep_invalid_rows');
+  form.append('file', new Blob([`${lines.join('\n')}\n`]), 'kept.csv');
+  const upload = await api(KEY, '/api/v1/files', { method: 'POST', body: form });
+  assert.equal(upload.status, 202, JSON.stringify(upload.body));
+  await waitForTask(KEY, upload.body.task.id);
+
+  await page.reload();
+  await fileRow(page, 'kept.csv').getByRole('button', { name: 'Preview kept.csv' }).click();
+  await waitForText(gridStatus(), 'Rows with errors 1–2 of 2');
+  await page.getByLabel('Show only rows with errors').uncheck();
+  await waitForText(gridStatus(), 'Rows 1–6');
+  // Each row once, in file order: the stored invalid rows are the rows with errors, editable.
+  const shown = await grid().locator('tbody tr').evaluateAll((rows) => rows.map((tr) => [
+    tr.querySelector('th').textContent,
+    tr.querySelector('td[data-c="1"] input')?.value ?? tr.querySelector('td[data-c="1"]').textContent,
+  ]));
+  assert.deepEqual(shown, [['', '1'], ['3', '2'], ['', '3'], ['', '4'], ['6', '5'], ['', '6']]);
 });

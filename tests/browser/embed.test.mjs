@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { EmbedHost, pick } from './embed_host.mjs';
+import { badCells, fixByKeyboard, moveTo } from './grid.mjs';
 import { api, browserForThisFile, createKey, screenshot } from './helpers.mjs';
 
 const KEY = createKey('browser-embed', `embed-${randomUUID()}`);
@@ -66,8 +67,8 @@ test('an end user imports a file through the component on another origin under a
   // The bad row is shown, read through the token.
   const report = page.locator('sheetrelay-importer table');
   await report.waitFor();
-  // Its bad cell is a field to fix it in place.
-  const bad = page.locator('sheetrelay-importer input.fix');
+  // Its bad cell is a field to fix it in place, in the row's line of the grid.
+  const bad = page.locator('sheetrelay-importer td.bad input.cell-fix');
   assert.equal(await bad.inputValue(), 'not-a-number');
   await screenshot(page, 'embed-complete');
 
@@ -80,7 +81,7 @@ test('an end user imports a file through the component on another origin under a
   // The end user fixes the bad cell in place: one PATCH with the token, the result again.
   await bad.fill('2');
   await bad.press('Enter');
-  await page.locator('sheetrelay-importer [part="fix-status"]').filter({ hasText: 'Saved (revision 1)' }).waitFor();
+  await page.locator('sheetrelay-importer [part="fix-status"]').filter({ hasText: 'Saved as revision 1:' }).waitFor();
   await page.waitForFunction(() => window.seen.length > 1, null, { timeout: 30_000 });
   const fixed = (await page.evaluate(() => window.seen))[1];
   assert.deepEqual(fixed.detail.summary, { rows_total: 3, rows_valid: 3, rows_rejected: 0 });
@@ -88,6 +89,77 @@ test('an end user imports a file through the component on another origin under a
   assert.deepEqual(rows.body.rows.map((r) => r.values), [[1, 'Ada'], [2, 'Grace'], [3, 'Linus']]);
   assert.deepEqual(violations, [], 'no Content Security Policy violation');
   assert.equal(streams.length, 1, 'the task is followed on the session\'s event stream');
+});
+
+/**
+ * people.csv with planted errors: records 1..45, each whose number is not 1 more than a multiple
+ * of 3 with an id that is not a number (30 errors). Record r is row r + 1 of the file.
+ */
+function plantedPeople() {
+  const lines = ['id,name'];
+  for (let r = 1; r <= 45; r += 1) lines.push(`${r % 3 === 1 ? r : `n${r}`},Person ${r}`);
+  return `${lines.join('\n')}\n`;
+}
+
+test('an end user fixes planted errors in the component\'s grid by keyboard', async () => {
+  await session();
+  const { page, violations } = await openHost();
+  await pick(page, 'people.csv', plantedPeople());
+  // So many ids are not numbers that the column is offered for review: it is the id all the same.
+  const importer = page.locator('sheetrelay-importer');
+  await importer.locator('select[data-field="id"]').selectOption('0', { timeout: 60_000 });
+  await importer.locator('select[data-field="name"]').selectOption('1');
+  await importer.locator('[part="confirm"]').click();
+  const grid = importer.locator('table');
+  const status = importer.locator('.grid-status');
+  await status.filter({ hasText: 'Rows with errors 1–20 of 30' }).waitFor({ timeout: 60_000 });
+  const [event] = await page.evaluate(() => window.seen);
+  const fileId = event.detail.file_id;
+  assert.deepEqual(await grid.locator('thead th').allInnerTexts(), ['Row', 'id', 'name', 'Problems']);
+  assert.deepEqual(await grid.locator('tbody tr').first().locator('input').evaluateAll(
+    (inputs) => inputs.map((i) => i.value)), ['n2', 'Person 2']);
+
+  // Every row in file order, the valid ones read-only; the keyboard walks them.
+  const only = importer.getByLabel('Show only rows with errors');
+  await only.uncheck();
+  await status.filter({ hasText: 'Rows 1–20' }).waitFor();
+  const rows = grid.locator('tbody tr');
+  assert.deepEqual(await rows.first().locator('td.valid').allInnerTexts(), ['1', 'Person 1']);
+  assert.equal(await rows.nth(1).locator('th').innerText(), '3');
+  await rows.first().locator('td').first().focus();
+  await moveTo(page, grid, [3, 2]);
+  assert.equal(await grid.locator('td:focus').innerText(), 'Person 4');
+  await moveTo(page, grid, [2, 2]);
+  assert.equal(await grid.locator('input:focus').inputValue(), 'Person 3');
+  await screenshot(page, 'embed-grid');
+  await only.check();
+  await status.filter({ hasText: 'Rows with errors 1–20 of 30' }).waitFor();
+
+  // A wrong fix: saved, and answered with what is still wrong.
+  const note = importer.locator('[part="fix-status"]');
+  const first = grid.locator('td.bad input').first();
+  await first.fill('still wrong');
+  await first.press('Enter');
+  await note.filter({ hasText: 'Saved as revision 1:' }).waitFor();
+  assert.match(await note.first().innerText(), /Still wrong on those rows: 1/);
+  assert.equal(await grid.locator('td.bad input').first().inputValue(), 'still wrong');
+
+  const right = (label) => /^Row (\d+), id/.exec(label)[1] - 1;
+  for (let revision = 2; revision <= 3; revision += 1) {
+    const bad = await badCells(grid);
+    await grid.locator('tbody input').first().focus();
+    await fixByKeyboard(page, grid, bad, (label) => String(right(label)));
+    await page.keyboard.press('Enter');
+    await note.filter({ hasText: `Saved as revision ${revision}:` }).waitFor();
+  }
+  assert.equal(await grid.count(), 0, 'nothing is left to fix');
+  const last = (await page.evaluate(() => window.seen)).at(-1);
+  assert.deepEqual(last.detail.summary, { rows_total: 45, rows_valid: 45, rows_rejected: 0 });
+  const exported = await api(KEY, `/api/v1/files/${fileId}/rows/export?format=csv`);
+  const reference = ['id,name', ...Array.from({ length: 45 }, (_, k) => `${k + 1},Person ${k + 1}`)];
+  assert.deepEqual(exported.body.trimEnd().split('\n').map((l) => l.replace(/\r$/, '')), reference);
+  assert.deepEqual(violations, [], 'no Content Security Policy violation');
+  await screenshot(page, 'embed-fixed');
 });
 
 test('a used-up session makes the component say so with sheetrelay-error', async () => {

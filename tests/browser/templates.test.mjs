@@ -1,8 +1,8 @@
 // Import templates through the page. A template made through the API is listed and shown in the
 // Templates panel and offered by the upload's template chooser. A CSV with planted errors,
-// uploaded through the page against it, shows the task's exact counts and the API's own error
-// records (row, column, value, message, code) over two pages, and its rejected rows download as
-// the API gives them. The same file with the policy overridden to reject_file is FAILED and still
+// uploaded through the page against it, shows the task's exact counts and its rows with errors
+// as the API gives them (each field's text, the bad cells flagged, the records' messages) in a
+// grid over two pages, and its rejected rows download as the API gives them. The same file with the policy overridden to reject_file is FAILED and still
 // shows its report. Server text in the report is shown as text, and the report fits a phone.
 
 import assert from 'node:assert/strict';
@@ -24,8 +24,8 @@ const FIELDS = [
   { name: 'country', type: 'string', constraints: { enum: ['FR', 'DE', 'NL'] },
     transforms: ['trim', { map: { France: 'FR' }, ignore_case: true }, 'upper'] },
 ];
-// The errors page of the page; the planted errors fill more than one.
-const ERRORS_PAGE = 25;
+// The grid's page of rows with errors; the planted errors fill more than one.
+const GRID_ROWS = 25;
 // Text that would run as markup if the page put server text into innerHTML.
 const MARKUP = '<img src=x onerror=window.__xss=1>';
 
@@ -94,23 +94,27 @@ async function openPreview(name) {
   await waitForText(page.locator('#preview-title'), `Preview: ${name}`);
 }
 
-/** The error table as shown: each row's number, column, value, code and message. */
-function shownErrors() {
-  return page.locator('#errors-body tr').evaluateAll((rows) => rows.map((tr) => ({
+/** The grid as shown: each row's number, its cells' text, the fields flagged and its problems. */
+function shownRows() {
+  return page.locator('#errors-report tbody tr').evaluateAll((rows, fields) => rows.map((tr) => ({
     row: tr.querySelector('th').textContent,
-    column: tr.querySelector('.error-column').textContent,
-    // A bad cell is a field to fix it in (its text as its value).
-    value: tr.querySelector('.error-value input')?.value ?? tr.querySelector('.error-value').textContent,
-    code: tr.querySelector('.badge').textContent,
-    message: tr.querySelector('.error-message').textContent,
-  })));
+    cells: [...tr.querySelectorAll('td[data-c] input')].map((input) => input.value),
+    bad: [...tr.querySelectorAll('td.bad')].map((td) => fields[td.dataset.c - 1]),
+    problems: tr.querySelector('.grid-problems').textContent,
+  })), FIELDS.map((f) => f.name));
 }
 
-/** What the table shows for the API's error records. */
-function expectedErrors(errors) {
-  return errors.map((e) => ({
-    row: String(e.row), column: e.column ?? '', value: e.value ?? '', code: e.code, message: e.message,
-  }));
+/** What the grid shows for file rows `rows`, from the file's text and the API's error records. */
+function expectedRows(rows, errors) {
+  return rows.map((row) => {
+    const own = errors.filter((e) => e.row === row);
+    return {
+      row: String(row),
+      cells: CONTACTS[row - 1].split(',').slice(0, FIELDS.length),
+      bad: FIELDS.map((f) => f.name).filter((f) => own.some((e) => e.field === f)),
+      problems: own.map((e) => e.message).join('; '),
+    };
+  });
 }
 
 /** The counts panel as shown: {term: number text}. */
@@ -119,7 +123,7 @@ async function shownCounts() {
     items.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
 }
 
-const errorsStatus = (text) => waitForText(page.locator('#errors-status'), text);
+const errorsStatus = (text) => waitForText(page.locator('#errors-report .grid-status'), text);
 
 test('the Templates panel lists the template, and shows its fields', async () => {
   const row = page.locator('#templates-body tr')
@@ -176,9 +180,9 @@ describe('a CSV with planted errors uploaded against the template', () => {
     assert.match(await card.locator('.hint').innerText(), / · template contacts$/);
   });
 
-  test('the preview shows the counts and the first page of the API\'s error records', async () => {
+  test('the preview shows the counts and the first page of the rows with errors', async () => {
     await openPreview(name);
-    await errorsStatus(`Errors 1–${ERRORS_PAGE} of 31`);
+    await errorsStatus(`Rows with errors 1–${GRID_ROWS} of 30`);
     assert.deepEqual(await shownCounts(), { 'Valid rows': '10', 'Rejected rows': '30', Errors: '31' });
     assert.equal(await page.locator('#validation-template').innerText(),
       'Checked against template contacts, version 1. Rows with errors: drop invalid rows.');
@@ -186,31 +190,31 @@ describe('a CSV with planted errors uploaded against the template', () => {
     for (const [code, n] of byCode) {
       await waitForText(page.locator('#validation-codes'), `${code} ${n}`);
     }
-    assert.deepEqual(await shownErrors(), expectedErrors(upload.errors.slice(0, ERRORS_PAGE)));
-    assert.equal(await page.getByRole('button', { name: 'Previous errors' }).isDisabled(), true);
+    assert.deepEqual(await shownRows(), expectedRows(REJECTED_ROWS.slice(0, GRID_ROWS), upload.errors));
+    assert.equal(await page.getByRole('button', { name: 'Previous rows' }).isDisabled(), true);
     assert.equal(await page.locator('#validation-truncated').isVisible(), false);
     await screenshot(page, 'template-report');
   });
 
-  test('Next and Previous page through the records, each page as the API has it', async () => {
-    const next = page.getByRole('button', { name: 'Next errors' });
-    const previous = page.getByRole('button', { name: 'Previous errors' });
+  test('Next and Previous page through the rows, each page as the API has it', async () => {
+    const next = page.getByRole('button', { name: 'Next rows' });
+    const previous = page.getByRole('button', { name: 'Previous rows' });
     await next.click();
-    await errorsStatus(`Errors ${ERRORS_PAGE + 1}–31 of 31`);
-    assert.deepEqual(await shownErrors(), expectedErrors(upload.errors.slice(ERRORS_PAGE)));
+    await errorsStatus(`Rows with errors ${GRID_ROWS + 1}–30 of 30`);
+    const shown = await shownRows();
+    assert.deepEqual(shown, expectedRows(REJECTED_ROWS.slice(GRID_ROWS), upload.errors));
     assert.equal(await next.isDisabled(), true);
     // Focus left the button that became unavailable for the one that is not.
-    assert.equal(await page.evaluate(() => document.activeElement.id), 'errors-prev');
+    assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Previous rows');
 
     // The markup in record 40's age is shown as the text it is.
-    const markup = page.locator('#errors-body tr').filter({ hasText: MARKUP });
-    assert.equal(await markup.locator('.error-value input').inputValue(), MARKUP);
-    assert.equal(await page.locator('#errors-table img').count(), 0);
+    assert.equal(shown.find((r) => r.row === '41').cells[2], MARKUP);
+    assert.equal(await page.locator('#errors-report img').count(), 0);
     assert.equal(await page.evaluate(() => window.__xss), undefined);
 
     await page.keyboard.press('Enter');
-    await errorsStatus(`Errors 1–${ERRORS_PAGE} of 31`);
-    assert.deepEqual(await shownErrors(), expectedErrors(upload.errors.slice(0, ERRORS_PAGE)));
+    await errorsStatus(`Rows with errors 1–${GRID_ROWS} of 30`);
+    assert.deepEqual(await shownRows(), expectedRows(REJECTED_ROWS.slice(0, GRID_ROWS), upload.errors));
     assert.equal(await previous.isDisabled(), true);
   });
 
@@ -250,10 +254,12 @@ test('with the template\'s policy overridden to reject_file the file is FAILED a
     `validation_failed: ${upload.task.error.message}`);
 
   await openPreview(name);
-  await errorsStatus(`Errors 1–${ERRORS_PAGE} of 31`);
+  await errorsStatus(`Rows with errors 1–${GRID_ROWS} of 30`);
   assert.equal(await page.locator('#preview-summary').innerText(), 'Rejected by its template: no rows were stored.');
   assert.deepEqual(await shownCounts(), { 'Valid rows': String(v.rows_valid), 'Rejected rows': '30', Errors: '31' });
-  assert.deepEqual(await shownErrors(), expectedErrors(upload.errors.slice(0, ERRORS_PAGE)));
+  assert.deepEqual(await shownRows(), expectedRows(REJECTED_ROWS.slice(0, GRID_ROWS), upload.errors));
+  // No rows were stored to show between them.
+  assert.equal(await page.getByLabel('Show only rows with errors').isVisible(), false);
   await waitForText(page.locator('#page-status'), 'The template rejected this file');
   assert.equal(await page.getByRole('tab').count(), 0);
   assert.equal(await page.getByRole('button', { name: 'Export CSV' }).isDisabled(), true);
@@ -265,7 +271,7 @@ test('on a phone-sized screen a template\'s report fits its width', async () => 
   const phone = await open({ viewport: { width: 390, height: 844 } });
   await signIn(phone, KEY);
   await fileRow(phone, 'contacts.csv').getByRole('button', { name: 'Preview contacts.csv' }).click();
-  await waitForText(phone.locator('#errors-status'), `Errors 1–${ERRORS_PAGE} of 31`);
+  await waitForText(phone.locator('#errors-report .grid-status'), `Rows with errors 1–${GRID_ROWS} of 30`);
   const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
   await screenshot(phone, 'template-report-phone');

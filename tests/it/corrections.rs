@@ -29,7 +29,7 @@ fn invoice_template(on_invalid: &str) -> Value {
 
 /// Five good rows and three bad ones: `twelve` as an amount (row 3), a blank invoice number
 /// (row 5), a repeated invoice number (row 7, INV-0001 is row 2's).
-const INVOICES: &str = "invoice_no,amount,issued_on\n\
+pub(crate) const INVOICES: &str = "invoice_no,amount,issued_on\n\
                         INV-0001,1.5,31/12/2026\n\
                         INV-0002,twelve,01/01/2027\n\
                         INV-0003,10,02/01/2027\n\
@@ -40,7 +40,11 @@ const INVOICES: &str = "invoice_no,amount,issued_on\n\
 
 /// A template `invoices` with `on_invalid`, and INVOICES uploaded against it and parsed: the
 /// final task and the file id.
-async fn corrected_upload(app: &TestApp, on_invalid: &str, csv: &str) -> (Value, String) {
+pub(crate) async fn corrected_upload(
+    app: &TestApp,
+    on_invalid: &str,
+    csv: &str,
+) -> (Value, String) {
     let (status, body) = app
         .put_json("/api/v1/templates/invoices", &invoice_template(on_invalid))
         .await;
@@ -62,7 +66,11 @@ async fn corrected_upload(app: &TestApp, on_invalid: &str, csv: &str) -> (Value,
     (app.run_worker_until_final(&task_id).await, file_id)
 }
 
-async fn correct(app: &TestApp, file_id: &str, corrections: Value) -> (StatusCode, Value) {
+pub(crate) async fn correct(
+    app: &TestApp,
+    file_id: &str,
+    corrections: Value,
+) -> (StatusCode, Value) {
     app.patch_json(
         &format!("/api/v1/files/{file_id}/corrections"),
         &json!({ "corrections": corrections }),

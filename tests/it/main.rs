@@ -5,6 +5,7 @@ mod auth;
 mod configuration;
 mod consumer;
 mod corrections;
+mod corrections_rows;
 mod deploy;
 mod destinations;
 mod edge;

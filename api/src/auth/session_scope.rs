@@ -41,6 +41,7 @@ fn allowed(method: &Method, path: &str) -> Option<Owned> {
         | "/api/v1/files/{source_file_id}/rows/export"
         | "/api/v1/files/{source_file_id}/errors"
         | "/api/v1/files/{source_file_id}/errors/export"
+        | "/api/v1/files/{source_file_id}/errors/rows"
         | "/api/v1/tasks/{task_id}"
             if read =>
         {

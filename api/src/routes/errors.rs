@@ -192,12 +192,9 @@ async fn rejected_batch(
     after: Option<(i32, i64)>,
     width: usize,
 ) -> Result<Option<(Bytes, (i32, i64))>, std::io::Error> {
-    let rows = if latest {
-        db::corrections::rejected_page(db, id, after, EXPORT_BATCH).await
-    } else {
-        db::validation::rejected_page(db, id, after, EXPORT_BATCH).await
-    }
-    .map_err(std::io::Error::other)?;
+    let rows = db::corrections::rejected_page(db, id, latest, after, EXPORT_BATCH)
+        .await
+        .map_err(std::io::Error::other)?;
     let Some(last) = rows.last() else {
         return Ok(None);
     };
@@ -209,7 +206,8 @@ async fn rejected_batch(
             other => vec![cell_text(other)],
         };
         cells.resize(width.max(cells.len()), String::new());
-        let errors = row.messages.join("; ");
+        let messages: Vec<&str> = row.errors.iter().map(|e| e.message.as_str()).collect();
+        let errors = messages.join("; ");
         out.extend(csv_record(
             cells.iter().map(String::as_str).chain([errors.as_str()]),
         ));
@@ -217,8 +215,8 @@ async fn rejected_batch(
     Ok(Some((Bytes::from(out), next)))
 }
 
-/// A stored original cell as the text it was in the file.
-fn cell_text(value: &serde_json::Value) -> String {
+/// A stored cell as the text it was in the file (or as corrected).
+pub(super) fn cell_text(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::Null => String::new(),
         serde_json::Value::String(s) => s.clone(),
@@ -242,7 +240,11 @@ fn csv_record<'a>(fields: impl Iterator<Item = &'a str>) -> Vec<u8> {
 /// Whether to serve the latest revision's report (else the original one): the file has been
 /// corrected and `revision` is absent or the latest. Only revision 0 and the latest are kept:
 /// any other is `400 invalid_parameter`.
-async fn corrected(state: &AppState, id: Uuid, revision: Option<i32>) -> Result<bool, ApiError> {
+pub(super) async fn corrected(
+    state: &AppState,
+    id: Uuid,
+    revision: Option<i32>,
+) -> Result<bool, ApiError> {
     let (latest, _) = db::corrections::latest(&state.db, id).await?;
     match revision {
         None => Ok(latest > 0 && db::corrections::has_rows(&state.db, id).await?),
@@ -257,7 +259,7 @@ async fn corrected(state: &AppState, id: Uuid, revision: Option<i32>) -> Result<
 
 /// The caller's file and its task, once the task is final: `404` for another tenant's file,
 /// `409 not_parsed` before.
-async fn final_file(
+pub(super) async fn final_file(
     state: &AppState,
     principal: &Principal,
     id: Uuid,

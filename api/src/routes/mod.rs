@@ -4,6 +4,7 @@
 
 pub mod corrections;
 pub mod destinations;
+pub mod error_rows;
 pub mod errors;
 pub mod events;
 pub mod export;
@@ -53,6 +54,7 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(export::export_rows))
         .routes(routes!(errors::list_errors))
         .routes(routes!(errors::export_errors))
+        .routes(routes!(error_rows::list_error_rows))
         .routes(routes!(corrections::correct))
         .routes(routes!(tasks::get_task))
         .routes(routes!(mapping::put_mapping))

@@ -34,13 +34,16 @@ const INDEX: Asset = Asset {
 
 /// The embeddable importer (contract v1.3), for other origins' pages: `/embed/importer.js`. A
 /// classic script, so it is served in a closure of its own with the tus client's core
-/// (`tus.js`, which the page's `resumable.js` module is served after too: one copy of it).
+/// (`tus.js`, which the page's `resumable.js` module is served after too: one copy of it) and
+/// the error report's grid (`grid.js`, which the page's `report.js` module is served after).
 const IMPORTER: Asset = Asset {
     name: "importer.js",
     content_type: "text/javascript; charset=utf-8",
     body: concat!(
         "(() => {\n'use strict';\n\n",
         include_str!("../../web/tus.js"),
+        "\n",
+        include_str!("../../web/grid.js"),
         "\n",
         include_str!("../../web/embed/importer.js"),
         "})();\n"
@@ -78,7 +81,12 @@ const ASSETS: &[Asset] = &[
     Asset {
         name: "report.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("../../web/report.js"),
+        body: concat!(
+            include_str!("../../web/grid.js"),
+            "\n",
+            include_str!("../../web/report.js")
+        )
+        .as_bytes(),
     },
     Asset {
         name: "resumable.js",

@@ -7,12 +7,13 @@
 //
 // The end user chooses or drops a file; it is uploaded with the session's token (tus in chunks
 // above TUS_THRESHOLD_BYTES, one multipart request below), its task followed until it is final, the
-// mapping review answered when the task asks for one, and the result shown with the error report's
-// first rows. The element dispatches `sheetrelay-complete` ({file_id, task_id, status, summary})
-// and `sheetrelay-error` ({code, message}) on itself.
+// mapping review answered when the task asks for one, and the result shown with the rows that have
+// errors as a grid to fix in place. The element dispatches `sheetrelay-complete` ({file_id,
+// task_id, status, summary}) and `sheetrelay-error` ({code, message}) on itself.
 //
 // The server serves it inside a closure, after the tus client's core (tus.js: TUS_* and tusSend
-// are in scope here), so nothing of it leaks into the host page's scope.
+// are in scope here) and the error report's grid (grid.js: RowGrid and its notes), so nothing of
+// it leaks into the host page's scope.
 
   /** The fallback poll of a task, when its event does not come first. */
   const POLL_MS = 2000;
@@ -25,12 +26,18 @@
     button { font: inherit; padding: 6px 14px; border-radius: 6px; border: 1px solid #2f6feb;
              background: #2f6feb; color: #fff; cursor: pointer; }
     button.secondary { background: #fff; color: #2f6feb; }
+    button:disabled { opacity: 0.5; cursor: default; }
     progress { width: 100%; }
     table { border-collapse: collapse; width: 100%; margin-top: 8px; }
-    input.fix { width: 100%; box-sizing: border-box; font: inherit; border: 1px solid #c62828;
-                background: #fdecea; }
-    input.fix:focus { outline: 2px solid #2f6feb; }
+    .grid-scroll { max-height: 60vh; overflow: auto; }
+    input.cell-fix { width: 100%; min-width: 5em; box-sizing: border-box; font: inherit; }
+    td.bad input.cell-fix { border: 1px solid #c62828; background: #fdecea; }
+    input.cell-fix.edited { border-color: #2f6feb; background: #eef4ff; }
+    td.valid { color: #5b6675; }
+    td:focus, input.cell-fix:focus { outline: 2px solid #2f6feb; }
     td, th { border: 1px solid #d5dbe3; padding: 4px 6px; text-align: left; }
+    .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+    .pager, .fix-bar { margin-top: 8px; }
     .error { color: #b42318; }
     .fields { display: grid; grid-template-columns: max-content 1fr; gap: 6px 12px; text-align: left; }
     select { font: inherit; }
@@ -347,7 +354,7 @@
       });
     }
 
-    /** Step 4: the result, the error report's first rows, and the event. */
+    /** Step 4: the result, the grid of the rows that have errors, and the event. */
     async done(fileId, task) {
       const summary = task.result && task.result.validation
         ? { rows_total: task.result.rows_total, rows_valid: task.result.validation.rows_valid,
@@ -374,95 +381,32 @@
     }
 
     /**
-     * The error report as a grid to fix in place (contract v1.3, "Corrections"): each bad cell a
-     * field flagged with its problem, arrow keys between them, pages read from the server
-     * (REPORT_ROWS at a time, never the whole report), every edit kept across pages and sent as
-     * one PATCH by Save (or Enter); then the result again, with what is still wrong.
+     * The error report as a grid of whole rows to fix in place (grid.js; contract v1.3,
+     * "Corrections"), read from the server REPORT_ROWS rows at a time with the session's token;
+     * after a save (one PATCH), the result again with what is still wrong.
      */
     async fixer(fileId, task) {
-      const edits = new Map();
-      const starts = [null];
-      let page = 0;
-      const table = el('table', { part: 'report' });
-      const status = el('span', { 'aria-live': 'polite' });
-      const prev = el('button', { class: 'secondary', type: 'button' }, 'Previous');
-      const next = el('button', { class: 'secondary', type: 'button' }, 'Next');
-      const save = el('button', { type: 'button', part: 'save' }, 'Save corrections');
       const note = el('div', { role: 'status', part: 'fix-status' });
-      const setSave = () => {
-        save.disabled = edits.size === 0;
-        status.textContent = edits.size ? `${edits.size} changed, not saved` : '';
-      };
-      const load = async (p) => {
-        const after = starts[p] === null ? '' : `&after=${encodeURIComponent(starts[p])}`;
-        const { body } = await this.call(`/api/v1/files/${fileId}/errors?limit=${REPORT_ROWS}${after}`);
-        page = p;
-        starts.length = p + 1;
-        if (body.next_after !== null && body.next_after !== undefined) starts.push(body.next_after);
-        table.replaceChildren(el('tr', {}, el('th', {}, 'Row'), el('th', {}, 'Column'),
-          el('th', {}, 'Value'), el('th', {}, 'Problem')));
-        for (const e of body.errors || []) {
-          const key = `${e.sheet}:${e.row}:${e.field}`;
-          let value = String(e.value ?? '');
-          if (e.field && e.column !== null && !['extra-cell', 'blank-row'].includes(e.code)) {
-            const input = el('input', { type: 'text', class: 'fix', 'aria-invalid': 'true',
-              'aria-label': `Row ${e.row}, ${e.field}: ${e.message}`, title: e.message });
-            input.value = edits.has(key) ? edits.get(key).value ?? '' : e.value ?? '';
-            input.addEventListener('input', () => {
-              if (input.value === (e.value ?? '')) edits.delete(key);
-              else edits.set(key, { sheet: e.sheet, row: e.row, field: e.field, value: input.value });
-              setSave();
-            });
-            value = input;
-          }
-          table.append(el('tr', {}, el('td', {}, String(e.row ?? '')),
-            el('td', {}, String(e.column ?? e.field ?? '')), el('td', {}, value),
-            el('td', {}, String(e.message ?? ''))));
-        }
-        prev.disabled = page === 0;
-        next.disabled = page + 1 >= starts.length;
-      };
-      table.addEventListener('keydown', (event) => {
-        if (!event.target.classList || !event.target.classList.contains('fix')) return;
-        if (event.key === 'Enter') {
-          event.preventDefault();
-          save.click();
-          return;
-        }
-        if (event.key !== 'ArrowDown' && event.key !== 'ArrowUp') return;
-        const cells = [...table.querySelectorAll('input.fix')];
-        const at = cells.indexOf(event.target) + (event.key === 'ArrowDown' ? 1 : -1);
-        if (at >= 0 && at < cells.length) {
-          event.preventDefault();
-          cells[at].focus();
-        }
-      });
-      prev.addEventListener('click', () => load(page - 1).catch((e) => this.fail(e)));
-      next.addEventListener('click', () => load(page + 1).catch((e) => this.fail(e)));
-      save.addEventListener('click', async () => {
-        if (edits.size === 0 || save.disabled) return;
-        save.disabled = true;
-        const corrections = [...edits.values()].map((c) => ({ ...c, value: c.value === '' ? null : c.value }));
-        try {
-          const { body } = await this.call(`/api/v1/files/${fileId}/corrections`, {
-            method: 'PATCH',
-            headers: { 'Content-Type': 'application/json' },
-            body: JSON.stringify({ corrections }),
-          });
+      const grid = new RowGrid({
+        ...gridFileOptions(task.result.validation, task.status),
+        fileId,
+        pageRows: REPORT_ROWS,
+        label: 'Rows to fix',
+        get: async (path) => (await this.call(path)).body,
+        patch: async (path, body) => (await this.call(path, {
+          method: 'PATCH',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        })).body,
+        saved: async (answer) => {
           const { body: fresh } = await this.call(`/api/v1/tasks/${task.id}`);
           await this.done(fileId, fresh);
-          const still = body.errors.length;
-          this.root.prepend(el('p', { role: 'status', part: 'fix-status' },
-            `Saved (revision ${body.revision}). ${still ? `${still} problems remain on those rows.` : 'Those rows are fixed.'}`));
-        } catch (error) {
-          const details = (error.details || []).map((d) => d.message).join('; ');
-          note.textContent = `Not saved: ${error.message}${details ? ` (${details})` : ''}`;
-          setSave();
-        }
+          this.root.prepend(el('div', { role: 'status', part: 'fix-status' }, ...gridSavedNote(answer)));
+        },
+        failed: (error) => note.replaceChildren(...gridFailedNote(error)),
       });
-      await load(0);
-      setSave();
-      return el('div', {}, table, el('p', {}, prev, ' ', next, ' ', save, ' ', status), note);
+      await grid.load(0);
+      return el('div', {}, grid.element, note);
     }
   }
 

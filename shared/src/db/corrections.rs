@@ -11,7 +11,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::tasks::Task;
-use super::validation::{Numbered, NumberedRow, RejectedWithErrors};
+use super::validation::{Numbered, NumberedRow};
 use crate::domain::layout_override::LayoutOverride;
 use crate::domain::task_result::TaskResult;
 use crate::domain::{ErrorRecord, TaskErrorCode, TaskStatus};
@@ -330,11 +330,28 @@ pub async fn errors_page(
     Ok(rows.into_iter().map(Numbered::from).collect())
 }
 
-/// Up to `limit` rows that still have errors in the latest revision after (`sheet`,
-/// `row_number`) `after`, in file order, with their cells as corrected.
+/// A row that has errors, with its cells and its error records.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RejectedWithErrors {
+    pub sheet: i32,
+    pub row_number: i64,
+    // Free-form: the row's cells in the file's own columns (see `RejectedRow::cells`), as
+    // corrected when the latest revision is read.
+    pub cells: serde_json::Value,
+    /// How many of the sheet's rows were stored before it (`None`: parsed before this was kept).
+    pub stored_index: Option<i64>,
+    /// The row's error records, in file order.
+    pub errors: Json<Vec<ErrorRecord>>,
+}
+
+/// Up to `limit` rows that have errors after (`sheet`, `row_number`) `after`, in file order,
+/// with their cells and error records: as the latest revision has them when `latest` (rows a
+/// revision made valid are gone, the others' cells are as corrected), else as uploaded. One
+/// query for both, so the rejected-rows export and the grid's rows read the same rows.
 pub async fn rejected_page(
     db: impl PgExecutor<'_>,
     source_file_id: Uuid,
+    latest: bool,
     after: Option<(i32, i64)>,
     limit: i64,
 ) -> sqlx::Result<Vec<RejectedWithErrors>> {
@@ -342,31 +359,36 @@ pub async fn rejected_page(
     sqlx::query_as!(
         RejectedWithErrors,
         r#"SELECT sheet AS "sheet!", row_number AS "row_number!", cells AS "cells!",
-                  messages AS "messages!"
-           FROM (SELECT r.sheet, r.row_number, r.cells,
-                        COALESCE((SELECT array_agg(e.message ORDER BY e.seq)
+                  stored_index, errors AS "errors!: Json<Vec<ErrorRecord>>"
+           FROM (SELECT r.sheet, r.row_number, r.cells, r.stored_index,
+                        COALESCE((SELECT jsonb_agg(jsonb_build_object(
+                                      'sheet', e.sheet, 'row', e.row_number,
+                                      'column', e.column_name, 'field', e.field,
+                                      'value', e.value, 'code', e.code,
+                                      'constraint', e.constraint_name, 'message', e.message,
+                                      'transformed', e.transformed)
+                                      ORDER BY e.seq)
                                   FROM validation_errors e
                                   WHERE e.source_file_id = r.source_file_id
                                     AND e.sheet = r.sheet
-                                    AND e.row_number = r.row_number), '{}') AS messages
+                                    AND e.row_number = r.row_number), '[]'::jsonb) AS errors
                  FROM rejected_rows r
                  WHERE r.source_file_id = $1 AND (r.sheet, r.row_number) > ($2, $3)
-                   AND NOT EXISTS (SELECT 1 FROM corrected_rows c
-                                   WHERE c.source_file_id = r.source_file_id
-                                     AND c.sheet = r.sheet AND c.row_number = r.row_number)
+                   AND NOT ($5 AND EXISTS (SELECT 1 FROM corrected_rows c
+                                           WHERE c.source_file_id = r.source_file_id
+                                             AND c.sheet = r.sheet
+                                             AND c.row_number = r.row_number))
                  UNION ALL
-                 SELECT c.sheet, c.row_number, c.cells,
-                        ARRAY(SELECT x.e ->> 'message'
-                              FROM jsonb_array_elements(c.errors) WITH ORDINALITY AS x (e, k)
-                              ORDER BY x.k)
+                 SELECT c.sheet, c.row_number, c.cells, c.stored_index, c.errors
                  FROM corrected_rows c
-                 WHERE c.source_file_id = $1 AND (c.sheet, c.row_number) > ($2, $3)
+                 WHERE $5 AND c.source_file_id = $1 AND (c.sheet, c.row_number) > ($2, $3)
                    AND NOT c.valid) merged
            ORDER BY sheet, row_number LIMIT $4"#,
         source_file_id,
         sheet,
         row,
-        limit
+        limit,
+        latest
     )
     .fetch_all(db)
     .await

@@ -61,6 +61,18 @@ impl Overlay {
         i64::try_from(n).unwrap_or(i64::MAX)
     }
 
+    /// The index a row of the file takes among the rows as merged: `stored_index` rows were
+    /// stored before it (its own index, when it is stored itself) and `row_number` is its
+    /// number in the file, so it follows every joined row that comes before it in the file.
+    /// Where the grid puts a row that has errors among the rows the rows endpoint pages.
+    pub fn index_of(&self, stored_index: i64, row_number: i64) -> i64 {
+        let at = stored_index.min(self.originals);
+        let before = self
+            .joined
+            .partition_point(|j| (j.stored_index, j.row_number) < (at, row_number));
+        at + i64::try_from(before).unwrap_or(i64::MAX)
+    }
+
     /// Up to `limit` rows after `after`, in order.
     pub async fn page(
         &self,
