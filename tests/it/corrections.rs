@@ -625,10 +625,9 @@ async fn two_corrections_of_one_cell_at_once_take_turns_and_the_later_revision_w
     assert_eq!(file["task"]["result"]["validation"]["rows_valid"], 5);
 }
 
-#[tokio::test]
-async fn a_sessions_token_corrects_its_own_files_and_no_other() {
-    let app = TestApp::spawn().await;
-    let (_, theirs) = corrected_upload(&app, "drop_invalid_rows", INVOICES).await;
+/// An import session for `invoices` and its end user's upload of `INVOICES`, parsed: the end
+/// user's client and the file's id.
+pub(crate) async fn session_upload(app: &TestApp) -> (reqwest::Client, String) {
     let resp = app
         .client
         .post(app.url("/api/v1/sessions"))
@@ -655,6 +654,14 @@ async fn a_sessions_token_corrects_its_own_files_and_no_other() {
     let mine = upload["source_file"]["id"].as_str().expect("id").to_owned();
     app.run_worker_until_final(upload["task"]["id"].as_str().expect("task"))
         .await;
+    (end_user, mine)
+}
+
+#[tokio::test]
+async fn a_sessions_token_corrects_its_own_files_and_no_other() {
+    let app = TestApp::spawn().await;
+    let (_, theirs) = corrected_upload(&app, "drop_invalid_rows", INVOICES).await;
+    let (end_user, mine) = session_upload(&app).await;
     let body = json!({"corrections": [{"sheet": 0, "row": 3, "field": "amount", "value": "12"}]});
     let patch = |id: &str| {
         end_user

@@ -214,32 +214,7 @@ async fn the_rows_with_errors_are_refused_before_the_report_and_to_other_owners(
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
 
     // A session's token: its own file's rows, not the tenant's other files.
-    let resp = app
-        .client
-        .post(app.url("/api/v1/sessions"))
-        .json(&json!({"template": "invoices", "end_user": {"id": "u-1"},
-                      "allowed_origins": ["https://app.example"]}))
-        .send()
-        .await
-        .expect("POST /sessions");
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let session: Value = resp.json().await.expect("session");
-    let end_user = harness::app::authenticated_client(session["token"].as_str().expect("token"));
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(INVOICES.as_bytes().to_vec()).file_name("mine.csv"),
-    );
-    let resp = end_user
-        .post(app.url("/api/v1/files"))
-        .multipart(form)
-        .send()
-        .await
-        .expect("upload");
-    assert_eq!(resp.status(), StatusCode::ACCEPTED);
-    let upload: Value = resp.json().await.expect("upload");
-    let mine = upload["source_file"]["id"].as_str().expect("id").to_owned();
-    app.run_worker_until_final(upload["task"]["id"].as_str().expect("task"))
-        .await;
+    let (end_user, mine) = crate::corrections::session_upload(&app).await;
     let read = |id: String| {
         end_user
             .get(app.url(&format!("/api/v1/files/{id}/errors/rows")))

@@ -4,49 +4,21 @@
 //! (the reference a topic's consumers use) and compared with the same event sent to a Standard
 //! Webhooks endpoint beside it. The key is sealed and never shown.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use harness::app::TestApp;
 use harness::receiver::Receiver;
 use harness::worker::{run_config, RunningWorker};
 use reqwest::{Method, StatusCode};
-use serde_json::{json, Value};
-use tokio::io::AsyncWriteExt as _;
+use serde_json::json;
 
-use super::verifiers::python;
+use super::verifiers::{python, verdicts};
 use super::{call, create, register};
 use crate::events::{fail_task, upload_pending};
 
 const WAIT: Duration = Duration::from_secs(20);
 /// What an Event Grid access key looks like: 44 characters of base64.
 const KEY: &str = "c2hlZXRyZWxheS1ldmVudC1ncmlkLXRvcGljLWtleQ==";
-
-/// The SDK's reading of each request: (headers, body) → verdict.
-async fn read_with_sdk(cases: &Value) -> Vec<Value> {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/webhooks/cloudevents_read.py");
-    let mut child = tokio::process::Command::new(python())
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run the CloudEvents reader");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin
-        .write_all(cases.to_string().as_bytes())
-        .await
-        .expect("write the cases");
-    drop(stdin);
-    let out = child.wait_with_output().await.expect("the reader ends");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("a JSON array of verdicts")
-}
 
 #[tokio::test]
 async fn an_event_grid_topic_gets_cloudevents_with_its_key_that_the_sdk_reads() {
@@ -94,7 +66,7 @@ async fn an_event_grid_topic_gets_cloudevents_with_its_key_that_the_sdk_reads() 
         "headers": {"content-type": r.header("content-type")},
         "body": std::str::from_utf8(&r.body).expect("UTF-8"),
     }]);
-    let verdict = &read_with_sdk(&cases).await[0];
+    let verdict = &verdicts(&python(), "cloudevents_read.py", &cases).await[0];
     assert_eq!(verdict["ok"], true, "{verdict}");
     let attributes = &verdict["attributes"];
     assert_eq!(attributes["specversion"], "1.0", "{verdict}");
