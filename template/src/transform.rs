@@ -169,7 +169,14 @@ impl Transform {
 }
 
 /// Whether `text` has white space other than single spaces: what `collapse_spaces` changes.
+/// Every clean cell of a field with `collapse_spaces` is scanned: ASCII text (most cells, and
+/// `is_ascii` is a vectorised check) is scanned as bytes rather than decoded as characters.
 fn has_space_run(text: &str) -> bool {
+    if text.is_ascii() {
+        let b = text.as_bytes();
+        // `char::is_whitespace` on ASCII: space, and tab to carriage return.
+        return b.iter().any(|c| (b'\t'..=b'\r').contains(c)) || b.windows(2).any(|w| w == b"  ");
+    }
     let mut previous = false;
     text.chars().any(|c| {
         let space = c.is_whitespace();
@@ -224,4 +231,44 @@ fn phone(text: &str, region: phonenumber::country::Id, out: &mut String) -> Resu
     }
     out.push_str(&number.format().mode(phonenumber::Mode::E164).to_string());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The characters' rule, which the byte scan of ASCII text must agree with.
+    fn by_chars(text: &str) -> bool {
+        let mut previous = false;
+        text.chars().any(|c| {
+            let space = c.is_whitespace();
+            let run = space && (previous || c != ' ');
+            previous = space;
+            run
+        })
+    }
+
+    #[test]
+    fn ascii_text_is_scanned_as_the_characters_rule_says() {
+        let mut texts = vec![
+            String::new(),
+            "a".into(),
+            "a b c".into(),
+            " a ".into(),
+            "a  b".into(),
+            "ab ".into(),
+            "  ".into(),
+        ];
+        for b in 0u8..0x80 {
+            let c = char::from(b);
+            texts.push(format!("a{c}b"));
+            texts.push(format!("{c}"));
+            texts.push(format!("a {c}"));
+        }
+        for text in &texts {
+            assert_eq!(has_space_run(text), by_chars(text), "{text:?}");
+        }
+        assert!(has_space_run("東京\u{3000}都"));
+        assert!(!has_space_run("東京 都"));
+    }
 }
