@@ -108,7 +108,7 @@ function renderSummary(v) {
   const truncated = $('validation-truncated');
   truncated.hidden = !v.errors_truncated;
   truncated.textContent = v.errors_truncated
-    ? 'The file has more errors than the server keeps: the counts are exact, the list below stops at the limit.'
+    ? 'The file has more errors than the server keeps: the counts are exact, the list below stops at the limit. Rows past it cannot be corrected here: fix them in the file and upload it again.'
     : '';
 }
 

@@ -368,8 +368,11 @@
         parts.push(el('p', { class: 'error', part: 'result' }, `Not imported: ${message}`));
       }
       if (summary && summary.rows_rejected > 0) {
-        parts.push(el('p', {}, `${summary.rows_rejected} rows have problems: fix them here.`),
-          await this.fixer(fileId, task));
+        const capped = task.result.validation.errors_truncated;
+        parts.push(el('p', {}, capped
+          ? `${summary.rows_rejected} rows have problems, more than can be listed: fix those listed here, and the others in your file.`
+          : `${summary.rows_rejected} rows have problems: fix them here.`),
+        await this.fixer(fileId, task));
       }
       parts.push(this.againButton());
       this.show(...parts);
