@@ -20,6 +20,7 @@ use shared::db::uploads::{NewUpload, Recorded};
 use shared::db::Due;
 use shared::domain::origin::Origin;
 use shared::domain::OnInvalid;
+use shared::failure::{self, Failure};
 use shared::storage::BlobStore;
 use shared::webhooks::WebhookKeyConfig;
 use sqlx::PgPool;
@@ -44,6 +45,9 @@ pub enum Sent {
 
 /// The outcome code of a source that does not answer (a credential refused, a container gone).
 pub const UNREACHABLE: &str = "source_unreachable";
+
+/// How soon an import that met Postgres busy or down is tried again.
+const POSTGRES_BUSY_RETRY: Duration = Duration::from_secs(1);
 
 /// Blob imports as a claim loop's work.
 pub struct Imports<'a> {
@@ -108,6 +112,15 @@ impl Work for Imports<'_> {
     async fn send(&self, b: &Claimed) -> Sent {
         let sent = match self.import(b).await {
             Ok(sent) => sent,
+            // Postgres busy (every pooled connection taken by the imports in flight) or down, or
+            // a lost race: not the blob's doing, so it costs no attempt and waits only a moment.
+            Err(e) if failure::of_db(e.as_ref()) == Some(Failure::Outage) => {
+                tracing::info!(source_id = %b.source_id, blob = %b.blob,
+                    error = format!("{e:#}"), "blob import waits for Postgres");
+                Sent::Not(NotImported::Deferred {
+                    retry_in: POSTGRES_BUSY_RETRY,
+                })
+            }
             Err(e) => {
                 tracing::warn!(source_id = %b.source_id, blob = %b.blob,
                     error = format!("{e:#}"), "blob import failed");
