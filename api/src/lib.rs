@@ -54,8 +54,10 @@ pub fn app(state: AppState) -> Router {
     // this outer bound only stops a body that is far past it (multipart framing is small).
     let body_limit =
         usize::try_from(state.max_upload_bytes.saturating_add(1024 * 1024)).unwrap_or(usize::MAX);
-    // Layers run outside in: the credentials first, then what a session's token may do.
+    // Layers run outside in: the credentials first, then what a session's token and a
+    // source's events token may do.
     let api = routes::api()
+        .route_layer(axum::middleware::from_fn(auth::source_events::check))
         .route_layer(axum::middleware::from_fn_with_state(
             state.db.clone(),
             auth::session_scope::check,

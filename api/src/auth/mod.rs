@@ -12,6 +12,7 @@ pub mod api_key;
 pub mod entra;
 pub mod session;
 pub mod session_scope;
+pub mod source_events;
 
 use std::sync::Arc;
 
@@ -19,6 +20,8 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use rand::RngCore as _;
 use shared::db;
 use sqlx::PgPool;
 
@@ -39,6 +42,8 @@ pub struct Principal {
     pub subject: String,
     /// The import session whose token this is.
     pub session: Option<Arc<db::sessions::Session>>,
+    /// The Blob source whose events token this is ([`source_events`]).
+    pub source: Option<uuid::Uuid>,
 }
 
 impl Principal {
@@ -48,6 +53,7 @@ impl Principal {
             tenant_id,
             subject,
             session: None,
+            source: None,
         })
     }
 }
@@ -90,6 +96,20 @@ impl Authenticator {
                 tenant_id: found.tenant_id.clone(),
                 subject: format!("session:{}", found.id),
                 session: Some(Arc::new(found)),
+                source: None,
+            });
+        }
+        if source_events::looks_like_token(token) {
+            let (id, tenant_id) = db::sources::by_events_token(&self.db, &api_key::hash(token))
+                .await?
+                .ok_or(ApiError::Unauthorized(
+                    "unknown or replaced source events token",
+                ))?;
+            return Ok(Principal {
+                tenant_id,
+                subject: format!("source:{id}"),
+                session: None,
+                source: Some(id),
             });
         }
         if api_key::looks_like_key(token) {
@@ -117,6 +137,16 @@ impl Authenticator {
             EntraError::KeysUnavailable(e) => ApiError::AuthUnavailable(Box::new(e)),
         })
     }
+}
+
+/// A new secret token: `prefix` and 43 base64url characters (256 random bits).
+pub fn random_token(prefix: &str) -> String {
+    let mut random = [0u8; 32];
+    rand::rng().fill_bytes(&mut random);
+    format!(
+        "{prefix}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random)
+    )
 }
 
 /// The bearer token of a request's headers, if they carry one.

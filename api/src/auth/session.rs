@@ -2,9 +2,6 @@
 //! as a SHA-256 like API keys ([`super::api_key::hash`]) and shown once, in the answer that
 //! creates the session. The prefix tells them from API keys (and to secret scanners).
 
-use base64::Engine as _;
-use rand::RngCore as _;
-
 /// What every session token starts with.
 pub const PREFIX: &str = "srs_";
 
@@ -15,12 +12,7 @@ pub fn looks_like_token(token: &str) -> bool {
 
 /// A new token.
 pub fn new_token() -> String {
-    let mut random = [0u8; 32];
-    rand::rng().fill_bytes(&mut random);
-    format!(
-        "{PREFIX}{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random)
-    )
+    super::random_token(PREFIX)
 }
 
 #[cfg(test)]

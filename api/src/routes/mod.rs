@@ -88,6 +88,7 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
             sources::delete_source
         ))
         .routes(routes!(sources::list_blobs))
+        .routes(routes!(sources::rotate_events_token))
         .routes(
             routes!(sources::post_events, sources::options_events)
                 .layer(DefaultBodyLimit::max(sources::MAX_EVENTS_BYTES)),

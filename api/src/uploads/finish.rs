@@ -159,6 +159,7 @@ async fn record_claimed(
         tenant_id: upload.tenant_id.clone(),
         subject: upload.uploaded_by.clone(),
         session: None,
+        source: None,
     };
     let keep_until = Utc::now() + state.resumable.expiry;
     let stored = record::StoredFile {

@@ -53,6 +53,8 @@ pub struct NewSource<'a> {
     pub description: Option<&'a str>,
     pub import_existing: bool,
     pub after_import: &'a str,
+    /// The SHA-256 of its events token.
+    pub events_token_hash: &'a [u8],
 }
 
 /// Why a source was not created.
@@ -95,8 +97,8 @@ pub async fn insert(
     let id = sqlx::query_scalar!(
         r#"INSERT INTO sources (id, tenant_id, kind, container_url, prefix, credential_kind,
                                 sealed_secret, template_name, on_invalid, metadata,
-                                description, import_existing, after_import)
-           SELECT $1, $2, 'azure_blob', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+                                description, import_existing, after_import, events_token_hash)
+           SELECT $1, $2, 'azure_blob', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14
            WHERE (SELECT count(*) FROM sources WHERE tenant_id = $2) < $13
            RETURNING id"#,
         new.id,
@@ -111,7 +113,8 @@ pub async fn insert(
         new.description,
         new.import_existing,
         new.after_import,
-        max
+        max,
+        new.events_token_hash
     )
     .fetch_optional(&mut *tx)
     .await?;
@@ -226,6 +229,39 @@ pub async fn update(
     .execute(&mut *db)
     .await?;
     find(&mut *db, tenant_id, id).await
+}
+
+/// Gives the source a new events token (its SHA-256); the old one stops working at once.
+/// `false` for another tenant's or an unknown source.
+pub async fn set_events_token(
+    db: impl PgExecutor<'_>,
+    tenant_id: &str,
+    id: Uuid,
+    hash: &[u8],
+) -> sqlx::Result<bool> {
+    let done = sqlx::query!(
+        "UPDATE sources SET events_token_hash = $3 WHERE id = $1 AND tenant_id = $2",
+        id,
+        tenant_id,
+        hash
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The source (id, tenant) whose events token has this SHA-256.
+pub async fn by_events_token(
+    db: impl PgExecutor<'_>,
+    hash: &[u8],
+) -> sqlx::Result<Option<(Uuid, String)>> {
+    let row = sqlx::query!(
+        "SELECT id, tenant_id FROM sources WHERE events_token_hash = $1",
+        hash
+    )
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| (r.id, r.tenant_id)))
 }
 
 /// Deletes the source with what it found (the files it imported stay, with their `origin`);

@@ -332,3 +332,102 @@ async fn event_grid_handshakes_are_answered_and_bad_bodies_refused() {
         .expect("post");
     assert_eq!(unauthenticated.status(), StatusCode::UNAUTHORIZED);
 }
+
+/// A source's events token posts events for its own source and does nothing else; it is shown
+/// when the source is made and when a new one is made, never in a view, and a new one ends the
+/// old one.
+#[tokio::test]
+async fn a_sources_events_token_posts_its_own_events_and_nothing_else() {
+    let app = TestApp::spawn().await;
+    let (status, created) = call(&app, Method::POST, "/api/v1/sources", Some(source("in/"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let token = created["events_token"]
+        .as_str()
+        .expect("events_token")
+        .to_owned();
+    assert!(token.starts_with("sre_"), "{token}");
+    let id = created["id"].as_str().expect("id").to_owned();
+    let (_, shown) = call(&app, Method::GET, &format!("/api/v1/sources/{id}"), None).await;
+    assert!(shown.get("events_token").is_none(), "{shown}");
+    assert!(!shown.to_string().contains(&token), "{shown}");
+    let (status, other) = call(&app, Method::POST, "/api/v1/sources", Some(source("out/"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{other}");
+    let other_id = other["id"].as_str().expect("id").to_owned();
+
+    let as_token = |token: &str| harness::app::authenticated_client(token);
+    let events = |source: &str| format!("/api/v1/sources/{source}/events");
+    let event = json!([super::blob_created(CONTAINER, "in/a.csv", "0x1", 3)]);
+    let client = as_token(&token);
+    let (status, body) = crate::webhooks::call(
+        &app,
+        &client,
+        Method::POST,
+        &events(&id),
+        Some(event.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"accepted": 1, "ignored": 0}));
+    for (method, path) in [
+        (Method::POST, events(&other_id)),
+        (Method::GET, format!("/api/v1/sources/{id}")),
+        (Method::GET, format!("/api/v1/sources/{id}/blobs")),
+        (Method::GET, "/api/v1/files".to_owned()),
+        (
+            Method::POST,
+            format!("/api/v1/sources/{id}/events_token/rotate"),
+        ),
+    ] {
+        let (status, body) =
+            crate::webhooks::call(&app, &client, method.clone(), &path, Some(json!([]))).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("forbidden")),
+            "{method} {path}: {body}"
+        );
+    }
+
+    let (status, rotated) = call(
+        &app,
+        Method::POST,
+        &format!("/api/v1/sources/{id}/events_token/rotate"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{rotated}");
+    let new = rotated["events_token"].as_str().expect("events_token");
+    assert_ne!(new, token);
+    let (status, body) = crate::webhooks::call(
+        &app,
+        &client,
+        Method::POST,
+        &events(&id),
+        Some(event.clone()),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("unauthorized")),
+        "{body}"
+    );
+    let (status, _) = crate::webhooks::call(
+        &app,
+        &as_token(new),
+        Method::POST,
+        &events(&id),
+        Some(event),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!(
+            "/api/v1/sources/{}/events_token/rotate",
+            uuid::Uuid::now_v7()
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}

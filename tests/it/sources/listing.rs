@@ -175,24 +175,26 @@ async fn a_source_for_new_blobs_skips_those_already_there_and_deletes_what_it_im
     w.stop().await;
 }
 
-/// More imports in flight than the worker has connections: an import that finds every pooled
+/// 64 imports in flight and one pooled connection for all the work: an import that finds every
 /// connection taken waits a moment and is tried again, without counting as a failure (a failed
-/// import would wait `SOURCE_RETRY_AFTER`, here far longer than the test waits).
+/// import would wait `SOURCE_RETRY_AFTER`, here far longer than the test waits; without the
+/// deferral this test fails), and the lister records its pages through the same squeeze.
 #[tokio::test]
 async fn imports_beyond_the_pool_wait_for_a_connection_and_none_fails_for_it() {
     let app = TestApp::spawn().await;
     let (store, url, cs) = container(&app).await;
-    let names: Vec<String> = (0..24).map(|i| format!("n/{i:02}.csv")).collect();
+    let names: Vec<String> = (0..64).map(|i| format!("n/{i:02}.csv")).collect();
     for name in &names {
         put(&store, name, CSV).await;
     }
     let source = create(&app, &url, &cs, json!({})).await;
     let id = source["id"].as_str().expect("id").to_owned();
     let mut cfg = worker_config(&app);
-    cfg.database.max_connections = 3;
-    cfg.database.acquire_timeout = std::time::Duration::from_millis(20);
-    cfg.sources.max_in_flight = 24;
-    cfg.sources.concurrency = 24;
+    // Each claim loop holds one connection to listen on (five of them): one for the work.
+    cfg.database.max_connections = 6;
+    cfg.database.acquire_timeout = std::time::Duration::from_millis(5);
+    cfg.sources.max_in_flight = 64;
+    cfg.sources.concurrency = 64;
     cfg.sources.retry_after = std::time::Duration::from_secs(3600);
     let w = harness::worker::RunningWorker::start(cfg);
     let wanted: Vec<&str> = names.iter().map(String::as_str).collect();

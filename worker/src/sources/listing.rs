@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::copy::unquoted;
 use super::import::UNREACHABLE;
 use super::SourcesConfig;
+use crate::claim::with_db_retry;
 use crate::retry::{sleep_or_stop, Backoff};
 use crate::{tenant_container, Shutdown};
 
@@ -42,7 +43,7 @@ impl Lister<'_> {
             let Some(source) = db::sources::claim_listing(self.db, self.cfg.lease).await? else {
                 break;
             };
-            self.list_page(&source).await?;
+            self.list_page(&source, stop).await?;
             pages += 1;
         }
         Ok(pages)
@@ -85,7 +86,7 @@ impl Lister<'_> {
     }
 
     /// Reads one page of `source` and records it with the next marker.
-    async fn list_page(&self, source: &Listing) -> anyhow::Result<()> {
+    async fn list_page(&self, source: &Listing, stop: &CancellationToken) -> anyhow::Result<()> {
         let stored = tenant_container::Stored {
             owner: source.id,
             url: &source.container_url,
@@ -135,20 +136,33 @@ impl Lister<'_> {
                 (step, Vec::new())
             }
         };
+        // Recorded while the claim is held: a Postgres busy or away for a moment (every pooled
+        // connection taken, a failover) is waited out here, not by the loop, which could claim
+        // the source again only once this claim's lease has run out.
+        with_db_retry(stop, || self.record(source, &step, &blobs)).await?;
+        Ok(())
+    }
+
+    /// Records a listed page: its blobs found, and the source's next marker and due time.
+    async fn record(
+        &self,
+        source: &Listing,
+        step: &Listed,
+        blobs: &[FoundBlob],
+    ) -> sqlx::Result<()> {
         let mut tx = self.db.begin().await?;
         if !blobs.is_empty() {
             // Before the first pass has ended, a source that imports only later blobs records
             // what is there as skipped.
             let existing = !source.import_existing && source.passes == 0;
             let new =
-                db::source_blobs::found(&mut *tx, source.id, &blobs, Finder::Listing { existing })
+                db::source_blobs::found(&mut *tx, source.id, blobs, Finder::Listing { existing })
                     .await?;
             if new > 0 {
                 tracing::info!(source_id = %source.id, new, existing, "blobs found by listing");
             }
         }
-        db::sources::listed(&mut tx, source, &step).await?;
-        tx.commit().await?;
-        Ok(())
+        db::sources::listed(&mut tx, source, step).await?;
+        tx.commit().await
     }
 }

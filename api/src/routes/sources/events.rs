@@ -1,7 +1,9 @@
 //! `POST /api/v1/sources/{id}/events`: Event Grid delivering `BlobCreated` events of the
 //! source's container straight to the api (the other way is a storage queue the worker reads).
-//! The route needs the tenant's credentials like any other: Event Grid sends them as a
-//! delivery property (a header marked secret; see docs/sources.md). It answers Event Grid's
+//! The route takes the source's own events token (`sre_…`, [`crate::auth::source_events`]), or
+//! the tenant's credentials like any other: Event Grid sends it as a delivery property (an
+//! `Authorization` header marked secret; see docs/sources.md). The token is made with the source
+//! and again by [`rotate_events_token`]. It answers Event Grid's
 //! validation handshake (`SubscriptionValidationEvent` → `{"validationResponse"}`) and, for the
 //! CloudEvents schema, its `OPTIONS` abuse-protection request. Each `BlobCreated` event of a blob
 //! under the source's container and prefix is recorded as found ([`db::source_blobs::found`]):
@@ -18,8 +20,8 @@ use shared::db;
 use shared::db::source_blobs::{Finder, FoundBlob, MAX_BLOB_NAME};
 
 use super::not_found;
-use super::views::{EventsAccepted, ValidationResponse};
-use crate::auth::Principal;
+use super::views::{EventsAccepted, EventsToken, ValidationResponse};
+use crate::auth::{api_key, source_events, Principal};
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::extract::PathId;
 use crate::state::AppState;
@@ -127,4 +129,36 @@ pub async fn options_events(
         ],
     )
         .into_response())
+}
+
+/// Make the source a new events token; the one before stops working at once.
+#[utoipa::path(
+    post,
+    path = "/api/v1/sources/{source_id}/events_token/rotate",
+    tag = "sources",
+    security(("api_key" = []), ("entra_id" = [])),
+    params(("source_id" = uuid::Uuid, Path, description = "Source id")),
+    responses(
+        (status = 200, description = "The new token, shown this once", body = EventsToken),
+        (status = 400, description = "The id is not a UUID", body = ErrorBody),
+        (status = 403, description = "`forbidden`: an import session's or a source's events token", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+pub async fn rotate_events_token(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    PathId(id): PathId,
+) -> Result<Json<EventsToken>, ApiError> {
+    let token = source_events::new_token();
+    let changed =
+        db::sources::set_events_token(&state.db, &principal.tenant_id, id, &api_key::hash(&token))
+            .await?;
+    if !changed {
+        return Err(not_found(id));
+    }
+    tracing::info!(source_id = %id, "source events token replaced");
+    Ok(Json(EventsToken {
+        events_token: token,
+    }))
 }

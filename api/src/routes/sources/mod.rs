@@ -21,17 +21,18 @@ use shared::db::sources::{NewSource, Refused};
 use uuid::Uuid;
 
 pub use events::{
-    __path_options_events, __path_post_events, options_events, post_events, MAX_EVENTS_BYTES,
+    __path_options_events, __path_post_events, __path_rotate_events_token, options_events,
+    post_events, rotate_events_token, MAX_EVENTS_BYTES,
 };
 pub use patch::{__path_patch_source, patch_source};
 pub use views::{
-    BlobList, BlobView, BlobsQuery, CreateSource, EventsAccepted, PatchSource, SourceList,
-    SourceView, ValidationResponse,
+    BlobList, BlobView, BlobsQuery, CreateSource, CreatedSource, EventsAccepted, EventsToken,
+    PatchSource, SourceList, SourceView, ValidationResponse,
 };
 
 use super::query;
 use super::webhooks::checked_description;
-use crate::auth::Principal;
+use crate::auth::{api_key, source_events, Principal};
 use crate::error::{ApiError, ApiErrorCode, ErrorBody};
 use crate::extract::{AppJson, AppQuery, PathId};
 use crate::routes::destinations::checks::Problems;
@@ -45,7 +46,7 @@ use crate::state::AppState;
     security(("api_key" = []), ("entra_id" = [])),
     request_body(content = CreateSource, content_type = "application/json"),
     responses(
-        (status = 201, description = "Created: its blobs are found from the next listing (and events) on", body = SourceView),
+        (status = 201, description = "Created: its blobs are found from the next listing (and events) on; `events_token` is shown this once", body = CreatedSource),
         (status = 400, description = "A body that is not the request's JSON", body = ErrorBody),
         (status = 403, description = "`forbidden`: an import session's token", body = ErrorBody),
         (status = 409, description = "`too_many_sources`: the tenant has SOURCE_MAX_PER_TENANT; `source_taken`: another source watches the container at an overlapping prefix", body = ErrorBody),
@@ -86,6 +87,8 @@ pub async fn create_source(
         ApiError::Internal(anyhow::anyhow!("a checked container without a value"))
     })?;
     let max = state.webhooks.max_sources;
+    let events_token = source_events::new_token();
+    let events_token_hash = api_key::hash(&events_token);
     let mut tx = state.db.begin().await?;
     let created = db::sources::insert(
         &mut tx,
@@ -102,6 +105,7 @@ pub async fn create_source(
             description,
             import_existing: request.import_existing.unwrap_or(true),
             after_import: after_import.as_deref().unwrap_or("keep"),
+            events_token_hash: &events_token_hash,
         },
         max,
     )
@@ -125,10 +129,14 @@ pub async fn create_source(
     tracing::info!(source_id = %id, tenant_id = %tenant, "source created");
     let location = HeaderValue::from_str(&format!("/api/v1/sources/{id}"))
         .map_err(|e| ApiError::Internal(e.into()))?;
+    let created = CreatedSource {
+        source: SourceView::from(source),
+        events_token,
+    };
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, location)],
-        Json(SourceView::from(source)),
+        Json(created),
     )
         .into_response())
 }

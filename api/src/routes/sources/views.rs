@@ -112,6 +112,24 @@ pub struct SourceView {
     pub created_at: DateTime<Utc>,
 }
 
+/// `201` of a create: the source and, this once, its events token.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CreatedSource {
+    #[serde(flatten)]
+    pub source: SourceView,
+    /// `sre_…`: the bearer token an Event Grid subscription sends to
+    /// `POST /api/v1/sources/{id}/events`, good for nothing else. Shown only here and when a new
+    /// one is made.
+    pub events_token: String,
+}
+
+/// `200` of `POST /api/v1/sources/{id}/events_token/rotate`: the new token, shown this once.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EventsToken {
+    /// The new `sre_…`; the one before stops working at once.
+    pub events_token: String,
+}
+
 impl From<db::sources::Source> for SourceView {
     fn from(s: db::sources::Source) -> Self {
         let error = match (s.last_error_code, s.last_error, s.last_error_at) {
