@@ -152,6 +152,8 @@ async fn source(env: &WorkerEnv, key: &SealingKey, url: &str, cs: &str) -> anyho
         description: None,
         import_existing: true,
         after_import: "keep",
+        // Unique per source; the bench posts no events with a token.
+        events_token_hash: id.as_bytes(),
     };
     db::sources::insert(&mut tx, &new, 100)
         .await?
