@@ -134,11 +134,8 @@ impl Transform {
         if is_missing && !matches!(self, Transform::Default(_)) {
             return Ok(false);
         }
-        let b = text.as_bytes();
         match self {
-            // A cell with a letter or digit (any ASCII that is not white space) at both ends
-            // needs no trimming: said without decoding a character.
-            Transform::Trim if ascii_solid(b.first()) && ascii_solid(b.last()) => Ok(false),
+            Transform::Trim if solid_ends(text) => Ok(false),
             Transform::CollapseSpaces if !has_space_run(text) => Ok(false),
             Transform::Default(_) if !is_missing => Ok(false),
             _ => self.rewrite(text, is_missing, out),
@@ -197,35 +194,49 @@ impl Transform {
 }
 
 /// Whether `text` has white space other than single spaces: what `collapse_spaces` changes.
-/// Every clean cell of a field with `collapse_spaces` is scanned: ASCII text (most cells, and
-/// `is_ascii` is a vectorised check) is scanned as bytes rather than decoded as characters.
+/// Every clean cell of a field with `collapse_spaces` is scanned, so it is scanned as bytes: a
+/// character is decoded only at the lead bytes of the non-ASCII white space characters (U+0085,
+/// U+00A0, U+1680, U+2000–U+205F, U+3000), not at every character of a name in kanji.
 fn has_space_run(text: &str) -> bool {
-    if text.is_ascii() {
-        let mut previous = false;
-        return text.bytes().any(|c| {
-            let space = ascii_space(c);
-            let run = space && (previous || c != b' ');
-            previous = space;
-            run
-        });
-    }
+    let b = text.as_bytes();
     let mut previous = false;
-    text.chars().any(|c| {
-        let space = c.is_whitespace();
-        let run = space && (previous || c != ' ');
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        let (space, single, len) = match c {
+            0..=0x7f => (ascii_space(c), c == b' ', 1),
+            0xc2 | 0xe1 | 0xe2 | 0xe3 => {
+                let ch = text.get(i..).and_then(|t| t.chars().next()).unwrap_or('\0');
+                (ch.is_whitespace(), false, ch.len_utf8())
+            }
+            // Another character's lead or continuation byte: not white space.
+            _ => (false, false, 1),
+        };
+        if space && (previous || !single) {
+            return true;
+        }
         previous = space;
-        run
-    })
+        i += len;
+    }
+    false
+}
+
+/// Neither end of `text` is white space (`trim` leaves it), decoding at most one character at
+/// each end.
+fn solid_ends(text: &str) -> bool {
+    match (text.as_bytes().first(), text.as_bytes().last()) {
+        (Some(&first), Some(&last)) if first < 0x80 && last < 0x80 => {
+            !ascii_space(first) && !ascii_space(last)
+        }
+        (Some(_), Some(_)) => {
+            !text.starts_with(char::is_whitespace) && !text.ends_with(char::is_whitespace)
+        }
+        _ => false,
+    }
 }
 
 /// `char::is_whitespace` of an ASCII byte: space, and tab to carriage return.
 fn ascii_space(c: u8) -> bool {
     c == b' ' || (b'\t'..=b'\r').contains(&c)
-}
-
-/// An ASCII byte that is not white space.
-fn ascii_solid(c: Option<&u8>) -> bool {
-    c.is_some_and(|&c| c < 0x80 && !ascii_space(c))
 }
 
 /// Every run of white space as one space (the ends kept: `trim` takes them).
@@ -291,7 +302,7 @@ mod tests {
     }
 
     #[test]
-    fn ascii_text_is_scanned_as_the_characters_rule_says() {
+    fn text_is_scanned_as_the_characters_rule_says() {
         let mut texts = vec![
             String::new(),
             "a".into(),
@@ -309,8 +320,26 @@ mod tests {
         }
         for text in &texts {
             assert_eq!(has_space_run(text), by_chars(text), "{text:?}");
+            let trimmed = text.trim().len() == text.len() && !text.is_empty();
+            assert_eq!(solid_ends(text), trimmed, "{text:?}");
         }
-        assert!(has_space_run("東京\u{3000}都"));
-        assert!(!has_space_run("東京 都"));
+        for text in [
+            "東京\u{3000}都",
+            "東京 都",
+            "東京  都",
+            "a\u{a0}b",
+            "a \u{a0}b",
+            "\u{85}",
+            "x\u{2009}y",
+            "x\u{205f}",
+            "ひらがな カタカナ",
+            "ひらがな\u{3000}\u{3000}",
+            "é è",
+            "\u{1680}",
+        ] {
+            assert_eq!(has_space_run(text), by_chars(text), "{text:?}");
+            let trimmed = text.trim().len() == text.len() && !text.is_empty();
+            assert_eq!(solid_ends(text), trimmed, "{text:?}");
+        }
     }
 }
