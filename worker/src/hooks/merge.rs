@@ -179,7 +179,7 @@ impl<'a> Merge<'a> {
                 .and_then(|f| cell_text(&window[i].values, f));
             let sheet = i32::try_from(window[i].sheet).unwrap_or(i32::MAX);
             let record = call::error_record(sheet, e, value, None);
-            self.add(&mut window[i], record);
+            self.add_hook_error(&mut window[i], record);
         }
     }
 
@@ -202,7 +202,7 @@ impl<'a> Merge<'a> {
         let found = self.recheck(row, values);
         let sheet = row.sheet;
         for record in found {
-            self.count(row, report_record(sheet, record));
+            self.count(row, record.code, report_record(sheet, record));
         }
         self.revalue(row, was_valid);
         if !row.valid() && !row.spoiled {
@@ -253,16 +253,17 @@ impl<'a> Merge<'a> {
         }
     }
 
-    /// One more error on `row`: counted, kept within the cap, and the row invalid.
-    pub fn add(&mut self, row: &mut SpooledRow, record: ErrorRecord) {
+    /// One more error a hook answered about `row`: counted, kept within the cap, and the row
+    /// invalid.
+    fn add_hook_error(&mut self, row: &mut SpooledRow, record: ErrorRecord) {
         let was_valid = row.valid();
-        self.count(row, record);
+        self.count(row, ErrorCode::HookError, record);
         self.revalue(row, was_valid);
     }
 
-    /// An error joins the row's, the counts, and the records within the cap.
-    fn count(&mut self, row: &mut SpooledRow, record: ErrorRecord) {
-        let code = record.code.parse().unwrap_or(ErrorCode::HookError);
+    /// An error (`code` is `record`'s) joins the row's, the counts, and the records within the
+    /// cap.
+    fn count(&mut self, row: &mut SpooledRow, code: ErrorCode, record: ErrorRecord) {
         row.faults
             .0
             .push(Fault::of(self.template, record.field.as_deref(), code));
@@ -301,7 +302,7 @@ impl<'a> Merge<'a> {
         let sheet = row.sheet;
         for record in found {
             if matches!(record.code, ErrorCode::UniqueError | ErrorCode::PrimaryKey) {
-                self.count(row, report_record(sheet, record));
+                self.count(row, record.code, report_record(sheet, record));
             }
         }
     }
