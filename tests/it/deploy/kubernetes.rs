@@ -84,6 +84,18 @@ impl Manifests {
     }
 }
 
+/// The value setting `name` takes in a worker container: its own, else `worker run`'s default.
+fn worker_setting(settings: &Settings, name: &str) -> String {
+    match settings.get(name) {
+        Some(Some(v)) => v.clone(),
+        _ => binaries()
+            .worker_run
+            .by_env(name)
+            .and_then(|o| o.default.clone())
+            .expect(name),
+    }
+}
+
 fn seq(v: &Yaml) -> &[Yaml] {
     v.as_sequence().map(Vec::as_slice).unwrap_or_default()
 }
@@ -236,14 +248,7 @@ fn the_kubernetes_scaled_job_scales_on_its_queue_with_workload_identity_and_outl
     let template = &job["spec"]["jobTargetRef"]["template"];
     let c = &seq(&template["spec"]["containers"])[0];
     let settings = m.settings(c);
-    let effective = |name: &str| match settings.get(name) {
-        Some(Some(v)) => v.clone(),
-        _ => binaries()
-            .worker_run
-            .by_env(name)
-            .and_then(|o| o.default.clone())
-            .expect(name),
-    };
+    let effective = |name: &str| worker_setting(&settings, name);
     let triggers = seq(&job["spec"]["triggers"]);
     assert_eq!(triggers.len(), 1);
     let trigger = &triggers[0];
@@ -300,14 +305,7 @@ fn the_kubernetes_sources_scale_on_the_events_queue_and_sweep_on_a_schedule() {
     let template = &job["spec"]["jobTargetRef"]["template"];
     let c = &seq(&template["spec"]["containers"])[0];
     let settings = m.settings(c);
-    let effective = |name: &str| match settings.get(name) {
-        Some(Some(v)) => v.clone(),
-        _ => binaries()
-            .worker_run
-            .by_env(name)
-            .and_then(|o| o.default.clone())
-            .expect(name),
-    };
+    let effective = |name: &str| worker_setting(&settings, name);
     let trigger = &seq(&job["spec"]["triggers"])[0];
     assert_eq!(trigger["type"].as_str(), Some("azure-queue"));
     assert_eq!(
