@@ -53,13 +53,10 @@ impl Template {
             }
             let table: HashMap<String, String> =
                 map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            let map = Transform::Map {
-                table,
-                ignore_case: false,
-            };
+            let map = Transform::map(table, false);
             match &mut field.transforms {
-                Some(Transforms(list)) => list.push(map),
-                None => field.transforms = Some(Transforms(vec![map])),
+                Some(transforms) => transforms.push(map),
+                None => field.transforms = Some(Transforms::new(vec![map])),
             }
         }
     }

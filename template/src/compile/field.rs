@@ -432,7 +432,7 @@ fn check_defaults(field: &Field, base: &str, p: &mut Problems) {
     let Some(list) = &field.transforms else {
         return;
     };
-    for (j, t) in list.0.iter().enumerate() {
+    for (j, t) in list.list().iter().enumerate() {
         if let Transform::Default(text) = t {
             if field.cast(Cell::Text(text)).is_err() {
                 p.add(

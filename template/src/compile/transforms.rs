@@ -60,7 +60,7 @@ pub(super) fn compile(
     if p.len() > before {
         return None;
     }
-    Some((!list.is_empty()).then_some(Transforms(list)))
+    Some((!list.is_empty()).then(|| Transforms::new(list)))
 }
 
 fn one(item: &Json, pointer: &str, t: Option<FieldType>, p: &mut Problems) -> Option<Transform> {
@@ -260,7 +260,7 @@ fn map(v: &Json, pointer: &str, p: &mut Problems) -> Option<Transform> {
             table.insert(key, to);
         }
     }
-    (p.len() == before).then_some(Transform::Map { table, ignore_case })
+    (p.len() == before).then(|| Transform::map(table, ignore_case))
 }
 
 fn ignore_case(obj: &Map<String, Json>, pointer: &str, p: &mut Problems) -> Option<bool> {

@@ -513,7 +513,9 @@ impl Slot<'_> {
             return !self.in_key;
         };
         if let Some(transforms) = &self.field.transforms {
-            return self.write_transformed(transforms, row, column, cell, out, report, key);
+            if !transforms.leave(cell) {
+                return self.write_transformed(transforms, row, column, cell, out, report, key);
+            }
         }
         self.write_cell(row, column, cell, out, report, key)
     }
