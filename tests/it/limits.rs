@@ -160,6 +160,44 @@ async fn an_upload_does_not_wait_for_another_holding_its_tenants_usage() {
 }
 
 #[tokio::test]
+async fn a_new_tenants_first_uploads_grant_its_quota_once() {
+    // None of a new tenant's shards exist yet, so its first uploads at once all take the exact
+    // path. Before, each of them regranted in turn, holding every shard until its commit; the
+    // grants then differ from shard to shard by what each held when it was made again. Now the
+    // uploads that waited store in the first grant.
+    let quota: i64 = 1 << 30;
+    let app = TestApp::spawn_with(|cfg| {
+        cfg.limits.storage_quota_bytes = quota as u64;
+        cfg.limits.upload_rate = "1000/s".parse().expect("rate");
+    })
+    .await;
+    let names: Vec<String> = (0..32).map(|i| format!("{i}.csv")).collect();
+    let uploads =
+        futures::future::join_all(names.iter().map(|n| app.upload(n, CSV.to_vec(), None))).await;
+    assert!(uploads.iter().all(|r| r.status() == StatusCode::ACCEPTED));
+    let grants: Vec<(i16, i64, i64)> = sqlx::query_as(
+        "SELECT shard, granted_bytes, stored_bytes FROM tenant_usage
+         WHERE tenant_id = 'default' ORDER BY shard",
+    )
+    .fetch_all(&app.db)
+    .await
+    .expect("grants");
+    assert_eq!(grants.len(), 32);
+    let stored: i64 = grants.iter().map(|g| g.2).sum();
+    assert_eq!(stored, 32 * CSV.len() as i64);
+    // One grant, made for the first file: each shard a 32nd of the rest, shard 0 the file too.
+    let rest = quota - CSV.len() as i64;
+    for (shard, granted, _) in &grants[1..] {
+        assert_eq!(
+            *granted,
+            rest / 32,
+            "shard {shard} was granted again: {grants:?}"
+        );
+    }
+    assert_eq!(grants[0].1, CSV.len() as i64 + rest / 32 + rest % 32);
+}
+
+#[tokio::test]
 async fn a_quota_holds_exactly_over_shards_concurrent_templates_and_a_lowered_quota() {
     // 40 files fit. 64 uploads and 8 template versions race for the room; the shards' grants
     // run out one by one, so most late uploads take the exact path.

@@ -85,24 +85,87 @@ pub async fn insert(
         tx.commit().await?;
         return Ok(stored);
     }
-    let grant = sqlx::query!(
-        r#"SELECT used AS "used!", fits AS "fits!" FROM usage_regrant($1, $2, $3)"#,
-        new.file.tenant_id,
-        quota_bytes,
-        new.file.size_bytes
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    if !grant.fits {
-        tx.rollback().await?;
-        return Ok(Recorded::OverQuota { used: grant.used });
+    // What it waited for and found full is let go before it takes its turn to regrant.
+    tx.rollback().await?;
+    insert_regranted(conn, new, quota_bytes).await
+}
+
+/// How many times an upload that found no room takes its tenant's regrant turn only to find
+/// room granted by the upload before it, before it regrants whatever it finds.
+const REGRANT_TURNS: usize = 3;
+
+/// The exact path of [`insert`]: no shard had room. Regrants of a tenant take turns (an
+/// advisory lock taken first in its transaction, so no row lock is held while waiting for it),
+/// and one that waited for another usually finds room in the grant just made: it stores there,
+/// as any upload does, instead of locking every shard for its own commit. Measured in the side
+/// by side bench: the first 16 uploads of a new tenant all found no shards, and about 10 of them
+/// regranted one after another, each holding all 32 shards until its commit (1.8 s of
+/// `usage_regrant` in 500 uploads, and the slowest uploads of the run).
+async fn insert_regranted(
+    conn: &mut PgConnection,
+    new: &NewUpload<'_>,
+    quota_bytes: i64,
+) -> sqlx::Result<Recorded> {
+    let tenant = new.file.tenant_id;
+    let size = new.file.size_bytes;
+    let mut turn = 1;
+    loop {
+        let mut tx = conn.begin().await?;
+        sqlx::query!(
+            "SELECT pg_advisory_xact_lock(hashtextextended('usage_regrant:' || $1, 0))",
+            tenant
+        )
+        .execute(&mut *tx)
+        .await?;
+        if turn < REGRANT_TURNS && has_room(&mut tx, tenant, quota_bytes, size).await? {
+            tx.rollback().await?;
+            if let Some(stored) = insert_in_a_shard(&mut *conn, new, quota_bytes).await? {
+                return Ok(stored);
+            }
+            turn += 1;
+            continue;
+        }
+        let grant = sqlx::query!(
+            r#"SELECT used AS "used!", fits AS "fits!" FROM usage_regrant($1, $2, $3)"#,
+            tenant,
+            quota_bytes,
+            size
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        if !grant.fits {
+            tx.rollback().await?;
+            return Ok(Recorded::OverQuota { used: grant.used });
+        }
+        // Every shard is ours until the commit, and shard 0 was granted the file's size.
+        let stored = insert_in_a_shard(&mut tx, new, quota_bytes)
+            .await?
+            .ok_or_else(|| sqlx::Error::Protocol("a regranted usage shard had no room".into()))?;
+        tx.commit().await?;
+        return Ok(stored);
     }
-    // Every shard is ours until the commit, and shard 0 was granted the file's size.
-    let stored = insert_in_a_shard(&mut tx, new, quota_bytes)
-        .await?
-        .ok_or_else(|| sqlx::Error::Protocol("a regranted usage shard had no room".into()))?;
-    tx.commit().await?;
-    Ok(stored)
+}
+
+/// Whether a shard of `tenant`'s usage, granted for `quota_bytes`, has room for `size` bytes
+/// (the rule of [`insert_in_a_shard`]), read without locking it.
+async fn has_room(
+    conn: &mut PgConnection,
+    tenant: &str,
+    quota_bytes: i64,
+    size: i64,
+) -> sqlx::Result<bool> {
+    sqlx::query_scalar!(
+        r#"SELECT EXISTS (
+               SELECT FROM tenant_usage
+               WHERE tenant_id = $1 AND granted_for = $2
+                 AND stored_bytes + $3 <= granted_bytes AND ($3 > 0 OR stored_bytes < granted_bytes)
+           ) AS "room!""#,
+        tenant,
+        quota_bytes,
+        size
+    )
+    .fetch_one(conn)
+    .await
 }
 
 /// The statement of [`insert`]: `None` when no shard of the tenant's usage has room that no

@@ -46,7 +46,7 @@ cleanup() {
 trap cleanup EXIT
 
 AZURE_STORAGE_CONNECTION_STRING=$(azurite_connection_string "$BLOB_PORT" "$QUEUE_PORT")
-export AZURE_STORAGE_CONNECTION_STRING RUST_LOG=warn NO_COLOR=1
+export AZURE_STORAGE_CONNECTION_STRING RUST_LOG=${RUST_LOG:-warn} NO_COLOR=1
 # No limit in the way: the rate is what is measured, not what refuses.
 export UPLOAD_RATE=1000000/s
 
@@ -79,7 +79,7 @@ for round in $(seq 1 "$ROUNDS"); do
       "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres "$db" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
         -c "SELECT calls, round(total_exec_time) AS ms, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
             FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$db')
-            ORDER BY total_exec_time DESC LIMIT 25" -c "SELECT pg_stat_statements_reset()" >"$STATE/statements-$label-$round.txt"
+            ORDER BY total_exec_time DESC LIMIT ${STATEMENTS_LIMIT:-25}" -c "SELECT pg_stat_statements_reset()" >"$STATE/statements-$label-$round.txt"
     fi
   done
 done
