@@ -9,8 +9,9 @@
 # Each LABEL=DIR names a directory holding `api` and `worker`; each build runs against a database
 # of its own, migrated by its own api. ROUNDS (3), N uploads (500), C concurrency (16), TENANTS
 # (1: every upload as one tenant; more: the uploads take the tenants in turn), WORKER (1; 0: the
-# api alone, so tasks/s is not measured), DURABLE (1; 0 keeps the test clusters' fsync = off). Prints one JSON line per build and round and the
-# medians per build.
+# api alone, so tasks/s is not measured), DURABLE (1; 0 keeps the test clusters' fsync = off),
+# STATEMENTS (1: Postgres's top STATEMENTS_LIMIT, 25, statements per run), RUST_LOG (warn; `info`
+# logs each task's completion). Prints one JSON line per build and round and the medians per build.
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 # shellcheck source=../../stack/lib.sh
