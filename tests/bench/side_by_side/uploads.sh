@@ -33,7 +33,7 @@ if [ "$DURABLE" = 1 ]; then
 fi
 # `STATEMENTS=1`: what Postgres spent its time on, per build, printed after each run.
 if [ "${STATEMENTS:-0}" = 1 ]; then
-  printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n" \
+  printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\npg_stat_statements.track_planning = on\n" \
     >>"$STATE/pg/postgresql.conf"
 fi
 start_postgres "$STATE/pg" "$PG_PORT"
@@ -78,9 +78,9 @@ for round in $(seq 1 "$ROUNDS"); do
     stop_pidfile "$STATE/api.pid" api
     if [ "${STATEMENTS:-0}" = 1 ]; then
       "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres "$db" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
-        -c "SELECT calls, round(total_exec_time) AS ms, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
+        -c "SELECT calls, round(total_exec_time) AS ms, round(total_plan_time) AS plan_ms, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
             FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$db')
-            ORDER BY total_exec_time DESC LIMIT ${STATEMENTS_LIMIT:-25}" -c "SELECT pg_stat_statements_reset()" >"$STATE/statements-$label-$round.txt"
+            ORDER BY total_exec_time + total_plan_time DESC LIMIT ${STATEMENTS_LIMIT:-25}" -c "SELECT pg_stat_statements_reset()" >"$STATE/statements-$label-$round.txt"
     fi
   done
 done
