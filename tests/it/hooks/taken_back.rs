@@ -93,7 +93,7 @@ async fn a_written_value_takes_back_its_cells_errors_and_a_later_rows_duplicate(
         "{v}"
     );
     assert_eq!(v["errors_by_field"], json!({"amount": 2, "id": 1}), "{v}");
-    let (records, export) = report(&app, &file_id).await;
+    let (records, _) = report(&app, &file_id).await;
     let rows: Vec<(&Value, &Value)> = records.iter().map(|r| (&r[0], &r[2])).collect();
     assert_eq!(
         rows,
@@ -111,15 +111,82 @@ async fn a_written_value_takes_back_its_cells_errors_and_a_later_rows_duplicate(
     );
     assert_eq!(records[0][3], "z", "{records:?}");
 
-    // The oracle: the file as the hook left it, uploaded against the same schema without hooks.
+    same_as_uploaded_as_written(&app, &task, &file_id, AS_WRITTEN, "keep_invalid_rows").await;
+}
+
+/// `FILE` as the hook leaves it with `drop_invalid_rows`: the rows whose amounts are not
+/// integers are not asked about (the policy drops them), so only row 2's id is 7.
+const AS_WRITTEN_DROPPING: &str = "id,email,amount\n\
+                                   7,a@x.test,10\n\
+                                   2,b@x.test,x\n\
+                                   3,c@x.test,y\n\
+                                   1,d@x.test,40\n\
+                                   1,e@x.test,50\n\
+                                   4,f@x.test,-1\n";
+
+#[tokio::test]
+async fn a_duplicate_the_policy_drops_is_stored_once_a_hook_takes_the_earlier_value_away() {
+    // Rows 5 and 6 repeat row 2's id, so the parse finds them invalid; row 2's hook writes 7.
+    // Row 5 then holds 1 first and is stored, row 6 repeats row 5's. Before, the parse dropped
+    // both before any hook was asked, and row 5 stayed rejected as a duplicate of a value no
+    // row held.
+    let app = TestApp::spawn().await;
+    let hook = HookReceiver::start(rewriting_hook).await;
+    let (webhook, _) = endpoint(&app, &hook.url()).await;
+    template(
+        &app,
+        json!({"webhook": webhook, "batch_size": 2}),
+        "drop_invalid_rows",
+    )
+    .await;
+    let (task_id, file_id) = upload(&app, FILE).await;
+    let task = final_task(&app, &task_id, Duration::from_secs(600)).await;
+    assert_eq!(task["status"], "COMPLETED", "{task}");
+    let (_, served) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
+    let emails: Vec<&Value> = served["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| &r["values"][1])
+        .collect();
+    assert_eq!(emails, [&json!("a@x.test"), &json!("d@x.test")], "{served}");
+    let (records, _) = report(&app, &file_id).await;
+    assert!(
+        records
+            .iter()
+            .any(|r| r[0] == 6 && r[4].as_str().is_some_and(|m| m.contains("row 5"))),
+        "{records:?}"
+    );
+    same_as_uploaded_as_written(
+        &app,
+        &task,
+        &file_id,
+        AS_WRITTEN_DROPPING,
+        "drop_invalid_rows",
+    )
+    .await;
+}
+
+/// The oracle: `as_written`, the file as the hook left it, uploaded with `on_invalid` against
+/// the same schema without hooks, must give the hooked upload's counts, report records,
+/// rejected-rows export and rows.
+async fn same_as_uploaded_as_written(
+    app: &TestApp,
+    task: &Value,
+    file_id: &str,
+    as_written: &str,
+    on_invalid: &str,
+) {
+    let v = &task["result"]["validation"];
+    let (records, export) = report(app, file_id).await;
     let mut plain = app.get_json("/api/v1/templates/customers").await.1;
-    let body = json!({"schema": plain["schema"].take(), "on_invalid": "keep_invalid_rows"});
+    let body = json!({"schema": plain["schema"].take(), "on_invalid": on_invalid});
     let (status, stored) = app.put_json("/api/v1/templates/plain", &body).await;
     assert_eq!(status, StatusCode::CREATED, "{stored}");
     let resp = app
         .upload_with(
             "as-written.csv",
-            AS_WRITTEN.as_bytes().to_vec(),
+            as_written.as_bytes().to_vec(),
             &[("template", "plain")],
         )
         .await;
@@ -139,7 +206,7 @@ async fn a_written_value_takes_back_its_cells_errors_and_a_later_rows_duplicate(
     ] {
         assert_eq!(v[count], pv[count], "{count}: {v} against {pv}");
     }
-    let (plain_records, plain_export) = report(&app, plain_file).await;
+    let (plain_records, plain_export) = report(app, plain_file).await;
     assert_eq!(records, plain_records);
     assert_eq!(export, plain_export);
 

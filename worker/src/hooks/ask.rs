@@ -48,7 +48,7 @@ pub struct Answered {
 }
 
 impl Target<'_> {
-    /// Asks about the rows of `window` the policy stores (every one with `keep_all`).
+    /// Asks about the rows of `window` the policy may store ([`SpooledRow::may_be_stored`]).
     pub async fn ask(
         &self,
         batch: u32,
@@ -63,7 +63,10 @@ impl Target<'_> {
                 keep: None,
             }));
         }
-        let asked: Vec<&SpooledRow> = window.iter().filter(|r| keep_all || r.valid()).collect();
+        let asked: Vec<&SpooledRow> = window
+            .iter()
+            .filter(|r| r.may_be_stored(keep_all))
+            .collect();
         let body = serde_json::to_vec(&self.body(batch, &asked)?)?;
         let digest = Sha256::digest(&body);
         let run = self.run;

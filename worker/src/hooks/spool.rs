@@ -46,6 +46,13 @@ impl SpooledRow {
         self.faults.is_empty()
     }
 
+    /// Whether the policy may store the row, so the hooks are asked about it: every row with
+    /// `keep_invalid_rows` (`keep_all`); else a valid one, or one whose only errors are
+    /// duplicates, which a hook that takes an earlier row's value away makes valid.
+    pub fn may_be_stored(&self, keep_all: bool) -> bool {
+        keep_all || self.valid() || self.faults.only_duplicates()
+    }
+
     /// Notes key values written by a hook: `before` the first time, `after` each time.
     pub fn move_keys(&mut self, before: Vec<(i32, u128)>, after: Vec<(i32, u128)>) {
         let moved = self.keys.get_or_insert_with(|| {

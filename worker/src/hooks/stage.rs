@@ -1,6 +1,6 @@
 //! One hook's stage of the pipeline: rows come in (from the spool's tail for the first hook,
 //! from the stage before for the others), are cut into windows of up to a batch, and each
-//! window is asked about the rows the policy stores (the others ride along, so the order
+//! window is asked about the rows the policy may store (the others ride along, so the order
 //! holds), [`IN_FLIGHT`] windows at a time, while the next window fills. Answered windows are
 //! merged and passed on in order; new answers go to the keeper.
 
@@ -102,7 +102,7 @@ pub async fn run(
                     Some(row) => {
                         // At most a batch of rows, asked or not: a window never grows past
                         // it, however many rows an earlier hook left out.
-                        asked += usize::from(keep_all || row.valid());
+                        asked += usize::from(row.may_be_stored(keep_all));
                         window.push(row);
                         if window.len() < size {
                             continue;

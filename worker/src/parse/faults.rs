@@ -54,6 +54,12 @@ impl Faults {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// Whether every error is a duplicate ([`Fault::is_duplicate`]): a row a hook may make
+    /// valid without touching it, by taking an earlier row's value away.
+    pub fn only_duplicates(&self) -> bool {
+        !self.0.is_empty() && self.0.iter().all(|f| f.is_duplicate())
+    }
 }
 
 impl fmt::Display for Faults {
