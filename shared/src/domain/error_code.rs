@@ -42,6 +42,9 @@ crate::code_enum! {
         /// A template's validation hook gave no usable answer for `HOOK_RETRY_FOR`, or its
         /// webhook endpoint is gone.
         HookUnavailable => "hook_unavailable",
+        /// A template's validation hooks wrote unique or primary-key values on more of the
+        /// file's rows than `HOOK_MAX_KEY_WRITES`.
+        TooManyKeyWrites => "too_many_key_writes",
     }
 }
 

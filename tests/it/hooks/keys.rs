@@ -140,3 +140,29 @@ async fn a_row_a_hook_dropped_holds_no_key_a_correction_could_collide_with() {
     assert_eq!(answer["errors"], json!([]), "{answer}");
     assert_eq!(answer["validation"]["rows_valid"], 4, "{answer}");
 }
+
+#[tokio::test]
+async fn hooks_writing_more_key_values_than_allowed_fail_the_task_without_rows() {
+    // The hook writes ids on two rows; each is held until the file's end to be checked against
+    // all of it, and this worker holds one at most.
+    let app = TestApp::spawn().await;
+    let hook = HookReceiver::start(renumbering_hook).await;
+    let (webhook, _) = endpoint(&app, &hook.url()).await;
+    template(
+        &app,
+        json!({"webhook": webhook, "batch_size": 2}),
+        "keep_invalid_rows",
+    )
+    .await;
+    let (task_id, file_id) = upload(&app, CUSTOMERS).await;
+    let task = app
+        .run_worker_with_until_final(&task_id, |cfg| cfg.consumer.hook_max_key_writes = 1)
+        .await;
+    assert_eq!(task["status"], "FAILED", "{task}");
+    assert_eq!(task["error"]["code"], "too_many_key_writes", "{task}");
+    let message = task["error"]["message"].as_str().expect("a message");
+    assert!(message.contains("more than 1 rows"), "{message}");
+    assert!(message.contains("HOOK_MAX_KEY_WRITES"), "{message}");
+    let (status, _) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
+    assert_eq!(status, StatusCode::CONFLICT, "no rows stored");
+}

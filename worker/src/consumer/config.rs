@@ -81,6 +81,17 @@ pub struct ConsumerConfig {
     /// meanwhile the batch is asked again with backoff
     #[arg(long = "hook-retry-for", env = "HOOK_RETRY_FOR", value_parser = parse_duration, default_value = "10m")]
     pub hook_retry_for: Duration,
+
+    /// On how many rows of one file the validation hooks may write unique or primary-key values
+    /// (each is checked against the whole file at its end, and held in memory until then, about
+    /// 100 bytes a row); a file past it fails `too_many_key_writes`
+    #[arg(
+        long = "hook-max-key-writes",
+        env = "HOOK_MAX_KEY_WRITES",
+        default_value_t = 1_000_000,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub hook_max_key_writes: u64,
 }
 
 impl Default for ConsumerConfig {

@@ -37,7 +37,7 @@ use crate::parse::{LayoutOverride, ParseEvent, ParseFailure, ParseSummary, Valid
 mod copy;
 mod unique;
 
-use copy::Copied;
+use copy::{Copied, TooManyKeyWrites};
 
 /// Answered windows waiting for the `COPY`.
 const TO_COPY: usize = 4;
@@ -168,12 +168,17 @@ impl Consumer {
                 copy
             )
         };
-        let ((parsed, _), piped) = match overlap(parse, pipeline).await? {
-            Continue(both) => both,
-            Break((Err(failure), _)) => {
+        let ((parsed, _), piped) = match overlap(parse, pipeline).await {
+            Ok(Continue(both)) => both,
+            Ok(Break((Err(failure), _))) => {
                 return Ok(Break(Ending::Unparsable(failure.code, failure.message)))
             }
-            Break((Ok(_), review)) => return Ok(Continue(Parsed::NeedsReview(review))),
+            Ok(Break((Ok(_), review))) => return Ok(Continue(Parsed::NeedsReview(review))),
+            Err(e) => {
+                let too_many = e.downcast::<TooManyKeyWrites>()?;
+                let code = TaskErrorCode::TooManyKeyWrites;
+                return Ok(Break(Ending::Unparsable(code, too_many.to_string())));
+            }
         };
         let summary = parsed.map_err(|_| anyhow::anyhow!("a failed parse went on"))?;
         let (tallies, copied) = match piped {

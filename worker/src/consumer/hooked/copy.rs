@@ -48,6 +48,16 @@ impl Spoiled {
     }
 }
 
+/// A file whose hooks wrote key values on more rows than `HOOK_MAX_KEY_WRITES`: every such row's
+/// keys are held until the file's end, so their number is bounded, and the task fails with
+/// `too_many_key_writes`.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the validation hooks wrote unique or primary-key values on more than {0} rows of this \
+     file (HOOK_MAX_KEY_WRITES); each is checked against the whole file, so their number is bounded"
+)]
+pub struct TooManyKeyWrites(pub u64);
+
 /// What the `COPY` came to.
 #[derive(Default)]
 pub struct Copied {
@@ -65,6 +75,8 @@ pub struct Copied {
     pub held: Option<Tail>,
     hold: Option<Spool>,
     pub(super) places: Places,
+    /// `HOOK_MAX_KEY_WRITES`: `moves` holds no more.
+    max_moves: u64,
 }
 
 /// Each sheet's count of the child's rows seen, and of the rows stored.
@@ -80,7 +92,10 @@ impl Consumer {
         job: &TemplateJob,
         progress: &Progress,
     ) -> Result<Copied, Stop> {
-        let mut copied = Copied::default();
+        let mut copied = Copied {
+            max_moves: self.cfg.hook_max_key_writes,
+            ..Copied::default()
+        };
         let Some(first) = windows.recv().await else {
             return Ok(copied);
         };
@@ -141,6 +156,9 @@ impl Copied {
             return self.store(r, sink, job);
         }
         if let Some(keys) = &r.keys {
+            if self.moves.len() as u64 >= self.max_moves {
+                return Err(TooManyKeyWrites(self.max_moves).into());
+            }
             self.moves.push((r.row, (**keys).clone()));
         }
         if r.spoiled && job.on_invalid != OnInvalid::KeepInvalidRows {
