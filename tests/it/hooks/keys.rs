@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use super::receiver::{HookReceiver, Reply};
-use super::{answer, endpoint, final_task, template, upload, CUSTOMERS};
+use super::{answer, endpoint, final_task, template, upload, upload_hooked, CUSTOMERS};
 
 /// Customer c@x.test's id is written back as 1 (row 2's), b@x.test's as 9 (no other row's).
 fn renumbering_hook(_: usize, request: &Value) -> Reply {
@@ -37,14 +37,7 @@ async fn correct(app: &TestApp, file_id: &str, corrections: Value) -> (StatusCod
 async fn a_written_back_key_another_row_holds_is_a_duplicate_and_the_index_follows() {
     let app = TestApp::spawn().await;
     let hook = HookReceiver::start(renumbering_hook).await;
-    let (webhook, _) = endpoint(&app, &hook.url()).await;
-    template(
-        &app,
-        json!({"webhook": webhook, "batch_size": 2}),
-        "drop_invalid_rows",
-    )
-    .await;
-    let (task_id, file_id) = upload(&app, CUSTOMERS).await;
+    let (task_id, file_id) = upload_hooked(&app, &hook, "drop_invalid_rows", CUSTOMERS).await;
     let task = final_task(&app, &task_id, Duration::from_secs(600)).await;
     assert_eq!(task["status"], "COMPLETED", "{task}");
     let v = &task["result"]["validation"];
@@ -147,14 +140,7 @@ async fn hooks_writing_more_key_values_than_allowed_fail_the_task_without_rows()
     // all of it, and this worker holds one at most.
     let app = TestApp::spawn().await;
     let hook = HookReceiver::start(renumbering_hook).await;
-    let (webhook, _) = endpoint(&app, &hook.url()).await;
-    template(
-        &app,
-        json!({"webhook": webhook, "batch_size": 2}),
-        "keep_invalid_rows",
-    )
-    .await;
-    let (task_id, file_id) = upload(&app, CUSTOMERS).await;
+    let (task_id, file_id) = upload_hooked(&app, &hook, "keep_invalid_rows", CUSTOMERS).await;
     let task = app
         .run_worker_with_until_final(&task_id, |cfg| cfg.consumer.hook_max_key_writes = 1)
         .await;

@@ -59,6 +59,24 @@ async fn template(app: &TestApp, hook: Value, on_invalid: &str) {
     assert_eq!(status, StatusCode::CREATED, "{stored}");
 }
 
+/// Template `customers` with `hook`'s receiver as its one hook, at batch 2, and `on_invalid`;
+/// then `csv` uploaded against it: (task id, file id).
+async fn upload_hooked(
+    app: &TestApp,
+    hook: &HookReceiver,
+    on_invalid: &str,
+    csv: &str,
+) -> (String, String) {
+    let (webhook, _) = endpoint(app, &hook.url()).await;
+    template(
+        app,
+        json!({"webhook": webhook, "batch_size": 2}),
+        on_invalid,
+    )
+    .await;
+    upload(app, csv).await
+}
+
 /// Uploads `csv` against `customers` with metadata: (task id, file id).
 async fn upload(app: &TestApp, csv: &str) -> (String, String) {
     let resp = app

@@ -11,7 +11,7 @@ use harness::worker::{eventually, eventually_some, WorkerEnv, WorkerProcess};
 use serde_json::{json, Value};
 
 use super::receiver::{HookReceiver, Reply};
-use super::{endpoint, template, upload, CUSTOMERS};
+use super::{upload_hooked, CUSTOMERS};
 
 /// A `worker run` process on the app's database, queue and container, with the tests' sealing
 /// key and short leases.
@@ -43,14 +43,7 @@ async fn a_worker_killed_mid_file_resumes_without_asking_about_answered_batches_
         Reply::Json(200, json!({"errors": errors}))
     })
     .await;
-    let (webhook, _) = endpoint(&app, &hook.url()).await;
-    template(
-        &app,
-        json!({"webhook": webhook, "batch_size": 2}),
-        "drop_invalid_rows",
-    )
-    .await;
-    let (task_id, file_id) = upload(&app, CUSTOMERS).await;
+    let (task_id, file_id) = upload_hooked(&app, &hook, "drop_invalid_rows", CUSTOMERS).await;
     let ids = || -> Vec<String> { hook.received().into_iter().map(|r| r.id).collect() };
 
     let mut first = worker(&app);

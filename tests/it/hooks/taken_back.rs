@@ -10,7 +10,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use super::receiver::{HookReceiver, Reply};
-use super::{answer, endpoint, final_task, template, upload};
+use super::{answer, final_task, upload_hooked};
 
 /// Row 3's and 4's amounts are not integers, rows 5 and 6 repeat row 2's id, row 7's amount is
 /// below the minimum.
@@ -73,14 +73,7 @@ async fn report(app: &TestApp, file_id: &str) -> (Vec<Value>, String) {
 async fn a_written_value_takes_back_its_cells_errors_and_a_later_rows_duplicate() {
     let app = TestApp::spawn().await;
     let hook = HookReceiver::start(rewriting_hook).await;
-    let (webhook, _) = endpoint(&app, &hook.url()).await;
-    template(
-        &app,
-        json!({"webhook": webhook, "batch_size": 2}),
-        "keep_invalid_rows",
-    )
-    .await;
-    let (task_id, file_id) = upload(&app, FILE).await;
+    let (task_id, file_id) = upload_hooked(&app, &hook, "keep_invalid_rows", FILE).await;
     let task = final_task(&app, &task_id, Duration::from_secs(600)).await;
     assert_eq!(task["status"], "COMPLETED", "{task}");
     let v = task["result"]["validation"].clone();
@@ -132,14 +125,7 @@ async fn a_duplicate_the_policy_drops_is_stored_once_a_hook_takes_the_earlier_va
     // row held.
     let app = TestApp::spawn().await;
     let hook = HookReceiver::start(rewriting_hook).await;
-    let (webhook, _) = endpoint(&app, &hook.url()).await;
-    template(
-        &app,
-        json!({"webhook": webhook, "batch_size": 2}),
-        "drop_invalid_rows",
-    )
-    .await;
-    let (task_id, file_id) = upload(&app, FILE).await;
+    let (task_id, file_id) = upload_hooked(&app, &hook, "drop_invalid_rows", FILE).await;
     let task = final_task(&app, &task_id, Duration::from_secs(600)).await;
     assert_eq!(task["status"], "COMPLETED", "{task}");
     let (_, served) = app.get_json(&format!("/api/v1/files/{file_id}/rows")).await;
