@@ -58,6 +58,12 @@ pub(crate) struct Transforms {
     spaces_only: bool,
 }
 
+/// Whether every transform of `list` is `trim` or `collapse_spaces`.
+fn only_spaces(list: &[Transform]) -> bool {
+    list.iter()
+        .all(|t| matches!(t, Transform::Trim | Transform::CollapseSpaces))
+}
+
 /// What the transforms made of a cell.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Applied {
@@ -80,12 +86,8 @@ pub(crate) struct Buffers {
 
 impl Transforms {
     pub fn new(list: Vec<Transform>) -> Transforms {
-        let mut transforms = Transforms {
-            list,
-            spaces_only: false,
-        };
-        transforms.spaces_only = transforms.only_spaces();
-        transforms
+        let spaces_only = only_spaces(&list);
+        Transforms { list, spaces_only }
     }
 
     /// The transforms, in order.
@@ -96,13 +98,7 @@ impl Transforms {
     /// Adds `transform` after the others.
     pub fn push(&mut self, transform: Transform) {
         self.list.push(transform);
-        self.spaces_only = self.only_spaces();
-    }
-
-    fn only_spaces(&self) -> bool {
-        self.list
-            .iter()
-            .all(|t| matches!(t, Transform::Trim | Transform::CollapseSpaces))
+        self.spaces_only = only_spaces(&self.list);
     }
 
     /// Whether the transforms surely leave `cell` as it is, found in one scan of its text
@@ -127,11 +123,7 @@ impl Transforms {
     /// [`Transforms::leave`] of text that may have white space: each transform's own check.
     #[inline(never)]
     fn leave_spaced(&self, text: &str) -> bool {
-        self.list.iter().all(|t| match t {
-            Transform::Trim => solid_ends(text),
-            Transform::CollapseSpaces => !has_space_run(text),
-            _ => false,
-        })
+        self.list.iter().all(|t| t.leaves_spacing(text))
     }
 
     /// Applies the transforms to `cell` of a field typed `string` or not (`text_field`) whose
@@ -216,10 +208,21 @@ impl Transform {
             return Ok(false);
         }
         match self {
-            Transform::Trim if solid_ends(text) => Ok(false),
-            Transform::CollapseSpaces if !has_space_run(text) => Ok(false),
             Transform::Default(_) if !is_missing => Ok(false),
+            _ if self.leaves_spacing(text) => Ok(false),
             _ => self.rewrite(text, is_missing, out),
+        }
+    }
+
+    /// Whether this is `trim` or `collapse_spaces` and leaves `text` as it is, found by
+    /// scanning its bytes: the quick check of [`Transform::apply`] and of
+    /// [`Transforms::leave`]. `false` for every other transform.
+    #[inline]
+    fn leaves_spacing(&self, text: &str) -> bool {
+        match self {
+            Transform::Trim => solid_ends(text),
+            Transform::CollapseSpaces => !has_space_run(text),
+            _ => false,
         }
     }
 
