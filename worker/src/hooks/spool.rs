@@ -46,11 +46,9 @@ impl SpooledRow {
         self.faults.is_empty()
     }
 
-    /// Whether the policy may store the row, so the hooks are asked about it: every row with
-    /// `keep_invalid_rows` (`keep_all`); else a valid one, or one whose only errors are
-    /// duplicates, which a hook that takes an earlier row's value away makes valid.
+    /// [`Faults::may_be_stored`] of the row's errors so far.
     pub fn may_be_stored(&self, keep_all: bool) -> bool {
-        keep_all || self.valid() || self.faults.only_duplicates()
+        self.faults.may_be_stored(keep_all)
     }
 
     /// Notes key values written by a hook: `before` the first time, `after` each time.

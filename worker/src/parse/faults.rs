@@ -55,10 +55,12 @@ impl Faults {
         self.0.is_empty()
     }
 
-    /// Whether every error is a duplicate ([`Fault::is_duplicate`]): a row a hook may make
-    /// valid without touching it, by taking an earlier row's value away.
-    pub fn only_duplicates(&self) -> bool {
-        !self.0.is_empty() && self.0.iter().all(|f| f.is_duplicate())
+    /// Whether a row with these errors may be stored, so the hooks are asked about it: every
+    /// row with `keep_invalid_rows` (`keep_all`); else a valid one, or one whose only errors are
+    /// duplicates ([`Fault::is_duplicate`]), which a hook that takes an earlier row's value away
+    /// makes valid. The parse child sends such rows on, and the hooks' stages ask about them.
+    pub fn may_be_stored(&self, keep_all: bool) -> bool {
+        keep_all || self.0.iter().all(|f| f.is_duplicate())
     }
 }
 

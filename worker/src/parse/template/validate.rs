@@ -327,11 +327,11 @@ impl<'t> Validation<'t> {
         // A hooked file's row whose only errors are duplicates goes on to the hooks too: a hook
         // that takes the earlier row's value away makes it valid, and the consumer, which
         // decides that once the whole file's keys are known, drops it if it stays invalid.
-        let store = match self.job.on_invalid {
-            OnInvalid::KeepInvalidRows => true,
-            OnInvalid::DropInvalidRows | OnInvalid::RejectFile => {
-                valid || (self.job.hooked && self.last_faults.only_duplicates())
-            }
+        let keep_all = self.job.on_invalid == OnInvalid::KeepInvalidRows;
+        let store = if self.job.hooked {
+            self.last_faults.may_be_stored(keep_all)
+        } else {
+            keep_all || valid
         };
         for record in found {
             self.send_error(sheet, record, on_event)?;
