@@ -66,6 +66,20 @@ pub(crate) async fn corrected_upload(
     (app.run_worker_until_final(&task_id).await, file_id)
 }
 
+/// INVOICES uploaded again against `invoices` and left unparsed (no worker runs): its file id.
+pub(crate) async fn unparsed_upload(app: &TestApp) -> String {
+    let resp = app
+        .upload_with(
+            "later.csv",
+            INVOICES.as_bytes().to_vec(),
+            &[("template", "invoices")],
+        )
+        .await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let upload: Value = resp.json().await.expect("upload");
+    upload["source_file"]["id"].as_str().expect("id").to_owned()
+}
+
 pub(crate) async fn correct(
     app: &TestApp,
     file_id: &str,
@@ -375,15 +389,7 @@ async fn bad_corrections_are_refused_whole_with_every_problem() {
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(body["error"]["code"], "invalid_correction");
-    let resp = app
-        .upload_with(
-            "later.csv",
-            INVOICES.as_bytes().to_vec(),
-            &[("template", "invoices")],
-        )
-        .await;
-    let pending: Value = resp.json().await.expect("upload");
-    let pending = pending["source_file"]["id"].as_str().expect("id");
+    let pending = &unparsed_upload(&app).await;
     let (status, body) = correct(
         &app,
         pending,

@@ -7,7 +7,7 @@ use harness::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::corrections::{correct, corrected_upload, INVOICES};
+use crate::corrections::{correct, corrected_upload, unparsed_upload, INVOICES};
 
 async fn error_rows(app: &TestApp, file_id: &str, query: &str) -> Value {
     let (status, body) = app
@@ -189,15 +189,7 @@ async fn the_rows_with_errors_are_refused_before_the_report_and_to_other_owners(
     let (_, theirs) = corrected_upload(&app, "drop_invalid_rows", INVOICES).await;
 
     // Not final yet: no report.
-    let resp = app
-        .upload_with(
-            "later.csv",
-            INVOICES.as_bytes().to_vec(),
-            &[("template", "invoices")],
-        )
-        .await;
-    let pending: Value = resp.json().await.expect("upload");
-    let pending = pending["source_file"]["id"].as_str().expect("id");
+    let pending = unparsed_upload(&app).await;
     let (status, body) = app
         .get_json(&format!("/api/v1/files/{pending}/errors/rows"))
         .await;

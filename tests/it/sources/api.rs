@@ -358,14 +358,17 @@ async fn a_sources_events_token_posts_its_own_events_and_nothing_else() {
     let events = |source: &str| format!("/api/v1/sources/{source}/events");
     let event = json!([super::blob_created(CONTAINER, "in/a.csv", "0x1", 3)]);
     let client = as_token(&token);
-    let (status, body) = crate::webhooks::call(
-        &app,
-        &client,
-        Method::POST,
-        &events(&id),
-        Some(event.clone()),
-    )
-    .await;
+    let post_event = async |client: &reqwest::Client| {
+        crate::webhooks::call(
+            &app,
+            client,
+            Method::POST,
+            &events(&id),
+            Some(event.clone()),
+        )
+        .await
+    };
+    let (status, body) = post_event(&client).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body, json!({"accepted": 1, "ignored": 0}));
     for (method, path) in [
@@ -397,27 +400,13 @@ async fn a_sources_events_token_posts_its_own_events_and_nothing_else() {
     assert_eq!(status, StatusCode::OK, "{rotated}");
     let new = rotated["events_token"].as_str().expect("events_token");
     assert_ne!(new, token);
-    let (status, body) = crate::webhooks::call(
-        &app,
-        &client,
-        Method::POST,
-        &events(&id),
-        Some(event.clone()),
-    )
-    .await;
+    let (status, body) = post_event(&client).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (StatusCode::UNAUTHORIZED, Some("unauthorized")),
         "{body}"
     );
-    let (status, _) = crate::webhooks::call(
-        &app,
-        &as_token(new),
-        Method::POST,
-        &events(&id),
-        Some(event),
-    )
-    .await;
+    let (status, _) = post_event(&as_token(new)).await;
     assert_eq!(status, StatusCode::OK);
     let (status, _) = call(
         &app,
