@@ -68,7 +68,7 @@ pub async fn insert(
     let room = sqlx::query_scalar!(
         r#"SELECT shard FROM tenant_usage
            WHERE tenant_id = $1 AND granted_for = $2
-             AND stored_bytes + $3 <= granted_bytes AND ($3 > 0 OR stored_bytes < granted_bytes)
+             AND usage_fits(stored_bytes, granted_bytes, $3)
            ORDER BY shard
            LIMIT 1
            FOR UPDATE"#,
@@ -147,7 +147,7 @@ async fn insert_regranted(
 }
 
 /// Whether a shard of `tenant`'s usage, granted for `quota_bytes`, has room for `size` bytes
-/// (the rule of [`insert_in_a_shard`]), read without locking it.
+/// (`usage_fits`, as [`insert_in_a_shard`] takes one), read without locking it.
 async fn has_room(
     conn: &mut PgConnection,
     tenant: &str,
@@ -158,7 +158,7 @@ async fn has_room(
         r#"SELECT EXISTS (
                SELECT FROM tenant_usage
                WHERE tenant_id = $1 AND granted_for = $2
-                 AND stored_bytes + $3 <= granted_bytes AND ($3 > 0 OR stored_bytes < granted_bytes)
+                 AND usage_fits(stored_bytes, granted_bytes, $3)
            ) AS "room!""#,
         tenant,
         quota_bytes,
@@ -185,13 +185,10 @@ async fn insert_in_a_shard(
     let row = sqlx::query_as!(
         Inserted,
         r#"WITH shard AS MATERIALIZED (
-               -- The rule of api::uploads::limits::check_quota within a shard's grant:
-               -- the file fits, and a shard at its grant stores nothing more, not even an
-               -- empty file.
+               -- The rule of api::uploads::limits::check_quota within a shard's grant.
                SELECT shard FROM tenant_usage
                WHERE tenant_id = $14 AND granted_for = $20
-                 AND stored_bytes + $5 <= granted_bytes
-                 AND ($5 > 0 OR stored_bytes < granted_bytes)
+                 AND usage_fits(stored_bytes, granted_bytes, $5)
                -- From the file's own shard on, so that uploads in flight spread over them all.
                ORDER BY (shard - usage_shard($1) + usage_shard_count()) % usage_shard_count()
                LIMIT 1
